@@ -1,0 +1,170 @@
+from django import forms
+from django.contrib import admin
+
+from . import models
+
+
+class MembershipInline(admin.TabularInline):
+    model = models.Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+class GuidelineExampleInline(admin.StackedInline):
+    model = models.GuidelineExample
+    extra = 0
+    fields = ["step", "text", "is_positive", "explanation", "position"]
+
+
+def _export_action(fmt, description):
+    def action(modeladmin, request, queryset):
+        from django.http import HttpResponseRedirect
+        from django.urls import reverse
+
+        if queryset.count() != 1:
+            modeladmin.message_user(request, "Choose exactly one project to export.", level="error")
+            return None
+        return HttpResponseRedirect(reverse("project_export", args=[queryset.get().slug, fmt]))
+
+    action.__name__ = f"export_{fmt}"
+    return admin.action(description=description)(action)
+
+
+@admin.register(models.Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "protocol_mode", "overlap", "show_prelabels"]
+    prepopulated_fields = {"slug": ["name"]}
+    search_fields = ["name", "slug"]
+    inlines = [MembershipInline, GuidelineExampleInline]
+    actions = [_export_action("jsonl", "Export gold JSONL"),
+               _export_action("cognibench", "Export CogniBench labels.json")]
+
+
+@admin.register(models.Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "project", "role", "joined_at"]
+    list_filter = ["project", "role"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(models.GuidelineExample)
+class GuidelineExampleAdmin(admin.ModelAdmin):
+    list_display = ["project", "step", "is_positive", "text"]
+    list_filter = ["project", "step", "is_positive"]
+
+
+@admin.register(models.Dialogue)
+class DialogueAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "project", "topic", "language", "generator_model"]
+    list_filter = ["project", "language", "generator_model"]
+    search_fields = ["external_id", "topic"]
+
+
+class SentenceInline(admin.TabularInline):
+    model = models.Sentence
+    extra = 0
+    fields = ["index", "text", "start", "end"]
+    readonly_fields = fields
+    can_delete = False
+
+
+@admin.register(models.Turn)
+class TurnAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
+    list_filter = ["dialogue__project", "is_qualification"]
+    search_fields = ["dialogue__external_id", "external_id"]
+    list_select_related = ["dialogue"]
+    raw_id_fields = ["dialogue"]
+    inlines = [SentenceInline]
+
+
+class ImportUploadForm(forms.ModelForm):
+    """Upload a file to import; the import itself runs as a Celery job."""
+
+    class Meta:
+        model = models.ImportBatch
+        fields = ["project", "kind", "upload", "second_upload"]
+        labels = {"upload": "File", "second_upload": "Second file (CogniBench labels.json)"}
+        help_texts = {
+            "upload": "CogniBench dialogues.json, a RefChecker *_answers.json, or a project .jsonl file.",
+        }
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("upload"):
+            self.add_error("upload", "Choose the file to import.")
+        if data.get("second_upload") and data.get("kind") != models.ImportBatch.Kind.COGNIBENCH:
+            self.add_error("second_upload", "Only a CogniBench import takes a second file (labels.json).")
+        return data
+
+
+@admin.register(models.ImportBatch)
+class ImportBatchAdmin(admin.ModelAdmin):
+    list_display = ["filename", "project", "kind", "status", "created_by", "created_at", "finished_at"]
+    list_filter = ["project", "kind", "status"]
+    readonly_fields = ["project", "kind", "filename", "status", "live_status", "sha256", "summary", "error",
+                       "progress", "total", "created_by", "created_at", "finished_at"]
+
+    class Media:
+        js = ["vendor/htmx.min.js"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ImportUploadForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ImportUploadForm.Meta.fields
+        return self.readonly_fields
+
+    def get_changeform_initial_data(self, request):
+        return {"project": request.GET.get("project"), "kind": models.ImportBatch.Kind.COGNIBENCH}
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        from .services.imports import import_batch_enqueue
+
+        names = [f.name.rsplit("/", 1)[-1] for f in (form.cleaned_data["upload"], form.cleaned_data.get("second_upload")) if f]
+        obj.filename = ", ".join(names)
+        obj.created_by = request.user
+        obj.status = models.ImportBatch.Status.PENDING
+        super().save_model(request, obj, form, change)
+        import_batch_enqueue(obj)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        from django.http import HttpResponseRedirect
+        from django.urls import reverse
+
+        self.message_user(request, f"Import #{obj.pk} of {obj.filename} is queued; its progress is shown below.")
+        return HttpResponseRedirect(reverse("admin:annotator_importbatch_change", args=[obj.pk]))
+
+    @admin.display(description="Progress")
+    def live_status(self, obj):
+        from django.urls import reverse
+        from django.utils.html import format_html
+
+        url = reverse("import_status", args=[obj.project.slug, obj.pk])
+        return format_html(
+            '<div hx-get="{}" hx-trigger="load" hx-swap="outerHTML">Loading…</div> <a href="{}">Status page</a>',
+            url, url,
+        )
+
+
+@admin.register(models.ExportJob)
+class ExportJobAdmin(admin.ModelAdmin):
+    list_display = ["project", "format", "status", "progress", "total", "created_by", "created_at", "finished_at"]
+    list_filter = ["project", "format", "status"]
+    readonly_fields = ["project", "format", "status", "progress", "total", "file", "error", "created_by",
+                       "created_at", "finished_at"]
+
+    def has_add_permission(self, request):
+        return False  # started from the project page or the project list's actions
+
+
+from . import admin_workspace  # noqa: E402,F401  (assignments and audit history)

@@ -1,0 +1,55 @@
+"""Admin views of the workspace's records: assignments and the audit history (read-only)."""
+
+from django.contrib import admin
+
+from . import models
+
+
+class AnnotationEventInline(admin.TabularInline):
+    model = models.AnnotationEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "actor", "action", "sentence", "old", "new", "request_id"]
+    readonly_fields = fields
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    """Who holds what; changes go through the lead's Assignments page (release / reassign), so read-only here."""
+
+    list_display = ["id", "annotator", "turn", "status", "is_qualification", "version", "assigned_at", "last_activity_at", "submitted_at"]
+    list_filter = ["project", "status", "is_qualification"]
+    search_fields = ["annotator__username", "turn__dialogue__external_id"]
+    list_select_related = ["annotator", "turn__dialogue"]
+    readonly_fields = [f.name for f in models.Assignment._meta.fields]
+    inlines = [AnnotationEventInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.AnnotationEvent)
+class AnnotationEventAdmin(admin.ModelAdmin):
+    """The audit history: every change to an annotation, who made it, old -> new. Never edited."""
+
+    list_display = ["created_at", "actor", "action", "assignment", "sentence"]
+    list_filter = ["action", "assignment__project"]
+    search_fields = ["actor__username", "request_id"]
+    list_select_related = ["actor", "assignment", "sentence"]
+    readonly_fields = [f.name for f in models.AnnotationEvent._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

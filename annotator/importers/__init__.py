@@ -1,0 +1,176 @@
+"""Parsing of import files into plain records (no database).
+
+Each format module (``cognibench``, ``refchecker``, ``jsonl``) turns a file into
+``TurnRecord`` objects and raises ``ImportFormatError`` naming the file, the
+record and the field at fault. ``annotator.services.imports`` writes records to
+the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol import ProtocolError, label_of, ordered, path_for_label, validate
+from ..vocabulary import GoldProvenance, Label, TripletLabel
+
+# Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to
+# keep what a file carried and the schema has no column for (annotations made
+# in another project), so that an export can give it back.
+IMPORTED_SENTENCE_EXTRAS = "_imported_sentences"
+IMPORTED_TRIPLET_EXTRAS = "_imported_annotations"
+
+
+class ImportFormatError(ValueError):
+    """A malformed input file. The message names the file, the record and the field."""
+
+    def __init__(self, filename: str, record, field_name: str, problem: str):
+        self.filename = filename
+        self.record = record
+        self.field = field_name
+        self.problem = problem
+        super().__init__(f"{filename}: record {record}: field {field_name!r}: {problem}")
+
+
+@dataclass(slots=True)
+class GoldRecord:
+    label: str
+    path: dict
+    provenance: str = GoldProvenance.IMPORTED
+    reason: str = ""
+    severity: int | None = None
+    error_type: str = ""
+
+
+@dataclass(slots=True)
+class SentenceRecord:
+    index: int
+    start: int
+    end: int
+    text: str
+    gold: GoldRecord | None = None
+    # What the file said about this sentence that has no column of its own
+    # (another project's annotations, adjudication, the original wording of a key).
+    extras: dict | None = None
+
+
+@dataclass(slots=True)
+class TripletRecord:
+    index: int
+    head: str
+    relation: str
+    tail: str
+    reference_label: str = ""
+    source: str = "imported"
+    sentence_index: int | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class DialogueRecord:
+    external_id: str
+    reference: str = ""
+    topic: str = ""
+    language: str = ""
+    generator_model: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    dialogue: DialogueRecord
+    index: int
+    response: str
+    sentences: list[SentenceRecord]
+    user_message: str = ""
+    external_id: str = ""
+    history: list = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    triplets: list[TripletRecord] = field(default_factory=list)
+    is_qualification: bool = False
+    # Where the record sits in its file, for messages ("line 12", "id 13001_en_3").
+    position: str = ""
+
+
+# Each label has exactly one protocol path; checking a path against it is the fast common case.
+CANONICAL_PATHS = {label.value: path_for_label(label) for label in Label}
+PROVENANCES = frozenset(GoldProvenance.values)
+
+
+def gold_from_label(label: str, path=None, *, where) -> GoldRecord:
+    """A GoldRecord for ``label``; ``path`` is checked against the protocol (or derived)."""
+    canonical = CANONICAL_PATHS.get(label)
+    if canonical is not None and (path is None or path == canonical):
+        return GoldRecord(label=label, path=dict(canonical))
+    filename, record, field_name = where
+    if canonical is None:
+        raise ImportFormatError(filename, record, field_name, f"unknown label {label!r}")
+    if path == {}:
+        return GoldRecord(label=label, path=dict(canonical))
+    if not isinstance(path, dict):
+        raise ImportFormatError(filename, record, field_name + ".path", "must be an object of step: answer")
+    try:
+        validate(path)
+    except ProtocolError as exc:
+        raise ImportFormatError(filename, record, field_name + ".path", str(exc)) from None
+    if label_of(path) != label:
+        raise ImportFormatError(
+            filename, record, field_name + ".path", f"the path yields {label_of(path)!r}, not the label {label!r}"
+        )
+    return GoldRecord(label=label, path=ordered(path))
+
+
+def triplet_label(value, *, where) -> str:
+    if value in (None, ""):
+        return ""
+    try:
+        return TripletLabel(value).value
+    except ValueError:
+        filename, record, field_name = where
+        allowed = ", ".join(TripletLabel.values)
+        raise ImportFormatError(filename, record, field_name, f"unknown triplet label {value!r} ({allowed})") from None
+
+
+@dataclass
+class ImportSummary:
+    """What an import did, and what it found wrong without refusing the file."""
+
+    files: list[str] = field(default_factory=list)
+    dialogues: int = 0
+    turns: int = 0
+    sentences: int = 0
+    labels: int = 0
+    triplets: int = 0
+    duplicates: int = 0
+    unlabelled: int = 0
+    inconsistencies: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.dialogues or self.turns or self.sentences or self.labels or self.triplets)
+
+    def line(self) -> str:
+        text = (
+            f"{self.dialogues} dialogues, {self.turns} turns, {self.sentences} sentences, "
+            f"{self.labels} labels, {self.triplets} triplets imported; "
+            f"{self.duplicates} duplicate turns skipped; {self.unlabelled} sentences unlabelled; "
+            f"{len(self.inconsistencies)} inconsistencies"
+        )
+        if not self.changed and self.duplicates:
+            text += " - nothing changed: every turn was already imported"
+        elif not self.changed:
+            text += " - nothing changed"
+        return text
+
+    def as_dict(self) -> dict:
+        return {
+            "files": self.files,
+            "dialogues": self.dialogues,
+            "turns": self.turns,
+            "sentences": self.sentences,
+            "labels": self.labels,
+            "triplets": self.triplets,
+            "duplicates": self.duplicates,
+            "unlabelled": self.unlabelled,
+            "inconsistencies": self.inconsistencies,
+            "line": self.line(),
+        }

@@ -1,0 +1,112 @@
+"""RefChecker's human-annotation files (e.g. ``dolly_gpt4_answers.json``).
+
+Each file is a list of ``{"id", "response", "<extractor>_response_kg": [{"triplet": [h, r, t],
+"human_label": "Entailment" | "Neutral" | "Contradiction"}, ...]}``. A response becomes a turn
+(one dialogue per record, split into sentences with ``split_sentences``); each triplet is stored
+with its human label as ``reference_label``. The dialogue id is ``<file stem>/<id>`` because ids
+repeat across RefChecker's files; a file named ``<dataset>_<model>_answers.json`` also gives the
+topic (dataset) and the generator model. Optional ``question`` / ``reference`` / ``context``
+fields fill the user message and the reference; any other field is kept in the turn's metadata.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..segmentation import split_sentences
+from ..vocabulary import TripletSource
+from . import DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, triplet_label
+
+KG_FIELD = re.compile(r"^(?P<extractor>.+)_response_kg$")
+FILE_NAME = re.compile(r"^(?P<dataset>[a-z0-9]+)_(?P<model>.+)_answers$", re.IGNORECASE)
+KNOWN = {"id", "response", "question", "reference", "context"}
+
+
+def parse(paths, summary: ImportSummary | None = None, progress=None):
+    summary = summary if summary is not None else ImportSummary()
+    loaded = []
+    for path in map(Path, paths):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ImportFormatError(path.name, "(file)", "(file)", f"not valid JSON: {exc}") from None
+        if not isinstance(data, list):
+            raise ImportFormatError(path.name, "(file)", "(top level)", "must be a JSON list")
+        loaded.append((path, data))
+    total = sum(len(data) for _, data in loaded)
+    done = 0
+    for path, data in loaded:
+        match = FILE_NAME.match(path.stem)
+        for position, record in enumerate(data):
+            yield turn_record(record, position, path, match, summary)
+            done += 1
+            if progress is not None and done % 500 == 0:
+                progress(done, total)
+    if progress is not None:
+        progress(total, total)
+
+
+def _text(record, key, filename, where, required=False):
+    if key not in record or record[key] is None:
+        if required:
+            raise ImportFormatError(filename, where, key, "is missing")
+        return ""
+    value = record[key]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and key == "id":
+        return str(value)
+    if not isinstance(value, str):
+        raise ImportFormatError(filename, where, key, f"must be a string, not {type(value).__name__}")
+    return value
+
+
+def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord:
+    filename = path.name
+    if not isinstance(record, dict):
+        raise ImportFormatError(filename, f"#{position}", "(record)", "must be a JSON object")
+    record_id = _text(record, "id", filename, f"#{position}", required=True)
+    where = f"#{position} (id {record_id})"
+    response = _text(record, "response", filename, where, required=True)
+    sentences = [SentenceRecord(i, s.start, s.end, s.text) for i, s in enumerate(split_sentences(response))]
+
+    triplets, metadata = [], {}
+    for key, value in record.items():
+        kg = KG_FIELD.match(key)
+        if not kg:
+            if key not in KNOWN:
+                metadata[key] = value
+            continue
+        if not isinstance(value, list):
+            raise ImportFormatError(filename, where, key, "must be a list of {triplet, human_label}")
+        for number, item in enumerate(value):
+            field_name = f"{key}[{number}]"
+            if not isinstance(item, dict):
+                raise ImportFormatError(filename, where, field_name, "must be an object")
+            triplet = item.get("triplet")
+            if (not isinstance(triplet, list) or len(triplet) != 3
+                    or not all(isinstance(part, str) for part in triplet)):
+                raise ImportFormatError(filename, where, f"{field_name}.triplet", "must be [head, relation, tail] strings")
+            label = triplet_label(item.get("human_label"), where=(filename, where, f"{field_name}.human_label"))
+            extra = {k: v for k, v in item.items() if k not in {"triplet", "human_label"}}
+            triplets.append(
+                TripletRecord(
+                    index=len(triplets), head=triplet[0], relation=triplet[1], tail=triplet[2],
+                    reference_label=label, source=TripletSource.IMPORTED,
+                    metadata={"kg_field": key, "extractor": kg.group("extractor"), **extra},
+                )
+            )
+    metadata["source_file"] = filename
+    metadata["id"] = record_id
+    dialogue = DialogueRecord(
+        external_id=f"{path.stem}/{record_id}",
+        reference=_text(record, "reference", filename, where) or _text(record, "context", filename, where),
+        topic=name_match.group("dataset") if name_match else "",
+        generator_model=name_match.group("model") if name_match else "",
+    )
+    return TurnRecord(
+        dialogue=dialogue, index=0, response=response, sentences=sentences,
+        user_message=_text(record, "question", filename, where), external_id=record_id,
+        metadata=metadata, triplets=triplets, position=where,
+    )

@@ -1,0 +1,83 @@
+from django.conf import settings
+from django.db import models
+
+from ..vocabulary import DEFAULT_ERROR_TYPES, ProtocolMode, Role, Step
+
+
+def default_error_types():
+    return list(DEFAULT_ERROR_TYPES)
+
+
+class Project(models.Model):
+    """An annotation project: its data, its people and how they label."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown to annotators.")
+    overlap = models.PositiveSmallIntegerField(
+        default=2, help_text="How many distinct annotators judge each turn."
+    )
+    protocol_mode = models.CharField(
+        max_length=20, choices=ProtocolMode.choices, default=ProtocolMode.SEQUENTIAL
+    )
+    show_prelabels = models.BooleanField(
+        default=False,
+        help_text="Show LLM pre-labels to annotators (off by default, to avoid anchoring).",
+    )
+    require_evidence = models.BooleanField(
+        default=False, help_text="Faithful and grounded answers need at least one evidence span."
+    )
+    qualification_pass_mark = models.FloatField(
+        default=0.85, help_text="Sentence accuracy needed on the qualification set (0-1)."
+    )
+    # Optional views of a hallucination (RefChecker, HalluDetect, Face4RAG).
+    enable_triplets = models.BooleanField(default=False)
+    enable_severity = models.BooleanField(default=False)
+    enable_error_types = models.BooleanField(default=False)
+    severity_threshold = models.PositiveSmallIntegerField(
+        default=4, help_text="Exports and reports can keep hallucinations of at least this severity."
+    )
+    error_types = models.JSONField(default=default_error_types, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    """A person's role in one project. Staff users see every project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "user"], name="one_role_per_project")]
+
+    def __str__(self):
+        return f"{self.user} - {self.role} of {self.project}"
+
+
+class GuidelineExample(models.Model):
+    """A positive or negative example shown at one protocol step."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="guideline_examples")
+    step = models.CharField(max_length=20, choices=Step.choices)
+    text = models.TextField(help_text="The example sentence (or question).")
+    is_positive = models.BooleanField(default=True, help_text="Positive: the answer is yes / the first option.")
+    explanation = models.TextField(blank=True)
+    source_question = models.ForeignKey(
+        "annotator.Question", null=True, blank=True, on_delete=models.SET_NULL, related_name="promoted_examples"
+    )
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["step", "position", "id"]
+
+    def __str__(self):
+        return f"{self.get_step_display()}: {self.text[:60]}"

@@ -1,0 +1,64 @@
+"""Read-side queries over the corpus for lists and filters (the REST API's sentence lists)."""
+
+from django.db.models import Case, CharField, Count, Exists, OuterRef, TextChoices, Value, When
+
+from ..models import Adjudication, Dialogue, GoldLabel, Sentence, Turn
+from ..vocabulary import GoldProvenance
+
+
+class AgreementState(TextChoices):
+    """Where a sentence stands between its annotators, derived from gold and adjudications."""
+
+    PENDING = "pending", "No gold yet"
+    AGREED = "agreed", "Annotators agreed"
+    DISPUTED = "disputed", "Waiting for adjudication"
+    ADJUDICATED = "adjudicated", "Adjudicated (or overridden by a lead)"
+    IMPORTED = "imported", "Gold came with the import"
+
+
+def agreement_state_expression():
+    open_adjudication = Adjudication.objects.filter(sentence=OuterRef("pk"), status=Adjudication.Status.OPEN)
+    return Case(
+        When(Exists(open_adjudication), then=Value(AgreementState.DISPUTED)),
+        When(gold__provenance=GoldProvenance.AGREEMENT, then=Value(AgreementState.AGREED)),
+        When(
+            gold__provenance__in=[GoldProvenance.ADJUDICATION, GoldProvenance.OVERRIDE],
+            then=Value(AgreementState.ADJUDICATED),
+        ),
+        When(gold__provenance=GoldProvenance.IMPORTED, then=Value(AgreementState.IMPORTED)),
+        default=Value(AgreementState.PENDING),
+        output_field=CharField(),
+    )
+
+
+def dialogues_of(project):
+    return Dialogue.objects.filter(project=project).annotate(turn_count=Count("turns")).order_by("id")
+
+
+def turns_of(project):
+    return (
+        Turn.objects.filter(dialogue__project=project)
+        .select_related("dialogue")
+        .prefetch_related("sentences")
+        .order_by("id")
+    )
+
+
+def sentences_of(project, with_gold: bool):
+    """Sentences of a project; with gold label and agreement state for those allowed to see them."""
+    queryset = Sentence.objects.filter(turn__dialogue__project=project).select_related("turn__dialogue")
+    if with_gold:
+        queryset = queryset.select_related("gold").annotate(agreement_state=agreement_state_expression())
+    return queryset.order_by("id")
+
+
+def sentence_filter_by_state(queryset, state: str):
+    return queryset.annotate(state_for_filter=agreement_state_expression()).filter(state_for_filter=state)
+
+
+def gold_of(project):
+    return (
+        GoldLabel.objects.filter(sentence__turn__dialogue__project=project)
+        .select_related("sentence__turn__dialogue", "decided_by")
+        .order_by("id")
+    )

@@ -1,0 +1,181 @@
+"""Read side of adjudication and gold: the queue, the dispute screen, a sentence's gold history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Exists, Min, OuterRef, Q
+
+from .. import protocol
+from ..access import is_lead
+from ..models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
+from ..vocabulary import STEP_ANSWERS, Answer, Label, Step
+
+SIDE_KEYS = "abcdefgh"
+
+
+def adjudication_queue(project, user):
+    """Turns with open disputes, oldest first, excluding turns the user annotated (they may not judge them)."""
+    annotated_by_user = Assignment.objects.filter(turn=OuterRef("pk"), annotator=user)
+    return (
+        Turn.objects.filter(dialogue__project=project, adjudications__status=Adjudication.Status.OPEN)
+        .annotate(
+            open_disputes=Count("adjudications", filter=Q(adjudications__status=Adjudication.Status.OPEN)),
+            oldest=Min("adjudications__created_at", filter=Q(adjudications__status=Adjudication.Status.OPEN)),
+            annotated_by_user=Exists(annotated_by_user),
+        )
+        .select_related("dialogue")
+        .order_by("oldest", "pk")
+    )
+
+
+def open_dispute_count(project) -> int:
+    return Adjudication.objects.filter(turn__dialogue__project=project, status=Adjudication.Status.OPEN).count()
+
+
+@dataclass
+class StepRow:
+    step: Step
+    answers: list  # one per side: the Answer given, or None when the step was not asked
+    diverged: bool = False
+
+
+@dataclass
+class Side:
+    key: str
+    assignment: Assignment
+    annotation: SentenceAnnotation | None
+    name: str
+
+    @property
+    def label(self):
+        return self.annotation.label if self.annotation else ""
+
+    @property
+    def path(self):
+        return self.annotation.path if self.annotation else {}
+
+
+@dataclass
+class Dispute:
+    adjudication: Adjudication
+    sides: list[Side]
+    rows: list[StepRow]
+    divergence: Step | None
+    next_step: Step | None = None
+    next_answers: tuple = ()
+    draft_rows: list = field(default_factory=list)
+    draft_label: str = ""
+
+    @property
+    def sentence(self):
+        return self.adjudication.sentence
+
+    @property
+    def evidence_id(self):
+        return f"evidence-{self.adjudication.pk}"
+
+    @property
+    def evidence(self):
+        """[start, end, side key] of every evidence span the annotators marked, for highlighting."""
+        return [
+            [span.start, span.end, side.key]
+            for side in self.sides
+            if side.annotation is not None
+            for span in side.annotation.evidence.all()
+        ]
+
+
+def _answer(value):
+    try:
+        return Answer(value)
+    except ValueError:
+        return None
+
+
+def first_divergence(paths) -> Step | None:
+    steps = [protocol.divergence(paths[0], other) for other in paths[1:]]
+    steps = [s for s in steps if s is not None]
+    order = list(Step)
+    return min(steps, key=order.index) if steps else None
+
+
+def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Dispute:
+    """Both (all) annotators' decision paths side by side, and the adjudicator's own walk so far."""
+    annotations = {a.assignment_id: a for a in adjudication.sentence.annotations.all()}
+    sides = []
+    for position, assignment in enumerate(assignments):
+        name = f"Annotator {SIDE_KEYS[position].upper()}"
+        if show_names:
+            name += f" ({assignment.annotator.get_username()})"
+        sides.append(Side(SIDE_KEYS[position], assignment, annotations.get(assignment.pk), name))
+    paths = [side.path for side in sides]
+    divergence = first_divergence(paths) if len(paths) > 1 else None
+    rows = [
+        StepRow(step, [_answer(path.get(step.value)) for path in paths], diverged=step == divergence)
+        for step in Step
+        if any(step.value in path for path in paths)
+    ]
+    draft = protocol.ordered(adjudication.path)
+    next_step = protocol.next_step(draft) if adjudication.status == Adjudication.Status.OPEN else None
+    return Dispute(
+        adjudication=adjudication,
+        sides=sides,
+        rows=rows,
+        divergence=divergence,
+        next_step=next_step,
+        next_answers=STEP_ANSWERS[next_step] if next_step else (),
+        draft_rows=[(Step(step), _answer(value)) for step, value in draft.items()],
+        draft_label=protocol.label_of(draft) or "" if draft else "",
+    )
+
+
+def turn_assignments(turn):
+    return list(
+        Assignment.objects.filter(turn=turn, is_qualification=False, status=Assignment.Status.SUBMITTED)
+        .select_related("annotator")
+        .order_by("pk")
+    )
+
+
+def adjudication_screen(project, turn, user) -> dict:
+    """Everything the adjudication screen shows for one turn."""
+    assignments = turn_assignments(turn)
+    adjudications = (
+        Adjudication.objects.filter(turn=turn)
+        .select_related("sentence", "adjudicator", "chosen_assignment__annotator")
+        .prefetch_related("sentence__annotations__evidence", "evidence")
+        .order_by("sentence__index", "created_at")
+    )
+    show_names = is_lead(user, project)
+    # The latest adjudication of each sentence (an older one may have been withdrawn by a reopening).
+    latest = {}
+    for adjudication in adjudications:
+        latest[adjudication.sentence_id] = adjudication
+    disputes = [dispute_for(a, assignments, show_names) for a in latest.values()]
+    disputed = {d.sentence.pk: d for d in disputes}
+    gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "label"))
+    sentences = [
+        {"sentence": s, "dispute": disputed.get(s.pk), "gold": gold.get(s.pk)}
+        for s in turn.sentences.order_by("index")
+    ]
+    return {
+        "turn": turn,
+        "dialogue": turn.dialogue,
+        "sentences": sentences,
+        "disputes": disputes,
+        "open_count": sum(1 for d in disputes if d.adjudication.status == Adjudication.Status.OPEN),
+        "show_names": show_names,
+    }
+
+
+def gold_history(sentence):
+    """A sentence's gold now and every change that led to it, oldest first."""
+    return {
+        "gold": GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first(),
+        "events": list(GoldEvent.objects.filter(sentence=sentence).select_related("actor")),
+        "adjudications": list(
+            Adjudication.objects.filter(sentence=sentence).select_related("adjudicator").order_by("created_at")
+        ),
+        "labels": list(Label),
+    }

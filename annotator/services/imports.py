@@ -1,0 +1,328 @@
+"""Writing imported records to the database: atomic, idempotent, fast.
+
+``import_files`` is the one entry point used by the management commands, the
+admin upload job and the benchmarks. A file is parsed into ``TurnRecord``s
+(``annotator.importers``) and written in chunks inside one transaction: a
+malformed record anywhere rolls the whole import back. A turn that already
+exists in the project (same dialogue external id and turn index) is skipped and
+counted as a duplicate, so importing the same file again changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterable
+from itertools import islice
+from pathlib import Path
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from ..importers import CANONICAL_PATHS, IMPORTED_SENTENCE_EXTRAS, ImportFormatError, ImportSummary, TurnRecord
+from ..models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Project, Sentence, Turn
+from ..vocabulary import GoldProvenance
+from .bulk import allocate_ids, db_datetime, insert_rows
+
+logger = logging.getLogger(__name__)
+Progress = Callable[[int, int], None]
+CHUNK_TURNS = 2000
+_PATH_JSON = {label: json.dumps(path) for label, path in CANONICAL_PATHS.items()}
+
+
+def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None):
+    """The records of the files, as an iterator (parsing happens as it is consumed)."""
+    if kind == ImportBatch.Kind.COGNIBENCH:
+        from ..importers import cognibench
+
+        if not 1 <= len(paths) <= 2:
+            raise ValueError("a CogniBench import takes DIALOGUES.json and optionally LABELS.json")
+        return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress)
+    if kind == ImportBatch.Kind.REFCHECKER:
+        from ..importers import refchecker
+
+        return refchecker.parse(paths, summary, progress)
+    if kind == ImportBatch.Kind.JSONL:
+        from ..importers import jsonl
+
+        if len(paths) != 1:
+            raise ValueError("a JSONL import takes one file")
+        return jsonl.parse(paths[0], summary, progress)
+    raise ValueError(f"unknown import kind {kind!r}")
+
+
+def import_files(
+    project: Project,
+    kind: str,
+    paths: list[Path | str],
+    *,
+    batch: ImportBatch | None = None,
+    actor=None,
+    progress: Progress | None = None,
+    display_names: list[str] | None = None,
+) -> ImportSummary:
+    """Import ``paths`` into ``project`` atomically; raises ImportFormatError (nothing written) on bad input."""
+    paths = [Path(p) for p in paths]
+    summary = ImportSummary(files=display_names or [p.name for p in paths])
+    records = parse_files(kind, paths, summary, progress)
+    with transaction.atomic():
+        records_import(project, records, summary=summary, batch=batch, actor=actor)
+    return summary
+
+
+def import_run(
+    project: Project,
+    kind: str,
+    paths: list[Path | str],
+    *,
+    actor=None,
+    batch: ImportBatch | None = None,
+    progress: Progress | None = None,
+    display_names: list[str] | None = None,
+) -> tuple[ImportSummary, ImportBatch | None]:
+    """Import files as one ImportBatch (the unit of per-batch filters and reports).
+
+    Without ``batch`` (command line) a batch is created, and dropped again when
+    the import changed nothing, so that re-importing a file leaves the database
+    exactly as it was. With ``batch`` (an upload job) its status, summary and
+    error are updated. Raises ImportFormatError after marking the batch failed.
+    """
+    paths = [Path(p) for p in paths]
+    names = display_names or [p.name for p in paths]
+    if batch is None:
+        with transaction.atomic():
+            batch = ImportBatch.objects.create(
+                project=project, kind=kind, filename=", ".join(names), sha256=file_sha256(paths),
+                status=ImportBatch.Status.RUNNING, created_by=actor,
+            )
+            summary = import_files(project, kind, paths, batch=batch, actor=actor, progress=progress,
+                                   display_names=names)
+            if not summary.changed:
+                batch.delete()
+                return summary, None
+            _finish(batch, summary)
+        return summary, batch
+    batch.status = ImportBatch.Status.RUNNING
+    batch.sha256 = batch.sha256 or file_sha256(paths)
+    batch.save(update_fields=["status", "sha256"])
+    if progress is not None:
+        progress(0, 0)
+    try:
+        summary = import_files(project, kind, paths, batch=batch, actor=actor, progress=progress,
+                               display_names=names)
+    except (ImportFormatError, ValueError) as exc:
+        batch.status = ImportBatch.Status.FAILED
+        batch.error = str(exc)
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["status", "error", "finished_at"])
+        raise
+    _finish(batch, summary)
+    return summary, batch
+
+
+def import_progress_key(batch: ImportBatch) -> str:
+    return f"import-progress:{batch.pk}:{batch.created_at.timestamp():.6f}"
+
+
+def import_batch_execute(batch_id: int) -> ImportBatch:
+    """Run an uploaded ImportBatch (the Celery job's body); failures end up in ``batch.error``."""
+    batch = ImportBatch.objects.select_related("project", "created_by").get(pk=batch_id)
+    if batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED):
+        return batch  # a redelivered job does not run twice
+    paths = [batch.upload.path] + ([batch.second_upload.path] if batch.second_upload else [])
+    names = [name.strip() for name in batch.filename.split(",")]
+    if len(names) != len(paths):
+        names = [Path(p).name for p in paths]
+    key = import_progress_key(batch)
+
+    def progress(done, total):
+        cache.set(key, (done, total), timeout=24 * 3600)
+
+    try:
+        import_run(batch.project, batch.kind, paths, batch=batch, actor=batch.created_by, progress=progress,
+                   display_names=names)
+    except (ImportFormatError, ValueError):
+        pass  # import_run recorded the error on the batch
+    except Exception as exc:
+        logger.exception("import batch %s failed", batch.pk)
+        ImportBatch.objects.filter(pk=batch.pk).update(
+            status=ImportBatch.Status.FAILED, error=f"internal error: {exc}", finished_at=timezone.now()
+        )
+    finally:
+        cache.delete(key)
+    batch.refresh_from_db()
+    return batch
+
+
+def import_batch_progress(batch: ImportBatch) -> dict:
+    """Done / total / percent of a batch, live while it runs."""
+    if batch.status == ImportBatch.Status.DONE:
+        return {"done": batch.total, "total": batch.total, "percent": 100}
+    if batch.status == ImportBatch.Status.RUNNING:
+        done, total = cache.get(import_progress_key(batch)) or (0, 0)
+        return {"done": done, "total": total, "percent": round(100 * done / total) if total else 0}
+    return {"done": 0, "total": 0, "percent": 0}
+
+
+def import_batch_enqueue(batch: ImportBatch) -> None:
+    from ..tasks import import_batch_run
+
+    transaction.on_commit(lambda: import_batch_run.delay(batch.pk))
+
+
+def _finish(batch, summary):
+    batch.status = ImportBatch.Status.DONE
+    batch.summary = summary.as_dict()
+    batch.progress = batch.total = summary.turns + summary.duplicates
+    batch.finished_at = timezone.now()
+    batch.error = ""
+    batch.save(update_fields=["status", "summary", "progress", "total", "finished_at", "error"])
+
+
+def file_sha256(paths: list[Path | str]) -> str:
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def records_import(
+    project: Project,
+    records: Iterable[TurnRecord],
+    *,
+    summary: ImportSummary | None = None,
+    batch: ImportBatch | None = None,
+    actor=None,
+    chunk_size: int = CHUNK_TURNS,
+) -> ImportSummary:
+    """Write ``records`` into ``project``. Call inside a transaction."""
+    summary = summary or ImportSummary()
+    dialogue_ids = dict(Dialogue.objects.filter(project=project).values_list("external_id", "id"))
+    existing_turns = set(
+        Turn.objects.filter(dialogue__project=project).values_list("dialogue__external_id", "index")
+    )
+    reason = "imported from " + ", ".join(summary.files) if summary.files else "imported"
+    records = iter(records)
+    seen_here: dict = {}
+    while chunk := list(islice(records, chunk_size)):
+        _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here)
+    return summary
+
+
+def _fingerprint(record: TurnRecord) -> str:
+    return hashlib.sha256(
+        "\x00".join((record.response, record.user_message, record.dialogue.reference)).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+def _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here=None):
+    seen_here = {} if seen_here is None else seen_here
+    fresh: list[TurnRecord] = []
+    for record in chunk:
+        key = (record.dialogue.external_id, record.index)
+        if key in seen_here:
+            # The same turn twice in one import: harmless if identical, an error if not (which one is right?).
+            first_position, fingerprint = seen_here[key]
+            if fingerprint != _fingerprint(record):
+                raise ImportFormatError(
+                    ", ".join(summary.files) or "import", record.position or "?", "turn",
+                    f"dialogue {key[0]!r} turn {key[1]} appears twice with different content "
+                    f"(first at {first_position or '?'})",
+                )
+            summary.duplicates += 1
+            continue
+        if key in existing_turns:
+            summary.duplicates += 1
+            continue
+        existing_turns.add(key)
+        seen_here[key] = (record.position, _fingerprint(record))
+        fresh.append(record)
+    if not fresh:
+        return
+    now = db_datetime(timezone.now())
+    batch_id = batch.pk if batch is not None else None
+    actor_id = actor.pk if actor is not None else None
+
+    new_dialogues = {}
+    for record in fresh:
+        d = record.dialogue
+        if d.external_id not in dialogue_ids and d.external_id not in new_dialogues:
+            new_dialogues[d.external_id] = d
+    if new_dialogues:
+        ids = allocate_ids(Dialogue, len(new_dialogues))
+        rows = []
+        for pk, d in zip(ids, new_dialogues.values()):
+            dialogue_ids[d.external_id] = pk
+            rows.append((pk, project.pk, batch_id, d.external_id, d.topic, d.language, d.generator_model,
+                         d.reference, d.metadata))
+        summary.dialogues += insert_rows(
+            Dialogue,
+            ["id", "project_id", "batch_id", "external_id", "topic", "language", "generator_model", "reference",
+             "metadata"],
+            rows, json_columns=["metadata"],
+        )
+
+    turn_ids = allocate_ids(Turn, len(fresh))
+    turn_rows, sentence_rows, gold_rows, event_rows, triplet_rows = [], [], [], [], []
+    sentence_count = sum(len(record.sentences) for record in fresh)
+    sentence_ids = iter(allocate_ids(Sentence, sentence_count))
+    for turn_id, record in zip(turn_ids, fresh):
+        metadata = record.metadata
+        extras = {str(s.index): s.extras for s in record.sentences if s.extras}
+        if extras:
+            metadata = {**metadata, IMPORTED_SENTENCE_EXTRAS: extras}
+        turn_rows.append((turn_id, dialogue_ids[record.dialogue.external_id], record.index, record.external_id,
+                          record.user_message, record.response, record.history, metadata,
+                          record.is_qualification, now))
+        by_index = {}
+        for s in record.sentences:
+            sentence_id = next(sentence_ids)
+            by_index[s.index] = sentence_id
+            sentence_rows.append((sentence_id, turn_id, s.index, s.text, s.start, s.end))
+            g = s.gold
+            if g is None:
+                summary.unlabelled += 1
+                continue
+            path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS[g.label] else json.dumps(g.path)
+            gold_rows.append(
+                (sentence_id, g.label, path, g.provenance, g.reason, g.severity, g.error_type, None, now)
+            )
+            event_rows.append((sentence_id, "", g.label, GoldProvenance.IMPORTED, reason, actor_id, now))
+        for t in record.triplets:
+            triplet_rows.append((turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation, t.tail,
+                                 t.source, t.reference_label, t.metadata, actor_id))
+    summary.turns += insert_rows(
+        Turn,
+        ["id", "dialogue_id", "index", "external_id", "user_message", "assistant_response", "history", "metadata",
+         "is_qualification", "created_at"],
+        turn_rows, json_columns=["history", "metadata"],
+    )
+    del turn_rows
+    summary.sentences += insert_rows(Sentence, ["id", "turn_id", "index", "text", "start", "end"], sentence_rows)
+    del sentence_rows
+    if gold_rows:
+        summary.labels += insert_rows(
+            GoldLabel,
+            ["sentence_id", "label", "path", "provenance", "reason", "severity", "error_type", "decided_by_id",
+             "updated_at"],
+            gold_rows,
+        )
+        insert_rows(
+            GoldEvent,
+            ["sentence_id", "old_label", "new_label", "provenance", "reason", "actor_id", "created_at"],
+            event_rows,
+        )
+    if triplet_rows:
+        summary.triplets += insert_rows(
+            ClaimTriplet,
+            ["turn_id", "sentence_id", "index", "head", "relation", "tail", "source", "reference_label", "metadata",
+             "created_by_id"],
+            triplet_rows, json_columns=["metadata"],
+        )
+
+
+__all__ = ["ImportFormatError", "ImportSummary", "file_sha256", "import_files", "import_run", "parse_files", "records_import"]

@@ -1,0 +1,82 @@
+"""Template helpers of the QA loop: navigation badges, decision paths, labels."""
+
+from django import template
+
+from ..selectors.qa import nav_counts
+from ..vocabulary import Answer, Label, Step
+
+register = template.Library()
+
+
+@register.inclusion_tag("qa/partials/nav_badges.html", takes_context=True)
+def qa_nav_badges(context):
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"counts": None}
+    return {"counts": nav_counts(user)}
+
+
+@register.filter
+def path_steps(path):
+    """[(step question, answer label), ...] for a stored decision path, in protocol order."""
+    rows = []
+    for step in Step:
+        value = (path or {}).get(step.value)
+        if value is None:
+            continue
+        try:
+            shown = Answer(value).label
+        except ValueError:
+            shown = value
+        rows.append((step.label, shown))
+    return rows
+
+
+@register.filter
+def step_label(value):
+    try:
+        return Step(value).label
+    except ValueError:
+        return value or ""
+
+
+@register.filter
+def label_name(value):
+    try:
+        return Label(value).label
+    except ValueError:
+        return value or "—"
+
+
+@register.inclusion_tag("qa/partials/turn_questions.html", takes_context=True)
+def qa_turn_questions(context, project, turn):
+    """The annotator's questions on this turn (the annotation screen's polled panel)."""
+    from ..selectors.qa import questions_on_turn
+
+    user = context["request"].user
+    return {"project": project, "turn": turn, "questions": list(questions_on_turn(user, turn)), "request": context["request"]}
+
+
+@register.inclusion_tag("qa/partials/ask_dialog.html", takes_context=True)
+def qa_ask_dialog(context, project, turn):
+    return {"project": project, "turn": turn, "csrf_token": context.get("csrf_token"), "request": context["request"]}
+
+
+@register.inclusion_tag("qa/partials/queue_notices.html", takes_context=True)
+def qa_queue_notices(context, project):
+    """On the annotator's queue: qualification status, new answers, feedback to acknowledge."""
+    from ..selectors.qa import unacknowledged_feedback_count, unread_answer_count
+    from ..services.qualification import qualification_state
+
+    user = context["request"].user
+    return {
+        "project": project,
+        "qualification": qualification_state(project, user),
+        "unread_answers": unread_answer_count(user, project),
+        "pending_feedback": unacknowledged_feedback_count(user, project),
+        "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
+        # The queue offers Start only when real work is open; the qualification needs its own then.
+        "has_more_work": context.get("has_more_work", True),
+        "csrf_token": context.get("csrf_token"),
+    }

@@ -1,0 +1,60 @@
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from .views import claims, data, gold, home, reports, workspace
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("p/<slug:slug>/", home.project_detail, name="project_detail"),
+    # A lead's data pages, imports and exports (views/data.py)
+    path("p/<slug:slug>/turns/", data.turn_list, name="turn_list"),
+    path("p/<slug:slug>/turns/<int:turn_id>/", data.turn_detail, name="turn_detail"),
+    path("p/<slug:slug>/export/<str:fmt>/", data.export, name="project_export"),
+    path("p/<slug:slug>/export/<str:fmt>/job/", data.export_job_start, name="export_job_start"),
+    path("p/<slug:slug>/exports/<int:job_id>/", data.export_job_status, name="export_job_status"),
+    path("p/<slug:slug>/exports/<int:job_id>/download/", data.export_job_download, name="export_job_download"),
+    path("p/<slug:slug>/imports/", data.import_list, name="import_list"),
+    path("p/<slug:slug>/imports/<int:batch_id>/", data.import_status, name="import_status"),
+    # Adjudication, gold and reports (adjudicators and leads).
+    path("p/<slug:slug>/adjudication/", gold.queue, name="gold_queue"),
+    path("p/<slug:slug>/adjudication/turn/<int:turn_id>/", gold.turn_screen, name="gold_turn"),
+    path("p/<slug:slug>/adjudication/<int:adjudication_id>/answer/", gold.answer, name="gold_answer"),
+    path("p/<slug:slug>/adjudication/<int:adjudication_id>/resolve/", gold.resolve, name="gold_resolve"),
+    path("p/<slug:slug>/gold/sentence/<int:sentence_id>/", gold.sentence_gold, name="gold_sentence"),
+    path("p/<slug:slug>/gold/assignment/<int:assignment_id>/reopen/", gold.reopen, name="gold_reopen"),
+    path("p/<slug:slug>/reports/", reports.reports, name="reports"),
+    path("p/<slug:slug>/reports/<str:table>.csv", reports.report_csv, name="reports_csv"),
+    # Annotation workspace (issue 3)
+    path("p/<slug:slug>/work/", workspace.queue, name="workspace_queue"),
+    path("p/<slug:slug>/work/next/", workspace.next_item, name="workspace_next"),
+    path("p/<slug:slug>/assignments/", workspace.lead_assignments_page, name="workspace_lead"),
+    path("p/<slug:slug>/assignments/release-stale/", workspace.lead_release_stale, name="workspace_release_stale"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/release/", workspace.lead_release, name="workspace_release"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/reassign/", workspace.lead_reassign, name="workspace_reassign"),
+    path("a/<int:assignment_id>/", workspace.annotate, name="annotate"),
+    path("a/<int:assignment_id>/<slug:action>/", workspace.act, name="annotate_act"),
+    path("", include("annotator.urls_qa")),
+    # Claims, evidence, severity and error types (RefChecker, PROBE, HalluDetect, Face4RAG views; views/claims.py)
+    path("a/<int:assignment_id>/claims/triplets/", claims.triplet_panel, name="claims_triplet_panel"),
+    path("a/<int:assignment_id>/claims/<slug:action>/", claims.act, name="claims_act"),
+    path("p/<slug:slug>/claims/disputes/", claims.disputes, name="claims_disputes"),
+    path("p/<slug:slug>/claims/disputes/<int:adjudication_id>/", claims.dispute_resolve, name="claims_dispute_resolve"),
+    path("p/<slug:slug>/claims/turns/<int:turn_id>/", claims.turn_triplets, name="claims_turn_triplets"),
+    path("p/<slug:slug>/claims/turns/<int:turn_id>/change/", claims.turn_triplets_change, name="claims_turn_triplets_change"),
+    path("p/<slug:slug>/claims/reports/", claims.reports, name="claims_reports"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("autolabel.urls")),
+    path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+
+# A database outage answers 503 with a clear message (views/errors.py); other errors the default 500 page.
+handler500 = "annotator.views.errors.server_error"

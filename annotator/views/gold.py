@@ -1,0 +1,159 @@
+"""Adjudication queue and screen, gold history and lead overrides, annotation reopening."""
+
+from django.contrib import messages
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from ..access import access_project_as_adjudicator, access_project_as_lead, is_lead
+from ..models import Adjudication, Assignment, Sentence, Turn
+from ..selectors.gold import adjudication_queue, adjudication_screen, dispute_for, gold_history, turn_assignments
+from ..services import gold as gold_services
+from ..services.gold import GoldError, has_annotated
+
+
+QUEUE_PAGE = 200  # oldest turns shown; deciding them brings the next ones up
+
+
+def queue(request, slug):
+    project = access_project_as_adjudicator(request.user, slug)
+    queue_turns = adjudication_queue(project, request.user)
+    context = {
+        "project": project,
+        "turns": list(queue_turns.filter(annotated_by_user=False)[:QUEUE_PAGE]),
+        "waiting": queue_turns.filter(annotated_by_user=False).count(),
+        "own_turns": queue_turns.filter(annotated_by_user=True).count(),
+        "page_size": QUEUE_PAGE,
+    }
+    return render(request, "gold/queue.html", context)
+
+
+def _turn(project, turn_id):
+    return get_object_or_404(Turn.objects.select_related("dialogue"), pk=turn_id, dialogue__project=project)
+
+
+def turn_screen(request, slug, turn_id):
+    project = access_project_as_adjudicator(request.user, slug)
+    turn = _turn(project, turn_id)
+    context = {"project": project, **adjudication_screen(project, turn, request.user)}
+    context["refused"] = has_annotated(request.user, turn)
+    # The next turn waiting in the queue, to move on once this one is done.
+    context["next_turn"] = (
+        adjudication_queue(project, request.user).filter(annotated_by_user=False).exclude(pk=turn.pk).first()
+    )
+    status = 403 if context["refused"] else 200
+    return render(request, "gold/adjudicate.html", context, status=status)
+
+
+def _adjudication(project, adjudication_id):
+    return get_object_or_404(
+        Adjudication.objects.select_related("sentence", "turn__dialogue"),
+        pk=adjudication_id,
+        turn__dialogue__project=project,
+    )
+
+
+def _render_dispute(request, project, adjudication, error=None, status=200):
+    adjudication = _adjudication(project, adjudication.pk)
+    dispute = dispute_for(adjudication, turn_assignments(adjudication.turn), is_lead(request.user, project))
+    context = {"project": project, "dispute": dispute, "error": error, "reason": request.POST.get("reason", "")}
+    return render(request, "gold/partials/dispute.html", context, status=status)
+
+
+@require_POST
+def answer(request, slug, adjudication_id):
+    """htmx: the adjudicator answers the next protocol question (or takes the last answer back)."""
+    project = access_project_as_adjudicator(request.user, slug)
+    adjudication = _adjudication(project, adjudication_id)
+    try:
+        if request.POST.get("undo"):
+            gold_services.adjudication_undo_step(adjudication, request.user)
+        else:
+            gold_services.adjudication_answer_step(
+                adjudication, request.user, request.POST.get("step", ""), request.POST.get("value", "")
+            )
+    except GoldError as error:
+        return _render_dispute(request, project, adjudication, error=str(error))
+    return _render_dispute(request, project, adjudication)
+
+
+@require_POST
+def resolve(request, slug, adjudication_id):
+    """Save the decision on one dispute: a side, or the adjudicator's own walk, with a reason."""
+    project = access_project_as_adjudicator(request.user, slug)
+    adjudication = _adjudication(project, adjudication_id)
+    decision = request.POST.get("decision", "")
+    kwargs = {}
+    if decision.startswith("side-"):
+        kwargs["side"] = decision.removeprefix("side-")
+    elif decision == "protocol":
+        kwargs["path"] = adjudication.path or {}
+    try:
+        if not kwargs:
+            raise GoldError("Pick a side or answer the questions first.")
+        if "side" in kwargs and not kwargs["side"].isdigit():
+            raise GoldError("Unknown side.")
+        gold_services.adjudication_resolve(adjudication, request.user, reason=request.POST.get("reason", ""), **kwargs)
+    except GoldError as error:
+        if not request.htmx:
+            messages.error(request, str(error))
+            return redirect("gold_turn", slug=slug, turn_id=adjudication.turn_id)
+        return _render_dispute(request, project, adjudication, error=str(error))
+    if not request.htmx:
+        messages.success(request, "Decision saved.")
+        return redirect("gold_turn", slug=slug, turn_id=adjudication.turn_id)
+    response = _render_dispute(request, project, adjudication)
+    response["HX-Trigger"] = "dispute-resolved"
+    return response
+
+
+def sentence_gold(request, slug, sentence_id):
+    """A sentence's gold with its history; leads may override it or reopen an annotation from here."""
+    project = access_project_as_adjudicator(request.user, slug)
+    sentence = get_object_or_404(
+        Sentence.objects.select_related("turn__dialogue"), pk=sentence_id, turn__dialogue__project=project
+    )
+    lead = is_lead(request.user, project)
+    error = None
+    if request.method == "POST":
+        if not lead:
+            access_project_as_lead(request.user, slug)  # 404 for a non-lead
+        try:
+            gold_services.gold_override(sentence, request.user, request.POST.get("label", ""), request.POST.get("reason", ""))
+        except GoldError as exc:
+            error = str(exc)
+        else:
+            messages.success(request, "Gold label overridden.")
+            return redirect("gold_sentence", slug=slug, sentence_id=sentence.pk)
+    annotations = sentence.annotations.filter(
+        assignment__is_qualification=False
+    ).select_related("assignment__annotator").order_by("assignment_id")
+    context = {
+        "project": project,
+        "sentence": sentence,
+        "turn": sentence.turn,
+        "is_lead": lead,
+        "annotations": annotations,
+        "error": error,
+        "posted": request.POST if request.method == "POST" else {},
+        **gold_history(sentence),
+    }
+    return render(request, "gold/sentence_gold.html", context, status=422 if error else 200)
+
+
+@require_POST
+def reopen(request, slug, assignment_id):
+    """A lead sends a submitted annotation back to its annotator (gold from it is cleared)."""
+    project = access_project_as_lead(request.user, slug)
+    assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    try:
+        gold_services.annotation_reopen(assignment, request.user, request.POST.get("reason", ""))
+    except GoldError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Reopened {assignment.annotator}'s annotation; its gold will be derived again on submission.")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        target = reverse("project_detail", args=[slug])
+    return redirect(target)

@@ -1,0 +1,94 @@
+"""The REST API: /api/v1/ (versioned), the OpenAPI schema and its two viewers."""
+
+from django.urls import include, path, re_path, register_converter
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from . import pages
+from .exceptions import api_not_found
+from .views import auth, autolabel, corpus, gold, projects, qa, work, workflow
+
+app_name = "api"
+
+
+class IdConverter:
+    """A database id: up to 18 digits, so that any id in a URL fits a 64-bit integer column."""
+
+    regex = "[0-9]{1,18}"
+
+    def to_python(self, value):
+        return int(value)
+
+    def to_url(self, value):
+        return str(value)
+
+
+register_converter(IdConverter, "id")
+
+
+class SwaggerView(SpectacularSwaggerView):
+    http_method_names = ["get", "head"]  # an HTML page: OPTIONS would have no template to render
+
+
+class RedocView(SpectacularRedocView):
+    http_method_names = ["get", "head"]
+
+project_patterns = [
+    path("", projects.ProjectDetailView.as_view(), name="project-detail"),
+    path("members/", projects.MemberListView.as_view(), name="member-list"),
+    path("members/<id:user_id>/", projects.MemberDetailView.as_view(), name="member-detail"),
+    path("imports/", corpus.BatchListView.as_view(), name="import-list"),
+    path("imports/<id:pk>/", corpus.BatchDetailView.as_view(), name="import-detail"),
+    path("dialogues/", corpus.DialogueListView.as_view(), name="dialogue-list"),
+    path("dialogues/<id:pk>/", corpus.DialogueDetailView.as_view(), name="dialogue-detail"),
+    path("turns/", corpus.TurnListView.as_view(), name="turn-list"),
+    path("turns/<id:pk>/", corpus.TurnDetailView.as_view(), name="turn-detail"),
+    path("sentences/", corpus.SentenceListView.as_view(), name="sentence-list"),
+    path("sentences/<id:pk>/", corpus.SentenceDetailView.as_view(), name="sentence-detail"),
+    path("gold/", corpus.GoldListView.as_view(), name="gold-list"),
+    path("assignments/", work.AssignmentListView.as_view(), name="assignment-list"),
+    path("assignments/<id:pk>/", work.AssignmentDetailView.as_view(), name="assignment-detail"),
+    path("annotations/", work.AnnotationListView.as_view(), name="annotation-list"),
+    path("assignments/next/", workflow.NextAssignmentView.as_view(), name="assignment-next"),
+    path("assignments/<id:pk>/answer/", workflow.AnswerStepView.as_view(), name="assignment-answer"),
+    path("assignments/<id:pk>/label/", workflow.PickLabelView.as_view(), name="assignment-label"),
+    path("assignments/<id:pk>/undo/", workflow.UndoView.as_view(), name="assignment-undo"),
+    path("assignments/<id:pk>/note/", workflow.NoteView.as_view(), name="assignment-note"),
+    path("assignments/<id:pk>/evidence/", workflow.EvidenceAddView.as_view(), name="assignment-evidence-add"),
+    path("assignments/<id:pk>/evidence/remove/", workflow.EvidenceRemoveView.as_view(),
+         name="assignment-evidence-remove"),
+    path("assignments/<id:pk>/submit/", workflow.SubmitView.as_view(), name="assignment-submit"),
+    path("gold/export/", gold.GoldExportView.as_view(), name="gold-export"),
+    path("adjudications/", gold.AdjudicationListView.as_view(), name="adjudication-list"),
+    path("adjudications/<id:pk>/", gold.AdjudicationDetailView.as_view(), name="adjudication-detail"),
+    path("adjudications/<id:pk>/resolve/", gold.AdjudicationResolveView.as_view(), name="adjudication-resolve"),
+    path("reports/agreement/", gold.AgreementReportView.as_view(), name="agreement-report"),
+    path("autolabel-jobs/", autolabel.JobListView.as_view(), name="autolabel-job-list"),
+    path("autolabel-jobs/<id:pk>/", autolabel.JobDetailView.as_view(), name="autolabel-job-detail"),
+    path("autolabel-jobs/<id:pk>/cancel/", autolabel.JobCancelView.as_view(), name="autolabel-job-cancel"),
+    path("autolabel-jobs/<id:pk>/predictions/", autolabel.PredictionListView.as_view(),
+         name="autolabel-prediction-list"),
+    path("questions/", qa.QuestionListView.as_view(), name="question-list"),
+    path("questions/<id:pk>/", qa.QuestionDetailView.as_view(), name="question-detail"),
+    path("questions/<id:pk>/messages/", qa.QuestionReplyView.as_view(), name="question-reply"),
+    path("questions/<id:pk>/close/", qa.QuestionCloseView.as_view(), name="question-close"),
+    path("feedback/", qa.FeedbackListView.as_view(), name="feedback-list"),
+    path("feedback/<id:pk>/", qa.FeedbackDetailView.as_view(), name="feedback-detail"),
+    path("feedback/<id:pk>/acknowledge/", qa.FeedbackAcknowledgeView.as_view(), name="feedback-acknowledge"),
+]
+
+v1_patterns = [
+    path("auth/token/", auth.TokenView.as_view(), name="token"),
+    path("me/", auth.MeView.as_view(), name="me"),
+    path("projects/", projects.ProjectListView.as_view(), name="project-list"),
+    path("projects/<slug:slug>/", include(project_patterns)),
+]
+
+urlpatterns = [
+    path("v1/", include(v1_patterns)),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SwaggerView.as_view(url_name="api:schema"), name="swagger-ui"),
+    path("redoc/", RedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("token/", pages.token_page, name="token-page"),
+    # Last: an unknown API URL answers JSON like every other API error.
+    re_path(r"^(?P<rest>.*)$", api_not_found, name="not-found"),
+]

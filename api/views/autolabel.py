@@ -1,0 +1,165 @@
+"""Auto-label jobs (leads): start, watch progress, cancel, read predictions. The autolabel services run them."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+
+from annotator.vocabulary import Label
+from autolabel.models import AutoLabelJob, LLMProfile, Prediction
+from autolabel.services import job_cancel, job_create
+
+from ..serializers import MAX_ID
+from ..pagination import IdCursorPagination, PagePagination
+from ..permissions import LEADS, ProjectScopedView
+
+
+class JobSerializer(serializers.ModelSerializer):
+    profile = serializers.CharField(source="profile.name", read_only=True)
+    prompt_version = serializers.IntegerField(source="prompt_version.version", read_only=True)
+    percent = serializers.FloatField(read_only=True, help_text="Turns done, in percent.")
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
+    cost = serializers.DecimalField(max_digits=12, decimal_places=6, coerce_to_string=False, read_only=True)
+
+    class Meta:
+        model = AutoLabelJob
+        fields = [
+            "id", "profile", "prompt_version", "model", "samples", "threshold", "use_n", "batch_mode", "status",
+            "cancel_requested", "error", "total_turns", "done_turns", "percent", "requests", "retries", "faults",
+            "abstentions", "problems", "prompt_tokens", "completion_tokens", "cost", "created_by", "created_at",
+            "started_at", "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class JobStartSerializer(serializers.Serializer):
+    profile = serializers.CharField(max_length=100,
+                                    help_text="Name of an LLM endpoint profile (set up in the admin).")
+
+    def validate_profile(self, name):
+        # A CharField first: it refuses NUL characters, which PostgreSQL cannot compare.
+        profile = LLMProfile.objects.filter(name=name).first()
+        if profile is None:
+            raise serializers.ValidationError(f"No LLM endpoint profile named {name!r}.")
+        return profile
+    model = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                  help_text="Default: the profile's default model.")
+    samples = serializers.IntegerField(required=False, default=5, min_value=1, max_value=100)
+    threshold = serializers.IntegerField(required=False, default=3, min_value=1, max_value=100)
+    turn_ids = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID), required=False,
+                                     help_text="Default: every turn outside the qualification set.")
+    use_n = serializers.BooleanField(required=False, default=True)
+    batch_mode = serializers.BooleanField(required=False, default=False)
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    turn = serializers.IntegerField(source="sentence.turn_id", read_only=True)
+    sentence_index = serializers.IntegerField(source="sentence.index", read_only=True)
+    label = serializers.ChoiceField(choices=Label.choices, allow_blank=True, read_only=True,
+                                    help_text="Empty when the vote was inconclusive.")
+
+    class Meta:
+        model = Prediction
+        fields = ["id", "sentence", "turn", "sentence_index", "label", "hallucinated", "hallucinated_votes",
+                  "abstentions", "stage1_kind", "label_votes"]
+        read_only_fields = fields
+
+
+JOB_EXAMPLE = {
+    "id": 3, "profile": "baseline", "prompt_version": 1, "model": "baseline-lexical", "samples": 5, "threshold": 3,
+    "use_n": True, "batch_mode": False, "status": "running", "cancel_requested": False, "error": "",
+    "total_turns": 1200, "done_turns": 480, "percent": 40.0, "requests": 980, "retries": 12, "faults": 0,
+    "abstentions": 3, "problems": {"missing marker": 2}, "prompt_tokens": 812000, "completion_tokens": 95000,
+    "cost": 0.0, "created_by": "lea", "created_at": "2026-11-21T09:40:00Z", "started_at": "2026-11-21T09:40:01Z",
+    "finished_at": None,
+}
+PREDICTION_EXAMPLE = {
+    "id": 81, "sentence": 902, "turn": 40, "sentence_index": 1, "label": "speculative", "hallucinated": True,
+    "hallucinated_votes": 4, "abstentions": 0, "stage1_kind": "cognitive",
+    "label_votes": {"speculative": 4, "reliable": 1},
+}
+
+
+class JobQueryMixin:
+    model = AutoLabelJob
+
+    def project_queryset(self):
+        return (
+            AutoLabelJob.objects.filter(project=self.project)
+            .select_related("profile", "prompt_version", "created_by").order_by("-id")
+        )
+
+
+@extend_schema_view(get=extend_schema(summary="Auto-label jobs (leads)", tags=["autolabel"],
+                                      examples=[OpenApiExample("Job", value=JOB_EXAMPLE)]))
+class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
+    method_roles = {"GET": LEADS, "POST": LEADS}
+    serializer_class = JobSerializer
+    pagination_class = PagePagination
+    filter_backends = []
+
+    @extend_schema(
+        summary="Start an auto-label job (leads)",
+        description="Queues the job for a Celery worker: each turn's sentences are labelled in one prompt, "
+                    "`samples` replies are drawn and a sentence is called hallucinated when at least "
+                    "`threshold` of them say so.",
+        request=JobStartSerializer, responses={201: JobSerializer},
+        examples=[
+            OpenApiExample("Start", request_only=True,
+                           value={"profile": "baseline", "samples": 5, "threshold": 3}),
+            OpenApiExample("Queued", response_only=True, status_codes=["201"],
+                           value={**JOB_EXAMPLE, "status": "queued", "done_turns": 0, "percent": 0.0}),
+        ],
+        tags=["autolabel"],
+    )
+    def post(self, request, slug):
+        serializer = JobStartSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        job = job_create(
+            project=self.project, profile=data["profile"], model=data.get("model", ""), samples=data["samples"],
+            threshold=data["threshold"], turn_ids=data.get("turn_ids"), use_n=data["use_n"],
+            batch_mode=data["batch_mode"], created_by=request.user,
+        )
+        job = self.project_queryset().get(pk=job.pk)
+        return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+@extend_schema_view(get=extend_schema(summary="A job: status and progress (leads)", tags=["autolabel"],
+                                      examples=[OpenApiExample("Job", value=JOB_EXAMPLE)]))
+class JobDetailView(JobQueryMixin, ProjectScopedView, generics.RetrieveAPIView):
+    method_roles = {"GET": LEADS}
+    serializer_class = JobSerializer
+    filter_backends = []
+
+
+class JobCancelView(JobQueryMixin, ProjectScopedView):
+    method_roles = {"POST": LEADS}
+    serializer_class = JobSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="Cancel a job (leads)",
+        description="A queued job stops at once, a running one at its next write; predictions made so far stay.",
+        request=None, responses={200: JobSerializer},
+        examples=[OpenApiExample("Cancelling", response_only=True,
+                                 value={**JOB_EXAMPLE, "cancel_requested": True})],
+        tags=["autolabel"],
+    )
+    def post(self, request, slug, pk):
+        job = job_cancel(get_object_or_404(self.project_queryset(), pk=pk))
+        return Response(JobSerializer(self.project_queryset().get(pk=job.pk)).data)
+
+
+@extend_schema_view(get=extend_schema(summary="A job's predictions (leads; cursor-paginated)", tags=["autolabel"],
+                                      examples=[OpenApiExample("Prediction", value=PREDICTION_EXAMPLE)]))
+class PredictionListView(ProjectScopedView, generics.ListAPIView):
+    model = Prediction
+    method_roles = {"GET": LEADS}
+    serializer_class = PredictionSerializer
+    pagination_class = IdCursorPagination
+    filter_backends = []
+
+    def project_queryset(self):
+        job = get_object_or_404(AutoLabelJob, pk=self.kwargs["pk"], project=self.project)
+        return Prediction.objects.filter(job=job).select_related("sentence")

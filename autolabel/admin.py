@@ -1,0 +1,300 @@
+"""Admin of the auto-labeller: endpoint profiles, prompt versions, contrastive examples, jobs.
+
+Leads start jobs from here: the action "Auto-label selected" on projects,
+dialogues and turns, or "Start a job" on the jobs list; both lead to one form
+(endpoint profile, model, prompt version, samples, threshold).
+"""
+
+import os
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import models
+from django.db.models import Count
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from annotator.models import Dialogue, Project, Turn
+
+from . import selectors, services
+from .forms import JobStartForm
+from .models import AutoLabelJob, ContrastiveExample, LLMProfile, PromptVersion
+
+SESSION_KEY = "autolabel_selection"
+
+
+@admin.register(LLMProfile)
+class LLMProfileAdmin(admin.ModelAdmin):
+    list_display = ["name", "base_url", "default_model", "api_key_env", "key_available", "supports_n",
+                    "supports_batch", "concurrency"]
+    readonly_fields = ["key_available"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    fieldsets = [
+        (None, {"fields": ["name", "base_url", "default_model"]}),
+        ("API key", {"fields": ["api_key_env", "key_available"],
+                     "description": "The key is read from this environment variable of the worker; it is never stored "
+                                    "in the database nor shown here."}),
+        ("Requests", {"fields": ["supports_n", "supports_batch", "concurrency", "timeout_seconds", "max_retries",
+                                 "temperature", "max_tokens"]}),
+        ("Prices per million tokens", {"fields": ["input_price_per_million", "output_price_per_million"]}),
+    ]
+
+    @admin.display(boolean=True, description="key set in this process")
+    def key_available(self, obj):
+        return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
+
+
+@admin.register(PromptVersion)
+class PromptVersionAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "project", "version", "job_count", "created_at"]
+    list_filter = ["project"]
+    readonly_fields = ["version", "created_at"]
+    save_as = True
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_jobs=Count("jobs"))
+
+    @admin.display(description="jobs")
+    def job_count(self, obj):
+        return obj.n_jobs
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.jobs.exists():
+            # A version used by a job is history: change it with "Save as new".
+            return ["project", "version", "stage1_template", "stage2_template", "created_at"]
+        return self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        if obj.pk is None:
+            created = services.prompt_version_create(obj.project, obj.stage1_template, obj.stage2_template, obj.notes)
+            obj.pk, obj.version, obj.created_at = created.pk, created.version, created.created_at
+            obj._state.adding = False
+            return
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(ContrastiveExample)
+class ContrastiveExampleAdmin(admin.ModelAdmin):
+    list_display = ["sentence_text", "project", "wrong_label", "right_label", "active", "position"]
+    list_filter = ["project", "active", "right_label"]
+    list_editable = ["active", "position"]
+    raw_id_fields = ["sentence", "source_job"]
+    change_list_template = "admin/autolabel/contrastiveexample/change_list.html"
+
+    @admin.display(description="sentence")
+    def sentence_text(self, obj):
+        return obj.sentence.text[:120]
+
+    def get_urls(self):
+        return [
+            path("candidates/", self.admin_site.admin_view(self.candidates_view), name="autolabel_contrastive_candidates"),
+            *super().get_urls(),
+        ]
+
+    def candidates_view(self, request):
+        """Gold sentences an earlier job got wrong, to pick as contrastive examples."""
+        projects = Project.objects.order_by("name")
+        project = projects.filter(pk=request.GET.get("project") or request.POST.get("project")).first() or projects.first()
+        job = None
+        job_id = request.GET.get("job") or request.POST.get("job")
+        if project and job_id:
+            job = AutoLabelJob.objects.filter(pk=job_id, project=project).first()
+        if request.method == "POST" and project:
+            job, candidates = selectors.contrastive_candidates(project, job)
+            chosen = {c.sentence_id: c for c in candidates}.get(int(request.POST.get("sentence", 0) or 0))
+            if chosen is None:
+                messages.error(request, "That sentence is not a candidate any more.")
+            else:
+                example = ContrastiveExample.objects.create(
+                    project=project, sentence=chosen.sentence, wrong_label=chosen.label,
+                    right_label=chosen.sentence.gold.label, source_job=job,
+                    explanation=chosen.sentence.gold.reason,
+                )
+                messages.success(request, "Example added: write the explanation the model will see.")
+                return redirect("admin:autolabel_contrastiveexample_change", example.pk)
+        job, candidates = selectors.contrastive_candidates(project, job) if project else (None, [])
+        context = {
+            **self.admin_site.each_context(request), "title": "Contrastive example candidates", "opts": self.model._meta,
+            "projects": projects, "project": project, "job": job, "candidates": candidates,
+            "jobs": AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE) if project else [],
+        }
+        return TemplateResponse(request, "admin/autolabel/contrastive_candidates.html", context)
+
+
+class ProjectChoiceForm(forms.Form):
+    project = forms.ModelChoiceField(queryset=Project.objects.order_by("name"))
+
+
+@admin.register(AutoLabelJob)
+class AutoLabelJobAdmin(admin.ModelAdmin):
+    list_display = ["job_number", "project", "progress_bar", "model", "voting", "faults", "cost", "created_at", "job_page"]
+    list_filter = ["status", "project", "batch_mode"]
+    actions = ["cancel_jobs"]
+    change_list_template = "admin/autolabel/autolabeljob/change_list.html"
+    exclude = ["lease_owner", "lease_until"]
+
+    class Media:
+        js = ["vendor/htmx.min.js"]
+        css = {"all": ["css/autolabel.css"]}
+
+    def has_add_permission(self, request):
+        return False  # jobs are started with the start form, not created by hand
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("project")
+
+    @admin.display(description="progress")
+    def progress_bar(self, obj):
+        return render_admin_progress(obj)
+
+    @admin.display(description="job", ordering="pk")
+    def job_number(self, obj):
+        return f"#{obj.pk}"
+
+    @admin.display(description="samples / threshold")
+    def voting(self, obj):
+        return f"{obj.samples} / {obj.threshold}"
+
+    @admin.display(description="page")
+    def job_page(self, obj):
+        return format_html('<a href="{}">open</a>', reverse("autolabel:job_detail", args=[obj.project.slug, obj.pk]))
+
+    @admin.action(description="Cancel selected jobs")
+    def cancel_jobs(self, request, queryset):
+        for job in queryset:
+            services.job_cancel(job)
+        messages.info(request, f"Cancellation requested for {queryset.count()} job(s).")
+
+    def get_urls(self):
+        return [path("start/", self.admin_site.admin_view(self.start_view), name="autolabel_job_start"), *super().get_urls()]
+
+    def start_view(self, request):
+        selection = request.session.get(SESSION_KEY) if request.GET.get("selection") else None
+        project = None
+        if selection:
+            project = get_object_or_404(Project, pk=selection["project"])
+        elif request.GET.get("project") or request.POST.get("project"):
+            project = get_object_or_404(Project, pk=request.GET.get("project") or request.POST.get("project"))
+        if project is None:
+            chooser = ProjectChoiceForm(request.GET or None)
+            context = {**self.admin_site.each_context(request), "title": "Start an auto-label job", "chooser": chooser,
+                       "opts": self.model._meta}
+            return render(request, "admin/autolabel/job_start.html", context)
+        form = JobStartForm(request.POST or None, project=project)
+        turn_ids = selection["turns"] if selection else None
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                job = services.job_create(
+                    project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
+                    threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
+                    batch_mode=data["batch_mode"], turn_ids=turn_ids, created_by=request.user,
+                )
+            except services.JobError as error:
+                form.add_error(None, str(error))
+            else:
+                request.session.pop(SESSION_KEY, None)
+                messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
+                return redirect("admin:autolabel_autolabeljob_changelist")
+        context = {
+            **self.admin_site.each_context(request), "title": f"Start an auto-label job on {project}", "form": form,
+            "project": project, "turn_count": len(turn_ids) if turn_ids else None, "opts": self.model._meta,
+            "selection": bool(selection),
+        }
+        return render(request, "admin/autolabel/job_start.html", context)
+
+
+def render_admin_progress(job):
+    from django.template.loader import render_to_string
+
+    return render_to_string("autolabel/partials/admin_progress.html", {"job": job, "project": job.project})
+
+
+@admin.action(description="Auto-label selected (start an LLM pre-labelling job)")
+def autolabel_selected(modeladmin, request, queryset):
+    model = queryset.model
+    if model is Turn:
+        turns = Turn.objects.filter(pk__in=queryset.values("pk"))
+    elif model is Dialogue:
+        turns = Turn.objects.filter(dialogue__in=queryset.values("pk"), is_qualification=False)
+    else:
+        turns = Turn.objects.filter(dialogue__project__in=queryset.values("pk"), is_qualification=False)
+    projects = set(turns.values_list("dialogue__project", flat=True).distinct()[:2])
+    if len(projects) != 1:
+        messages.error(request, "Select turns of exactly one project (a job labels one project).")
+        return None
+    request.session[SESSION_KEY] = {"project": projects.pop(), "turns": list(turns.values_list("pk", flat=True))}
+    return redirect(reverse("admin:autolabel_job_start") + "?selection=1")
+
+
+for _model in (Project, Dialogue, Turn):
+    _model_admin = admin.site.get_model_admin(_model) if admin.site.is_registered(_model) else None
+    if _model_admin is not None:
+        _model_admin.actions = [*(_model_admin.actions or []), autolabel_selected]
+
+
+# --- claim-triplet extraction jobs (RefChecker's extractor step; autolabel/extraction_jobs.py) -------------
+
+from .models import ExtractionJob  # noqa: E402
+
+
+class ExtractionJobAddForm(forms.ModelForm):
+    class Meta:
+        model = ExtractionJob
+        fields = ("project", "kind", "profile", "model", "only_missing", "source_job")
+
+    def clean(self):
+        from .extraction_jobs import extraction_job_check
+
+        data = super().clean()
+        job = ExtractionJob(**{name: data.get(name) for name in ("project", "kind", "profile", "model", "source_job")})
+        problem = extraction_job_check(job) if data.get("project") and data.get("profile") else None
+        if problem:
+            raise forms.ValidationError(problem)
+        return data
+
+
+@admin.register(ExtractionJob)
+class ExtractionJobAdmin(admin.ModelAdmin):
+    """Leads start an extraction with "Add": project, endpoint profile, model; a worker runs it."""
+
+    list_display = ("id", "project", "kind", "model", "status", "done_turns", "total_turns", "triplets_created", "faults",
+                    "retries", "created_at")
+    list_filter = ("status", "project")
+    actions = ["cancel_extraction_jobs"]
+    add_fields = ("project", "kind", "profile", "model", "only_missing", "source_job")
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ExtractionJobAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return self.add_fields
+        return [f.name for f in ExtractionJob._meta.fields if f.name != "id"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return () if obj is None else self.get_fields(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        from .extraction_jobs import extraction_job_enqueue, extraction_job_prepare
+
+        if change:
+            return
+        obj.created_by = request.user
+        extraction_job_prepare(obj)  # the form checked it (extraction_job_check)
+        extraction_job_enqueue(obj.pk)
+
+    @admin.action(description="Cancel the selected extraction jobs")
+    def cancel_extraction_jobs(self, request, queryset):
+        from .extraction_jobs import extraction_job_cancel
+
+        for job in queryset.exclude(status__in=ExtractionJob.FINISHED):
+            extraction_job_cancel(job)
+        messages.success(request, "Cancellation requested.")

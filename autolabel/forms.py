@@ -1,0 +1,33 @@
+from django import forms
+
+from .models import LLMProfile, PromptVersion
+from .services import MAX_SAMPLES
+
+
+class JobStartForm(forms.Form):
+    """Start an auto-label job: the same form on the project page and in the admin."""
+
+    profile = forms.ModelChoiceField(queryset=LLMProfile.objects.order_by("name"), label="Endpoint profile")
+    model = forms.CharField(required=False, max_length=200, help_text="Blank: the profile's default model.")
+    prompt_version = forms.ModelChoiceField(queryset=PromptVersion.objects.none(), required=False,
+                                            help_text="Blank: the latest version.")
+    samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=5)
+    threshold = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=3,
+                                   help_text="A sentence is hallucinated when at least this many samples say so.")
+    use_n = forms.BooleanField(required=False, initial=True, label="Ask for all samples in one request (n)")
+    batch_mode = forms.BooleanField(required=False, label="Batch API (half price, results within 24 h)")
+
+    def __init__(self, *args, project=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if project is not None:
+            self.fields["prompt_version"].queryset = PromptVersion.objects.filter(project=project)
+
+    def clean(self):
+        data = super().clean()
+        samples, threshold = data.get("samples"), data.get("threshold")
+        if samples and threshold and threshold > samples:
+            self.add_error("threshold", "The threshold cannot exceed the number of samples.")
+        profile = data.get("profile")
+        if data.get("batch_mode") and profile and not profile.supports_batch:
+            self.add_error("batch_mode", f"The profile {profile.name} does not offer the Batch API.")
+        return data

@@ -1,0 +1,130 @@
+"""The baseline judge: a transparent lexical-overlap rule, no language model.
+
+It reads a prompt made by prompting.build_messages and answers it in the same
+marker format a real model must use, so the whole pipeline (prompts, parsing,
+voting, jobs, evaluation) can run offline. It is a *baseline*: it knows nothing
+about meaning, only which words of a sentence also occur in the reference.
+
+For each marked sentence:
+
+- content words: lower-cased words of 3+ letters, minus a short stop list, each
+  cut to its first 6 letters (a crude stem, so "rivers" matches "river");
+- support: the share of the sentence's content words found in the reference;
+- unsupported numbers: numbers in the sentence that do not occur in the reference.
+
+Stage 1
+  irrelevant    fewer than 2 content words, none of them in the reference;
+  cognitive     the sentence holds a cue of inference or judgement (because,
+                therefore, important, likely, should, ...); otherwise factual;
+  hallucinated  support below 0.6 (plus the sample's jitter), or an unsupported number;
+  faithful      otherwise.
+Stage 2
+  misleading    support below 0.25 (plus jitter);
+  speculative   support below 0.6 (plus jitter);
+  reliable      a hedge (may, might, could, often, ...) softens the claim;
+  unequivocal   otherwise.
+
+Samples vary slightly: each sample moves the thresholds by a jitter in
+[-0.08, 0.08] drawn from a generator seeded with the sample's seed and the
+sentence number, so the same request with the same seed gets the same answer,
+and five samples disagree on borderline sentences only.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from .prompting import STAGE_1, parse_prompt
+
+STOPWORDS = frozenset(
+    """
+    the and for are but not you all any can had her was one our out has have him his how its may new now
+    see two who did get let put say she too use this that with from they will would there their what
+    when which where while been were into than then them these those some such only also very more most
+    other about after before over under again just each both few own same here being does doing
+    your yours ours hers itself himself herself themselves ourselves
+    """.split()
+)
+COGNITIVE_CUES = frozenset(
+    """
+    because therefore thus hence consequently result results suggests suggest suggesting implies imply indicates
+    important importance significant significantly crucial essential key notable notably remarkable
+    likely unlikely probably possibly perhaps seems seem appears appear believe think opinion
+    should must best better worse great impressive valuable beneficial effective ultimately overall
+    reflects reflect demonstrates demonstrate highlights highlight showcases showcase contributes contribute
+    helps help allows allow enables enable making made makes role impact influence influenced
+    """.split()
+)
+HEDGES = frozenset(
+    """
+    may might could can often usually generally typically likely probably possibly perhaps some several
+    many potentially relatively somewhat approximately around about
+    """.split()
+)
+
+_WORD_RE = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
+JITTER = 0.08
+SUPPORT_THRESHOLD = 0.6
+MISLEADING_THRESHOLD = 0.25
+
+
+def _stem(word: str) -> str:
+    return word[:6]
+
+
+def content_words(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS]
+
+
+def support(sentence: str, reference_stems: set[str]) -> float:
+    words = content_words(sentence)
+    if not words:
+        return 0.0
+    return sum(1 for w in words if w in reference_stems) / len(words)
+
+
+def unsupported_numbers(sentence: str, reference: str) -> list[str]:
+    known = set(_NUMBER_RE.findall(reference))
+    return [n for n in _NUMBER_RE.findall(sentence) if n not in known]
+
+
+def _jitter(seed: int, number: int) -> float:
+    return random.Random(f"{seed}:{number}").uniform(-JITTER, JITTER)
+
+
+def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int) -> str:
+    words = content_words(sentence)
+    found = [w for w in words if w in reference_stems]
+    if len(words) < 2 and not found:
+        return "irrelevant"
+    lowered = set(_WORD_RE.findall(sentence.lower()))
+    kind = "cognitive" if lowered & COGNITIVE_CUES else "factual"
+    score = support(sentence, reference_stems)
+    bad = score < SUPPORT_THRESHOLD + _jitter(seed, number) or unsupported_numbers(sentence, reference)
+    return f"{'hallucinated' if bad else 'faithful'} {kind}"
+
+
+def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int) -> str:
+    score = support(sentence, reference_stems)
+    jitter = _jitter(seed, number)
+    if score < MISLEADING_THRESHOLD + jitter:
+        return "misleading"
+    if score < SUPPORT_THRESHOLD + jitter:
+        return "speculative"
+    if set(_WORD_RE.findall(sentence.lower())) & HEDGES:
+        return "reliable"
+    return "unequivocal"
+
+
+def answer(prompt_text: str, seed: int) -> str:
+    """The judge's reply to a prompt, one ``<sN>tags</sN>`` line per marked sentence."""
+    prompt = parse_prompt(prompt_text)
+    stems = set(content_words(prompt.reference))
+    judge = judge_sentence_stage1 if prompt.stage == STAGE_1 else judge_sentence_stage2
+    lines = [
+        f"<s{number}>{judge(text, prompt.reference, stems, seed, number)}</s{number}>"
+        for number, text in prompt.sentences
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,271 @@
+"""Auto-labelling: endpoints, prompt versions, contrastive examples, jobs, samples, predictions."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from annotator.models import Project, Sentence, Turn
+from annotator.vocabulary import Label
+
+from . import prompting
+
+
+class LLMProfile(models.Model):
+    """An OpenAI-compatible endpoint. The API key is read from an environment variable, never stored."""
+
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.URLField(max_length=500, help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8765/v1")
+    default_model = models.CharField(max_length=200, default="baseline-lexical")
+    api_key_env = models.CharField(
+        max_length=100, blank=True, default="OPENAI_API_KEY",
+        help_text="Name of the environment variable holding the API key (the key itself is never stored).",
+    )
+    supports_n = models.BooleanField(default=True, help_text="The endpoint returns several choices for one request (n).")
+    supports_batch = models.BooleanField(default=False, help_text="The endpoint offers the files and batches API.")
+    concurrency = models.PositiveSmallIntegerField(default=16, help_text="At most this many requests in flight per job.")
+    timeout_seconds = models.FloatField(default=60)
+    max_retries = models.PositiveSmallIntegerField(default=5)
+    temperature = models.FloatField(default=1.0)
+    max_tokens = models.PositiveIntegerField(default=1024)
+    input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+
+    class Meta:
+        verbose_name = "LLM endpoint profile"
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
+            raise ValidationError({"api_key_env": "An environment variable name: letters, digits and underscores."})
+
+
+class PromptVersion(models.Model):
+    """The wording of both stages for one project; versions are never edited once used."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="prompt_versions")
+    version = models.PositiveIntegerField()
+    stage1_template = models.TextField(default=prompting.DEFAULT_STAGE1_TEMPLATE)
+    stage2_template = models.TextField(default=prompting.DEFAULT_STAGE2_TEMPLATE)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-version"]
+        constraints = [models.UniqueConstraint(fields=["project", "version"], name="prompt_version_unique")]
+
+    def __str__(self):
+        return f"{self.project.slug} prompt v{self.version}"
+
+
+class ContrastiveExample(models.Model):
+    """A gold sentence shown in the prompt with a wrong annotation beside the right one."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="contrastive_examples")
+    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="contrastive_examples")
+    wrong_label = models.CharField(max_length=20, choices=Label.choices)
+    right_label = models.CharField(max_length=20, choices=Label.choices)
+    explanation = models.TextField(blank=True, help_text="Shown to the model after the right annotation.")
+    active = models.BooleanField(default=True)
+    position = models.PositiveIntegerField(default=0)
+    source_job = models.ForeignKey(
+        "AutoLabelJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The job whose mistake suggested this example.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "position", "id"]
+        constraints = [models.UniqueConstraint(fields=["project", "sentence"], name="one_example_per_sentence")]
+
+    def __str__(self):
+        return f"{self.sentence.text[:60]} ({self.wrong_label} -> {self.right_label})"
+
+
+class AutoLabelJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="autolabel_jobs")
+    profile = models.ForeignKey(LLMProfile, on_delete=models.PROTECT, related_name="jobs")
+    prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
+    model = models.CharField(max_length=200)
+    samples = models.PositiveSmallIntegerField(default=5)
+    threshold = models.PositiveSmallIntegerField(default=3)
+    use_n = models.BooleanField(default=True, help_text="Ask for all samples in one request (n) when the endpoint can.")
+    batch_mode = models.BooleanField(default=False, help_text="Send the requests through the Batch API (half price, slower).")
+    # Parameters as sent, recorded with the job (temperature, max_tokens, concurrency, examples used...).
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    total_turns = models.PositiveIntegerField(default=0)
+    done_turns = models.PositiveIntegerField(default=0)
+    requests = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField(default=0)
+    faults = models.PositiveIntegerField(default=0, help_text="Requests that failed after every retry.")
+    abstentions = models.PositiveIntegerField(default=0, help_text="Sentence votes lost to faults or unreadable replies.")
+    problems = models.JSONField(default=dict, blank=True, help_text="Reply problems by kind (missing marker, unknown tag...).")
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # Which worker runs the job, until when; a worker that dies stops renewing and another adopts the job.
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    batch_state = models.JSONField(default=dict, blank=True, help_text="Batch mode: current batch id, status and counts.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "auto-label job"
+
+    def __str__(self):
+        return f"Job {self.pk} on {self.project.slug} ({self.model}, {self.status})"
+
+    @property
+    def percent(self):
+        return round(100 * self.done_turns / self.total_turns, 1) if self.total_turns else 0.0
+
+    @property
+    def is_finished(self):
+        return self.status in self.FINISHED
+
+
+class JobTurn(models.Model):
+    """A turn in a job's scope; ``done`` once its predictions are written."""
+
+    job = models.ForeignKey(AutoLabelJob, on_delete=models.CASCADE, related_name="job_turns")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["job", "turn"], name="job_turn_unique")]
+        indexes = [models.Index(fields=["job", "done", "id"])]
+
+
+class SampleReply(models.Model):
+    """One sample's reply for one stage of one turn: the raw text and the per-sentence votes."""
+
+    job = models.ForeignKey(AutoLabelJob, on_delete=models.CASCADE, related_name="sample_replies")
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="+")
+    stage = models.PositiveSmallIntegerField()
+    sample_index = models.PositiveSmallIntegerField()
+    raw_reply = models.TextField(blank=True)
+    # sentence number (1-based, as in the prompt) -> tag text, for the sentences the reply labelled.
+    votes = models.JSONField(default=dict, blank=True)
+    problems = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, help_text="Why the request failed after its retries.")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "turn", "stage", "sample_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "turn", "stage", "sample_index"], name="sample_reply_unique")
+        ]
+
+
+class Prediction(models.Model):
+    """The vote's result for one sentence in one job."""
+
+    job = models.ForeignKey(AutoLabelJob, on_delete=models.CASCADE, related_name="predictions")
+    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="predictions")
+    label = models.CharField(max_length=20, choices=Label.choices, blank=True)
+    hallucinated = models.BooleanField(default=False)
+    hallucinated_votes = models.PositiveSmallIntegerField(default=0)
+    abstentions = models.PositiveSmallIntegerField(default=0)
+    stage1_kind = models.CharField(max_length=20, blank=True, help_text="factual / cognitive, as the agreeing samples said.")
+    label_votes = models.JSONField(default=dict, blank=True)
+    # Every sample's reading, so the job can be re-scored at any threshold.
+    sample_votes = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "sentence__index"]
+        constraints = [models.UniqueConstraint(fields=["job", "sentence"], name="prediction_unique")]
+
+    def __str__(self):
+        return f"{self.sentence_id}: {self.label or '-'}"
+
+
+class ExtractionJob(models.Model):
+    """An LLM job of the finer views, run by a worker: claim-triplet extraction (RefChecker's extractor
+    step) over a project's turns, or severity ratings (HalluDetect) of the sentences a pre-labelling job
+    judged hallucinated."""
+
+    class Kind(models.TextChoices):
+        TRIPLETS = "triplets", "Extract claim triplets"
+        SEVERITY = "severity", "Rate the severity of predicted hallucinations"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="extraction_jobs")
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.TRIPLETS)
+    source_job = models.ForeignKey(
+        AutoLabelJob, null=True, blank=True, on_delete=models.CASCADE, related_name="severity_jobs",
+        help_text="Severity: the pre-labelling job whose hallucinated predictions are rated.",
+    )
+    profile = models.ForeignKey(LLMProfile, on_delete=models.PROTECT, related_name="extraction_jobs")
+    model = models.CharField(max_length=200, blank=True, help_text="Model name (default: the profile's).")
+    only_missing = models.BooleanField(
+        default=True, help_text="Skip turns that already have triplets (imported, added by hand or extracted before)."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    total_turns = models.PositiveIntegerField(default=0)
+    done_turns = models.PositiveIntegerField(default=0)
+    triplets_created = models.PositiveIntegerField(default=0, help_text="Triplets stored (severity jobs: ratings stored).")
+    requests = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField(default=0)
+    faults = models.PositiveIntegerField(default=0, help_text="Turns whose request failed after every retry.")
+    problems = models.JSONField(default=dict, blank=True, help_text="Reply lines not in the format, by kind.")
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "triplet extraction job"
+
+    def __str__(self):
+        return f"Extraction {self.pk} on {self.project.slug} ({self.model}, {self.status})"
+
+    @property
+    def is_finished(self):
+        return self.status in self.FINISHED
+
+
+class SeverityPrediction(models.Model):
+    """The pre-labeler's severity 1-5 and justification for a sentence it predicted hallucinated."""
+
+    job = models.ForeignKey(ExtractionJob, on_delete=models.CASCADE, related_name="severity_predictions")
+    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="severity_predictions")
+    severity = models.PositiveSmallIntegerField()
+    justification = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "sentence_id"]
+        constraints = [models.UniqueConstraint(fields=["job", "sentence"], name="severity_prediction_unique")]

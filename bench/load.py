@@ -1,0 +1,500 @@
+"""Load test: simulated annotators working through the annotation screen's HTTP requests.
+
+What it does, in one command (``.venv/bin/python bench/load.py``):
+
+1. starts a private PostgreSQL cluster (never the shared one), migrates it and
+   creates a project with ``--turns`` turns of ``--sentences`` sentences and
+   ``--annotators`` annotator accounts;
+2. serves the app with gunicorn on loopback (DEBUG off);
+3. runs the annotators for ``--duration`` seconds, each in its own HTTP
+   session (httpx, asyncio), sending exactly what the htmx page sends: the
+   login form, ``POST /p/<slug>/work/next/`` (Start), ``GET /a/<id>/`` (the
+   screen), one ``POST /a/<id>/answer/`` per protocol decision with the
+   version the page last saw, a fresh ``request_id`` and the ``HX-Request`` and
+   ``X-CSRFToken`` headers, and ``POST /a/<id>/submit/`` when every sentence
+   has a label. Like static/js/workspace.js, a request that fails on the
+   network or with a 5xx/429 is retried with the same ``request_id`` (backoff
+   0.5 s doubling, at most 8 s);
+4. reports decisions/s, latency percentiles (per request, first attempt to
+   final answer, so a retried request counts with its whole wait), errors;
+5. checks the database: every acknowledged decision stored exactly once, the
+   final label of each sentence the one the annotator chose, every submitted
+   turn complete, no turn with more live slots than the project's overlap.
+
+``--fault db-restart`` restarts (crashes) the private PostgreSQL during the run,
+``--fault-at`` seconds after the start, down for ``--downtime`` seconds.
+``--rate`` is each annotator's pace in decisions per second (a person takes
+seconds per decision; 4/s per annotator x 50 = the 200/s goal); ``--rate 0``
+sends as fast as the server answers (closed loop, for the saturation figure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.infra import ROOT, PYTHON, Gunicorn, PrivatePostgres, app_env, manage, percentile  # noqa: E402
+
+SLUG = "load"
+PASSWORD = "load-test-password-4711"
+VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
+SENTENCE_LINK_RE = re.compile(r'<a[^>]*class="sentence[^"]*"[^>]*data-sentence="(\d+)"|<a[^>]*data-sentence="(\d+)"[^>]*class="sentence')
+CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+# --- set-up (runs in a subprocess with the app's environment) ---------------------------------------
+
+def setup(annotators: int, turns: int, sentences: int, overlap: int) -> None:
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    from annotator.models import Membership
+    from annotator.vocabulary import Role
+    from bench.synthetic import create_synthetic_project
+
+    project, summary = create_synthetic_project(SLUG, turns=turns, sentences_per_turn=sentences,
+                                                reference_words=250, labelled=False, name="Load test")
+    project.overlap = overlap
+    project.save(update_fields=["overlap"])
+    User = get_user_model()
+    password = make_password(PASSWORD)
+    users = User.objects.bulk_create([User(username=f"annotator{n:03d}", password=password) for n in range(annotators)])
+    Membership.objects.bulk_create([Membership(project=project, user=u, role=Role.ANNOTATOR) for u in users])
+    print(json.dumps({"turns": summary.turns, "sentences": summary.sentences, "annotators": len(users)}))
+
+
+# --- the simulated annotators ------------------------------------------------------------------------
+
+@dataclass
+class Stats:
+    latencies: list = field(default_factory=list)  # seconds, answer requests (decisions)
+    other_latencies: list = field(default_factory=list)  # screen loads, next, submit
+    decisions: int = 0
+    decision_times: list = field(default_factory=list)  # monotonic time of each acknowledgement
+    errors: Counter = field(default_factory=Counter)  # final failures, by kind
+    retried_attempts: Counter = field(default_factory=Counter)  # failed attempts that were retried
+    acked: dict = field(default_factory=dict)  # request_id -> (assignment_id, sentence_id, step, value)
+    chosen: dict = field(default_factory=dict)  # (assignment_id, sentence_id) -> label, when every step was acked
+    submitted: list = field(default_factory=list)  # assignment ids
+    first_failure: float | None = None
+    last_failure: float | None = None
+    recovered_at: float | None = None
+    error_samples: list = field(default_factory=list)
+
+
+class Annotator:
+    def __init__(self, number: int, base_url: str, stats: Stats, deadline: float, rate: float, seed: int):
+        self.username = f"annotator{number:03d}"
+        self.base_url = base_url
+        self.stats = stats
+        self.deadline = deadline
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.rng = random.Random(seed)
+        self.csrf = ""
+        self.client = None
+        self.all_logged_in: asyncio.Event | None = None
+
+    async def request(self, method: str, path: str, *, data=None, htmx=False, kind="other", give_up=None):
+        """One logical request, retried like the page does until it gets an answer (or the run is over)."""
+        headers = {"X-CSRFToken": self.csrf} if method == "POST" else {}
+        if htmx:
+            headers["HX-Request"] = "true"
+        started = time.monotonic()
+        attempt = 0
+        give_up = give_up or (self.deadline + 30)
+        while True:
+            try:
+                response = await self.client.request(method, path, data=data, headers=headers)
+            except Exception as error:  # noqa: BLE001 - any network failure: retry with the same request id
+                failure = f"network: {type(error).__name__}"
+            else:
+                if response.status_code < 500 and response.status_code != 429:
+                    elapsed = time.monotonic() - started
+                    if attempt and self.stats.recovered_at is None and self.stats.first_failure is not None:
+                        self.stats.recovered_at = time.monotonic()
+                    return response, elapsed
+                failure = f"HTTP {response.status_code}"
+                if len(self.stats.error_samples) < 5:
+                    self.stats.error_samples.append(f"{method} {path}: {response.status_code} {response.text[:300]!r}")
+            now = time.monotonic()
+            self.stats.retried_attempts[f"{kind}: {failure}"] += 1
+            self.stats.first_failure = self.stats.first_failure or now
+            self.stats.last_failure = now
+            if now > give_up:
+                self.stats.errors[f"{kind}: gave up after {failure}"] += 1
+                return None, now - started
+            await asyncio.sleep(min(0.5 * 2 ** attempt, 8.0))
+            attempt += 1
+
+    async def login(self):
+        try:
+            await self._login()
+        finally:
+            self.logged_in.set()
+
+    async def _login(self):
+        response, _ = await self.request("GET", "/accounts/login/")
+        self.csrf = CSRF_INPUT_RE.search(response.text).group(1)
+        response, _ = await self.request(
+            "POST", "/accounts/login/",
+            data={"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": self.csrf},
+        )
+        if response is None or response.status_code != 302:
+            raise RuntimeError(f"{self.username} could not log in: {response and response.status_code}")
+        self.csrf = self.client.cookies.get("csrftoken") or self.csrf
+
+    async def run(self):
+        import httpx
+
+        from annotator import protocol
+        from annotator.vocabulary import Label
+
+        labels = list(Label)
+        limits = httpx.Limits(max_connections=2, max_keepalive_connections=2)
+        async with httpx.AsyncClient(base_url=self.base_url, timeout=30.0, limits=limits) as self.client:
+            await self.login()
+            await self.all_logged_in.wait()
+            await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
+            next_slot = time.monotonic()
+            while time.monotonic() < self.deadline:
+                response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
+                if response is None:
+                    return
+                self.stats.other_latencies.append(elapsed)
+                location = response.headers.get("location", "")
+                match = re.match(r".*/a/(\d+)/$", location)
+                if not match:
+                    self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
+                    return
+                assignment_id = int(match.group(1))
+                response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
+                if response is None:
+                    return
+                self.stats.other_latencies.append(elapsed)
+                sentence_ids = [int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)]
+                sentence_ids = list(dict.fromkeys(sentence_ids))
+                version = int(VERSION_RE.search(response.text).group(1))
+                if not sentence_ids:
+                    self.stats.errors["screen: no sentences found"] += 1
+                    return
+                for sentence_id in sentence_ids:
+                    label = self.rng.choice(labels)
+                    all_acked = True
+                    for step, value in protocol.path_for_label(label).items():
+                        if self.interval:
+                            next_slot = max(next_slot + self.interval, time.monotonic() - 1.0)
+                            delay = next_slot - time.monotonic()
+                            if delay > 0:
+                                await asyncio.sleep(delay)
+                        if time.monotonic() >= self.deadline:
+                            return
+                        request_id = uuid.uuid4().hex
+                        data = {"sentence": sentence_id, "step": str(step), "value": str(value), "version": version,
+                                "request_id": request_id, "seconds": f"{self.rng.uniform(1, 9):.2f}"}
+                        response, elapsed = await self.request(
+                            "POST", f"/a/{assignment_id}/answer/", data=data, htmx=True, kind="answer")
+                        if response is None:
+                            all_acked = False
+                            break
+                        if response.status_code != 200:
+                            self.stats.errors[f"answer: HTTP {response.status_code}"] += 1
+                            if len(self.stats.error_samples) < 5:
+                                self.stats.error_samples.append(f"answer {response.status_code}: {response.text[:300]!r}")
+                            all_acked = False
+                            found = VERSION_RE.search(response.text)
+                            if found:
+                                version = int(found.group(1))
+                            break
+                        version = int(VERSION_RE.search(response.text).group(1))
+                        self.stats.decisions += 1
+                        self.stats.decision_times.append(time.monotonic())
+                        self.stats.latencies.append(elapsed)
+                        self.stats.acked[request_id] = (assignment_id, sentence_id, str(step), str(value))
+                    if not all_acked:
+                        return
+                    self.stats.chosen[(assignment_id, sentence_id)] = label.value
+                data = {"version": version, "request_id": uuid.uuid4().hex}
+                response, elapsed = await self.request("POST", f"/a/{assignment_id}/submit/", data=data, htmx=True,
+                                                       kind="submit")
+                if response is None:
+                    return
+                self.stats.other_latencies.append(elapsed)
+                if response.status_code == 200 and response.headers.get("HX-Redirect"):
+                    self.stats.submitted.append(assignment_id)
+                else:
+                    self.stats.errors[f"submit: HTTP {response.status_code}"] += 1
+                    return
+
+
+async def run_annotators(base_url: str, count: int, duration: float, rate: float, seed: int,
+                         on_start=None) -> tuple[Stats, float, float]:
+    stats = Stats()
+    annotators = [Annotator(n, base_url, stats, float("inf"), rate, seed + n) for n in range(count)]
+    all_logged_in = asyncio.Event()
+    for annotator in annotators:
+        annotator.logged_in = asyncio.Event()
+        annotator.all_logged_in = all_logged_in
+
+    async def start_clock():
+        # Logging in (PBKDF2 on the server) is not part of the measured window.
+        await asyncio.gather(*(a.logged_in.wait() for a in annotators))
+        # Failures while logging in are not part of the fault figures of the measured window.
+        stats.first_failure = stats.last_failure = stats.recovered_at = None
+        if on_start is not None:
+            on_start()
+        deadline = time.monotonic() + duration
+        for annotator in annotators:
+            annotator.deadline = deadline
+        all_logged_in.set()
+        return time.monotonic()
+
+    clock = asyncio.create_task(start_clock())
+    results = await asyncio.gather(*(a.run() for a in annotators), return_exceptions=True)
+    started = await clock
+    for result in results:
+        if isinstance(result, Exception):
+            stats.errors[f"annotator crashed: {type(result).__name__}: {result}"] += 1
+    return stats, started, time.monotonic()
+
+
+# --- checks in the database --------------------------------------------------------------------------
+
+def verify(database_url: str, stats: Stats) -> dict:
+    import psycopg
+
+    from annotator import protocol
+
+    url = database_url.replace("postgres://", "postgresql://", 1)
+    problems = {}
+    with psycopg.connect(url) as conn, conn.cursor() as cur:
+        ids = list(stats.acked)
+        cur.execute(
+            "SELECT request_id, count(*) FROM annotator_annotationevent WHERE request_id = ANY(%s) GROUP BY request_id",
+            (ids,),
+        )
+        counts = dict(cur.fetchall())
+        problems["acknowledged_missing"] = sum(1 for r in ids if r not in counts)
+        problems["acknowledged_stored_twice"] = sum(1 for r in ids if counts.get(r, 0) > 1)
+        cur.execute(
+            "SELECT count(*) FROM (SELECT assignment_id, request_id FROM annotator_annotationevent "
+            "WHERE request_id <> '' GROUP BY assignment_id, request_id HAVING count(*) > 1) AS d"
+        )
+        problems["duplicate_request_ids"] = cur.fetchone()[0]
+        # The final label of every sentence the annotator finished is the label chosen.
+        keys = list(stats.chosen)
+        cur.execute(
+            "SELECT assignment_id, sentence_id, label, path FROM annotator_sentenceannotation "
+            "WHERE assignment_id = ANY(%s)",
+            ([a for a, _ in keys],),
+        )
+        stored = {(a, s): (label, path) for a, s, label, path in cur.fetchall()}
+        wrong = 0
+        for key, label in stats.chosen.items():
+            got = stored.get(key)
+            if got is None or got[0] != label or protocol.label_of(got[1]) != label:
+                wrong += 1
+        problems["finished_sentences_with_a_different_label"] = wrong
+        # Every submitted turn is complete: each of its sentences has a label.
+        cur.execute(
+            """
+            SELECT a.id FROM annotator_assignment a
+            JOIN annotator_sentence s ON s.turn_id = a.turn_id
+            LEFT JOIN annotator_sentenceannotation sa ON sa.assignment_id = a.id AND sa.sentence_id = s.id
+            WHERE a.status = 'submitted' AND (sa.id IS NULL OR sa.label = '')
+            GROUP BY a.id
+            """
+        )
+        problems["submitted_turns_incomplete"] = len(cur.fetchall())
+        cur.execute("SELECT id FROM annotator_assignment WHERE status = 'submitted' AND id = ANY(%s)",
+                    (stats.submitted,))
+        problems["acknowledged_submits_not_submitted"] = len(stats.submitted) - len(cur.fetchall())
+        cur.execute(
+            """
+            SELECT count(*) FROM (
+              SELECT a.turn_id FROM annotator_assignment a
+              JOIN annotator_project p ON p.id = a.project_id
+              WHERE a.status IN ('assigned', 'in_progress', 'submitted') AND NOT a.is_qualification
+              GROUP BY a.turn_id, p.overlap HAVING count(*) > p.overlap
+            ) AS o
+            """
+        )
+        problems["turns_over_overlap"] = cur.fetchone()[0]
+        cur.execute("SELECT count(*) FROM annotator_annotationevent WHERE action = 'answer'")
+        problems_info = {"answer_events_in_db": cur.fetchone()[0]}
+        cur.execute("SELECT count(*), count(DISTINCT annotator_id) FROM annotator_assignment")
+        assignments, holders = cur.fetchone()
+        problems_info.update({"assignments": assignments, "annotators_with_work": holders})
+    return {"problems": problems, "info": problems_info}
+
+
+def server_cpu_seconds(server: Gunicorn, pg: PrivatePostgres) -> dict:
+    """CPU seconds used so far by the app (gunicorn master and workers) and the database (postmaster and backends).
+
+    The machine is shared with other engineers' test runs, so wall-clock
+    figures depend on their load; CPU time per decision does much less.
+    """
+    import psutil
+
+    def tree(pid):
+        total = 0.0
+        try:
+            root = psutil.Process(pid)
+            for proc in [root, *root.children(recursive=True)]:
+                try:
+                    times = proc.cpu_times()
+                    total += times.user + times.system + times.children_user + times.children_system
+                except psutil.NoSuchProcess:
+                    pass
+        except psutil.NoSuchProcess:
+            pass
+        return total
+
+    pg_pid = None
+    pid_file = pg.data / "postmaster.pid"
+    if pid_file.exists():
+        pg_pid = int(pid_file.read_text().split()[0])
+    return {"app": tree(server.proc.pid), "database": tree(pg_pid) if pg_pid else 0.0}
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--annotators", type=int, default=50)
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of annotation")
+    parser.add_argument("--rate", type=float, default=4.0, help="decisions/s per annotator; 0 = closed loop")
+    parser.add_argument("--turns", type=int, default=3000)
+    parser.add_argument("--sentences", type=int, default=5)
+    parser.add_argument("--overlap", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
+    parser.add_argument("--fault", choices=["none", "db-restart"], default="none")
+    parser.add_argument("--fault-at", type=float, default=20.0)
+    parser.add_argument("--downtime", type=float, default=3.0)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args(argv)
+
+    pg = PrivatePostgres()
+    server = None
+    try:
+        print(f"private PostgreSQL on 127.0.0.1:{pg.port} ({pg.dir})", flush=True)
+        pg.start()
+        pg.create_database()
+        env = app_env(pg.url, CONN_MAX_AGE=600)
+        manage(env, "migrate", "--noinput", "-v", "0")
+        t0 = time.monotonic()
+        import subprocess
+
+        out = subprocess.run([PYTHON, __file__, "--setup", str(args.annotators), str(args.turns), str(args.sentences),
+                              str(args.overlap)], cwd=ROOT, env=env, capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(out.stderr)
+        print(f"set-up: {out.stdout.strip()} in {time.monotonic() - t0:.1f}s", flush=True)
+        server = Gunicorn(env, workers=args.workers, threads=args.threads)
+        server.start()
+        print(f"gunicorn on {server.url}: {args.workers} workers x {args.threads} threads", flush=True)
+
+        fault_log = {}
+
+        def restart():
+            time.sleep(args.fault_at)
+            fault_log["down_at"] = time.monotonic()
+            pg.restart(downtime=args.downtime, mode="immediate")
+            fault_log["up_at"] = time.monotonic()
+
+        def window_starts():
+            # After every annotator has logged in: snapshot CPU, start the fault clock.
+            cpu_before.update(server_cpu_seconds(server, pg))
+            if args.fault == "db-restart":
+                threading.Thread(target=restart, daemon=True).start()
+
+        import logging
+        import os
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        import django  # the client side uses the protocol module only (no database)
+
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+        django.setup()
+        cpu_before = {}
+        stats, started, ended = asyncio.run(run_annotators(
+            server.url, args.annotators, args.duration, args.rate, args.seed,
+            on_start=window_starts))
+        cpu_after = server_cpu_seconds(server, pg)
+        wall = ended - started
+        checks = verify(pg.url, stats)
+    finally:
+        if server:
+            server.stop()
+        pg.destroy()
+
+    window = [t for t in stats.decision_times if started <= t]
+    figures = {
+        "annotators": args.annotators,
+        "rate_per_annotator": args.rate,
+        "gunicorn": f"{args.workers}x{args.threads}",
+        "duration_s": round(wall, 1),
+        "decisions": stats.decisions,
+        "decisions_per_s": round(stats.decisions / wall, 1) if wall else 0,
+        "latency_ms": {
+            "p50": round(percentile(stats.latencies, 50) * 1000, 1),
+            "p95": round(percentile(stats.latencies, 95) * 1000, 1),
+            "p99": round(percentile(stats.latencies, 99) * 1000, 1),
+            "max": round(max(stats.latencies, default=0) * 1000, 1),
+        },
+        "server_cpu_ms_per_decision": {
+            part: round((cpu_after[part] - cpu_before[part]) * 1000 / max(stats.decisions, 1), 1)
+            for part in ("app", "database")
+        },
+        "load_average_1min_at_end": round(__import__("os").getloadavg()[0], 1),
+        "other_requests_p95_ms": round(percentile(stats.other_latencies, 95) * 1000, 1),
+        "submitted_turns": len(stats.submitted),
+        "errors": sum(stats.errors.values()),
+        "error_kinds": dict(stats.errors),
+        "retried_attempts": dict(stats.retried_attempts),
+        "error_samples": stats.error_samples,
+        "status_of_failed_attempts": dict(Counter(k.split(": ", 1)[1] for k in stats.retried_attempts.elements())),
+        **checks,
+    }
+    if args.fault == "db-restart" and fault_log:
+        figures["fault"] = {
+            "database_down_at_s": round(fault_log["down_at"] - started, 1),
+            "database_up_after_s": round(fault_log.get("up_at", ended) - fault_log["down_at"], 1),
+            "first_failed_attempt_s": round((stats.first_failure or started) - started, 1) if stats.first_failure else None,
+            "last_failed_attempt_s": round((stats.last_failure or started) - started, 1) if stats.last_failure else None,
+            "first_success_after_a_failure_s": round(stats.recovered_at - started, 1) if stats.recovered_at else None,
+            "decisions_after_restart": sum(1 for t in window if t > fault_log.get("up_at", ended)),
+        }
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    bad = figures["errors"] or any(checks["problems"].values()) or not stats.decisions
+    print("RESULT:", "FAIL" if bad else "OK",
+          f"{figures['decisions_per_s']} decisions/s, p95 {figures['latency_ms']['p95']} ms, "
+          f"{figures['errors']} errors, problems {checks['problems']}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--setup":
+        setup(*map(int, sys.argv[2:6]))
+    else:
+        sys.exit(main())

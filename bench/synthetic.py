@@ -1,0 +1,178 @@
+"""A synthetic corpus at CogniBench-L scale, for benchmarks.
+
+24,000 turns of 10 pre-split sentences each, with references of about 700
+words, 4 turns per dialogue. The text is original: sentences assembled at
+random (seeded) from the word lists below; meaningless but shaped like
+encyclopaedic prose, which is all a benchmark of import, export or a
+workspace needs.
+
+Two uses:
+
+* ``write_jsonl(path, turns=..., ...)`` writes the corpus in the project's
+  JSONL format (docs/jsonl-format.md), for ``import_jsonl`` and the import
+  benchmark;
+* ``create_synthetic_project(slug, turns, sentences_per_turn, reference_words)``
+  creates a project with that corpus straight in the database (through the
+  same bulk writer the importers use), for benchmarks of the workspace, gold
+  and API at scale.
+
+Command line: ``.venv/bin/python bench/synthetic.py OUT.jsonl [--turns N]``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SUBJECTS = (
+    "the northern basin", "the old harbour", "the river delta", "the coastal railway", "the city council",
+    "the research station", "the mountain pass", "the village school", "the eastern province", "the royal library",
+    "the cotton mill", "the observatory", "the island ferry", "the salt marsh", "the glass factory",
+    "the orchestra", "the botanical garden", "the mining company", "the lighthouse", "the cathedral choir",
+    "the local newspaper", "the football club", "the trade union", "the weather service", "the canal network",
+)
+VERBS = (
+    "was founded in", "expanded during", "was rebuilt after", "declined sharply in", "was renamed in",
+    "doubled its output in", "first opened to visitors in", "was merged with its neighbour in",
+    "lost most of its funding in", "was restored between", "gained national attention in", "was surveyed in",
+)
+YEARS = tuple(str(year) for year in range(1820, 2021, 3))
+COMPLEMENTS = (
+    "after a long dispute over land", "with support from local families", "despite repeated floods",
+    "under a new charter", "following a change of ownership", "as part of a regional plan",
+    "when the old bridge collapsed", "during a period of rapid growth", "with money raised by subscription",
+    "because demand for timber rose", "after two failed attempts", "under the supervision of engineers",
+)
+OPINIONS = (
+    "This suggests that the project was more ambitious than its founders admitted.",
+    "It is likely that the decision shaped the later history of the region.",
+    "Many visitors consider it the most remarkable building of its kind.",
+    "The change probably reflected wider economic pressures.",
+    "Such growth could not have happened without cheap transport.",
+    "Historians still disagree about the reasons for its decline.",
+    "It remains an important example of careful planning.",
+    "The result was arguably a compromise that pleased nobody.",
+)
+FILLERS = ("Sure!", "Great question.", "Happy to help with that.", "I hope this helps!")
+TOPICS = ("history", "geography and places", "science", "engineering", "arts", "society")
+MODELS = ("model-a", "model-b", "model-c")
+LABELS = ("faithful", "faithful", "faithful", "invented", "speculative", "reliable", "unequivocal",
+          "misleading", "irrelevant")
+
+
+def _fact(rng: random.Random) -> str:
+    subject = rng.choice(SUBJECTS)
+    return f"{subject[0].upper()}{subject[1:]} {rng.choice(VERBS)} {rng.choice(YEARS)} {rng.choice(COMPLEMENTS)}."
+
+
+class _Pool:
+    """Pre-assembled sentences, so generating 24,000 turns takes seconds."""
+
+    def __init__(self, rng: random.Random, size: int = 4000):
+        self.facts = [_fact(rng) for _ in range(size)]
+
+    def sentences(self, rng: random.Random, count: int) -> list[str]:
+        out = []
+        for _ in range(count):
+            roll = rng.random()
+            if roll < 0.05:
+                out.append(rng.choice(FILLERS))
+            elif roll < 0.30:
+                out.append(rng.choice(OPINIONS))
+            else:
+                out.append(rng.choice(self.facts))
+        return out
+
+    def reference(self, rng: random.Random, words: int) -> str:
+        parts, count = [], 0
+        while count < words:
+            sentence = rng.choice(self.facts)
+            parts.append(sentence)
+            count += sentence.count(" ") + 1
+        return " ".join(parts)
+
+
+def iter_turn_objects(turns=24_000, sentences_per_turn=10, reference_words=700, turns_per_dialogue=4,
+                      labelled=True, seed=7):
+    """Yield one JSON-able object per turn, in the project's JSONL format."""
+    from annotator.protocol import path_for_label
+
+    rng = random.Random(seed)
+    pool = _Pool(rng)
+    paths = {label: path_for_label(label) for label in set(LABELS)}
+    reference = topic = model = None
+    for number in range(turns):
+        turn_index = number % turns_per_dialogue
+        if turn_index == 0:
+            reference = pool.reference(rng, reference_words)
+            topic, model = rng.choice(TOPICS), rng.choice(MODELS)
+        dialogue_id = f"syn-{number // turns_per_dialogue:06d}"
+        texts = pool.sentences(rng, sentences_per_turn)
+        sentences, offset = [], 0
+        for index, text in enumerate(texts):
+            if index:
+                offset += 1
+            sentence = {"index": index, "start": offset, "end": offset + len(text), "text": text}
+            if labelled:
+                label = rng.choice(LABELS)
+                sentence["gold"] = {"label": label, "path": paths[label], "provenance": "imported"}
+            sentences.append(sentence)
+            offset += len(text)
+        yield {
+            "dialogue": {"id": dialogue_id, "topic": topic, "language": "english", "generator_model": model,
+                         "reference": reference, "metadata": {}},
+            "turn": {"index": turn_index, "id": f"{dialogue_id}_{turn_index}",
+                     "user_message": f"Tell me more about {rng.choice(SUBJECTS)}.",
+                     "response": " ".join(texts), "history": [], "metadata": {}},
+            "sentences": sentences,
+        }
+
+
+def write_jsonl(path, **kwargs) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        for obj in iter_turn_objects(**kwargs):
+            handle.write(json.dumps(obj, ensure_ascii=False))
+            handle.write("\n")
+    return path
+
+
+def create_synthetic_project(slug, turns=24_000, sentences_per_turn=10, reference_words=700, labelled=True,
+                             name=None, **kwargs):
+    """Create (or fill) project ``slug`` with the synthetic corpus, in bulk; returns (project, summary)."""
+    from django.db import transaction
+
+    from annotator.importers import ImportSummary
+    from annotator.importers.jsonl import record_from_object
+    from annotator.models import Project
+    from annotator.services.imports import records_import
+
+    project, _ = Project.objects.get_or_create(slug=slug, defaults={"name": name or f"Synthetic {slug}"})
+    summary = ImportSummary(files=["synthetic corpus"])
+    objects = iter_turn_objects(turns=turns, sentences_per_turn=sentences_per_turn,
+                                reference_words=reference_words, labelled=labelled, **kwargs)
+    records = (record_from_object(obj, "synthetic", n, summary) for n, obj in enumerate(objects, start=1))
+    with transaction.atomic():
+        records_import(project, records, summary=summary)
+    return project, summary
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("--turns", type=int, default=24_000)
+    parser.add_argument("--sentences", type=int, default=10)
+    parser.add_argument("--reference-words", type=int, default=700)
+    parser.add_argument("--unlabelled", action="store_true")
+    args = parser.parse_args()
+    out = write_jsonl(args.out, turns=args.turns, sentences_per_turn=args.sentences,
+                      reference_words=args.reference_words, labelled=not args.unlabelled)
+    print(f"wrote {args.turns} turns to {out} ({out.stat().st_size / 1e6:.1f} MB)")

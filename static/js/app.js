@@ -1,0 +1,14 @@
+// App-wide behaviour: tell the user when a request failed, so no answer is silently dropped.
+(function () {
+  const status = () => document.getElementById("connection-status");
+  function show(message) { const el = status(); if (el) { el.textContent = message; el.hidden = false; } }
+  function hide() { const el = status(); if (el) { el.hidden = true; } }
+  document.addEventListener("htmx:sendError", () => show("Connection lost - your last action was not saved yet. Retrying…"));
+  document.addEventListener("htmx:responseError", (event) => {
+    const code = event.detail.xhr.status;
+    if (code === 409) { return; } // conflicts are rendered by the page itself
+    show(code >= 500 ? "The server had a problem (" + code + "). Your last action was not saved; please retry." :
+                       "That action was refused (" + code + ").");
+  });
+  document.addEventListener("htmx:afterRequest", (event) => { if (event.detail.successful) { hide(); } });
+})();

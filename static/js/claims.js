@@ -1,0 +1,220 @@
+// The claims panels of the annotation screen: triplet labels (RefChecker), severity and error type
+// (HalluDetect, Face4RAG). Keyboard-only like the rest of the screen.
+//
+// Forms marked data-claims are sent in the background, one at a time, each with a request id (a retry
+// after a network error is applied once) and the assignment version the decision panel holds. Triplet
+// changes answer with the triplet panel, sentence changes with the decision panel; both carry the new
+// version (X-Assignment-Version), which is written back to the decision panel so that the workspace's
+// next answer does not conflict.
+//
+// Keys are handled in the capture phase, before the workspace's own document-level handler, and only while
+// the focus is in a claims panel (or for the two keys that enter them: t and v).
+(function () {
+  "use strict";
+  const root = document.getElementById("workspace");
+  if (!root) { return; }
+
+  const csrf = (() => {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
+  })();
+  const decisionPanel = () => document.getElementById("decision-panel");
+  const tripletPanel = () => document.getElementById("triplet-panel");
+  const banner = () => document.getElementById("connection-status");
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  let queue = Promise.resolve();
+
+  function showBanner(text) { const el = banner(); if (el) { el.textContent = text; el.hidden = false; } }
+  function hideBanner() { const el = banner(); if (el) { el.hidden = true; } }
+  function newRequestId() {
+    if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
+    return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
+  }
+  function currentVersion() {
+    const panel = decisionPanel() || tripletPanel();
+    return panel ? panel.dataset.version : "";
+  }
+  function setVersion(version) {
+    if (!version) { return; }
+    [decisionPanel(), tripletPanel()].forEach((el) => { if (el) { el.dataset.version = version; } });
+    document.querySelectorAll('#workspace input[name="version"]').forEach((input) => { input.value = version; });
+  }
+
+  // After a swap, put the focus back where the annotator works.
+  let focusAfter = null;
+  function restoreFocus() {
+    const wanted = focusAfter;
+    focusAfter = null;
+    if (!wanted) { return; }
+    const element = typeof wanted === "function" ? wanted() : document.querySelector(wanted);
+    if (element) { element.focus(); }
+  }
+
+  function post(form, fields) {
+    const requestId = newRequestId();
+    const url = new URL(form.action, window.location.href).toString();
+    const isTriplet = !!form.closest("#triplet-panel");
+    const run = async () => {
+      const body = new URLSearchParams();
+      for (const [name, value] of fields) { if (name !== "csrfmiddlewaretoken") { body.append(name, value); } }
+      body.set("version", currentVersion());
+      body.set("request_id", requestId);
+      for (let attempt = 0; ; attempt++) {
+        let response;
+        try {
+          response = await fetch(url, {
+            method: "POST", body, credentials: "same-origin", headers: { "X-CSRFToken": csrf, "HX-Request": "true" },
+          });
+        } catch (error) {
+          showBanner("Connection lost: your last action is not saved yet. Retrying…");
+          await sleep(Math.min(500 * 2 ** attempt, 8000));
+          continue;
+        }
+        if (response.status >= 500 || response.status === 429) {
+          showBanner("The server had a problem (" + response.status + "). Retrying your last action…");
+          await sleep(Math.min(1000 * 2 ** attempt, 15000));
+          continue;
+        }
+        hideBanner();
+        if (response.status === 403 || response.status === 404) {
+          showBanner("That action was refused (" + response.status + "). Reload the page.");
+          return;
+        }
+        const html = await response.text();
+        if (isTriplet) {
+          htmx.swap(tripletPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
+        } else {
+          htmx.swap(decisionPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
+        }
+        setVersion(response.headers.get("X-Assignment-Version"));
+        restoreFocus();
+        return;
+      }
+    };
+    queue = queue.then(run, run).catch((error) => {
+      showBanner("Something went wrong: " + error + ". Reload the page; saved answers are kept.");
+    });
+    return queue;
+  }
+
+  root.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches("form[data-claims]")) { return; }
+    event.preventDefault();
+    const fields = new FormData(form, event.submitter || undefined);
+    if (form.classList.contains("severity-form") && !(event.submitter && event.submitter.dataset.severity)) {
+      // Saving the justification alone keeps the severity already given.
+      fields.set("severity", form.querySelector("#justification-input").dataset.severityValue || "");
+    }
+    post(form, fields);
+  });
+
+  // The error type is saved as soon as it is chosen.
+  root.addEventListener("change", (event) => {
+    if (event.target.id === "error-type-select") {
+      focusAfter = "#error-type-select";
+      event.target.form.requestSubmit();
+    }
+  });
+
+  // ---- keyboard ------------------------------------------------------------------------------------
+
+  const rows = () => Array.from(document.querySelectorAll("#triplet-panel .triplet-row"));
+
+  function enterTriplets() {
+    const all = rows();
+    const target = all.find((row) => !row.dataset.label) || all[0];
+    if (target) { target.focus(); target.scrollIntoView({ block: "nearest" }); return true; }
+    const add = document.querySelector("#triplet-panel details.triplet-add");
+    if (add) { add.open = true; document.getElementById("triplet-head").focus(); return true; }
+    return false;
+  }
+
+  function moveRow(row, delta) {
+    const all = rows();
+    const next = all[all.indexOf(row) + delta];
+    if (next) { next.focus(); next.scrollIntoView({ block: "nearest" }); }
+  }
+
+  function labelRow(row, key) {
+    const button = row.querySelector('button[data-key="' + key + '"], button[data-digit="' + key + '"]');
+    if (!button) { return false; }
+    // Focus then moves to the next triplet without a label (or the next one).
+    const all = rows();
+    const after = all.slice(all.indexOf(row) + 1).concat(all.slice(0, all.indexOf(row)));
+    const next = after.find((r) => !r.dataset.label) || all[all.indexOf(row) + 1] || row;
+    const id = next.dataset.triplet;
+    focusAfter = () => document.querySelector('#triplet-panel .triplet-row[data-triplet="' + id + '"]');
+    button.form.requestSubmit(button);
+    return true;
+  }
+
+  function enterExtras() {
+    const extras = document.getElementById("claims-extras");
+    if (!extras) { return false; }
+    const chosen = extras.querySelector(".severity-picker button.chosen") || extras.querySelector(".severity-picker button");
+    (chosen || extras.querySelector("select, input") || extras).focus();
+    return true;
+  }
+
+  function leave() {
+    const active = document.activeElement;
+    if (active && active.blur) { active.blur(); }
+    const link = document.querySelector("a.sentence.active");
+    if (link) { link.focus(); }
+  }
+
+  // Capture phase on the document: runs before the workspace's handler, whatever has the focus.
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    const target = event.target;
+    const key = event.key;
+    const inTriplets = target.closest && target.closest("#triplet-panel");
+    const inExtras = target.closest && target.closest("#claims-extras");
+    const typing = target.closest && target.closest("textarea, input, select, [contenteditable]");
+    const help = document.getElementById("help");
+    if (help && help.open) { return; }
+    let handled = true;
+
+    if (typing) {
+      if (!inTriplets && !inExtras) { return; }
+      if (key === "Escape") { leave(); }
+      else if (key === "Enter" && target.id === "justification-input") {
+        // Saved: back to the panel, where 1-5, r and x work again.
+        focusAfter = () => document.querySelector("#claims-extras .severity-picker button.chosen") ||
+          document.getElementById("claims-extras");
+        target.form.requestSubmit();
+      } else if (key === "Enter" && target.closest(".triplet-add-form") && target.tagName !== "BUTTON") {
+        focusAfter = () => document.getElementById("triplet-head") || tripletPanel();
+        target.closest("form").requestSubmit();
+      } else { handled = false; }
+    } else if (inTriplets) {
+      const row = target.closest(".triplet-row");
+      if (key === "Escape") { leave(); }
+      else if (key === "a") {
+        const add = tripletPanel().querySelector("details.triplet-add");
+        if (add) { add.open = true; document.getElementById("triplet-head").focus(); }
+      }
+      else if (row && (key === "j" || key === "ArrowDown")) { moveRow(row, +1); }
+      else if (row && (key === "k" || key === "ArrowUp")) { moveRow(row, -1); }
+      else if (row && tripletPanel().dataset.closed !== "true" && /^[encb1-4]$/.test(key)) { handled = labelRow(row, key); }
+      else if (key === "?" || key === "s") { handled = false; } // help and submit stay global
+      else { handled = key.length === 1; } // other letters would act on the sentence panel: swallow them here
+    } else if (inExtras) {
+      const form = document.querySelector("#claims-extras .severity-form");
+      if (key === "Escape") { leave(); }
+      else if (form && /^[0-5]$/.test(key)) {
+        const button = form.querySelector('button[data-severity="' + key + '"]');
+        focusAfter = () => document.querySelector('#claims-extras .severity-picker button[data-severity="' + key + '"]') ||
+          document.getElementById("claims-extras");
+        if (button) { form.requestSubmit(button); }
+      }
+      else if (key === "r") { const input = document.getElementById("justification-input"); if (input) { input.focus(); } }
+      else if (key === "x") { const select = document.getElementById("error-type-select"); if (select) { select.focus(); } }
+      else if (key === "?" || key === "s" || key === "j" || key === "k") { handled = false; }
+      else { handled = key.length === 1; }
+    } else if (key === "t") { handled = enterTriplets(); }
+    else if (key === "v") { handled = enterExtras(); }
+    else { handled = false; }
+    if (handled) { event.preventDefault(); event.stopPropagation(); }
+  }, true);
+})();

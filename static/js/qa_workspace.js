@@ -1,0 +1,52 @@
+// The annotation screen's "ask a question" dialog (button or key q). The question is about the
+// active sentence; the server attaches the annotator's saved decision path on it. The answer
+// shows up in the "Your questions on this turn" pane, which htmx polls.
+(function () {
+  "use strict";
+  const root = document.getElementById("workspace");
+  const dialog = document.getElementById("ask-dialog");
+  if (!root || !dialog) { return; }
+
+  function activeSentence() {
+    const panel = document.getElementById("decision-panel");
+    const id = panel ? panel.dataset.sentence : "";
+    const link = id ? document.querySelector('a.sentence[data-sentence="' + id + '"]') : null;
+    return { id, text: link ? link.querySelector(".sentence-text").textContent : "",
+             number: link ? link.querySelector(".sentence-number").textContent : "" };
+  }
+
+  function open() {
+    const form = document.getElementById("ask-form");
+    const sentence = activeSentence();
+    form.querySelector("[data-ask-sentence]").value = sentence.id;
+    form.querySelector("[data-ask-path]").value = "";
+    const about = form.querySelector("[data-ask-about]");
+    about.textContent = sentence.id ? "About sentence " + sentence.number + ": “" + sentence.text + "”" : "About the whole turn.";
+    dialog.showModal();
+    form.querySelector("textarea").focus();
+  }
+
+  document.getElementById("ask-button").addEventListener("click", open);
+
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "q" || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    const target = event.target;
+    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) { return; }
+    if (document.querySelector("dialog[open]")) { return; }
+    event.preventDefault();
+    open();
+  });
+
+  dialog.addEventListener("click", (event) => {
+    if (event.target.closest("[data-ask-cancel]")) { dialog.close(); }
+  });
+
+  // A question sent: the pane of questions was swapped in; empty the form and close the dialog.
+  document.body.addEventListener("htmx:afterRequest", (event) => {
+    const form = event.detail.elt;
+    if (!form || form.id !== "ask-form" || !event.detail.successful) { return; }
+    if (event.detail.xhr.getResponseHeader("HX-Retarget")) { return; } // refused: the form shows why
+    form.querySelector("textarea").value = "";
+    dialog.close();
+  });
+})();

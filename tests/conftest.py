@@ -1,0 +1,153 @@
+"""Shared fixtures: factories, a real Celery worker process, headless Chromium."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; Django's ORM calls in
+# the test body are still synchronous, so allow them.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+ROOT = Path(__file__).resolve().parent.parent
+# The shared sample data sits beside the repository (../shared/data); from a
+# worktree one level deeper (e.g. /work/wt/<name>) it is ../../shared/data.
+SHARED_DATA = Path(
+    os.environ.get("SHARED_DATA")
+    or next((p for p in (ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data") if p.exists()),
+            ROOT.parent / "shared" / "data")
+)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_celery_queue():
+    """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""
+    from django.conf import settings
+
+    from annotator.celery import app
+
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    app.conf.task_default_queue = queue
+    yield queue
+
+
+def database_url_for_worker():
+    """The URL of the *test* database, for a worker process started from a test."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    auth = s["USER"] or ""
+    if s.get("PASSWORD"):
+        auth += f":{s['PASSWORD']}"
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or "5432"
+    return f"postgres://{auth}@{host}:{port}/{s['NAME']}"
+
+
+@pytest.fixture
+def start_celery_worker(isolated_celery_queue, transactional_db):
+    """Start a real ``celery worker`` process on the test database; killed at teardown.
+
+    Returns a function; call it (again) to start a worker, e.g. after killing one.
+    """
+    processes = []
+
+    def start(concurrency=2, extra_env=None):
+        env = dict(os.environ)
+        env["DATABASE_URL"] = database_url_for_worker()
+        env["CELERY_QUEUE"] = isolated_celery_queue
+        env["DJANGO_SETTINGS_MODULE"] = "annotator.settings"
+        env.pop("TEST_DATABASE_NAME", None)
+        env.update(extra_env or {})
+        log = open(ROOT / "var" / f"worker-{isolated_celery_queue}-{len(processes)}.log", "w")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-Q", isolated_celery_queue,
+             "--concurrency", str(concurrency), "--pool", "threads", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "-l", "INFO"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        processes.append(proc)
+        # Wait until it is ready to consume (it logs "ready").
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited with {proc.returncode}: {Path(log.name).read_text()[-2000:]}")
+            if "ready." in Path(log.name).read_text():
+                return proc
+            time.sleep(0.2)
+        raise RuntimeError("celery worker did not become ready within 60 s")
+
+    yield start
+    for proc in processes:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def wait_until(predicate, timeout=60, interval=0.2, message="condition"):
+    """Poll ``predicate`` until it is truthy; fail the test with ``message`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium from Debian's package, driven by Playwright."""
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs Debian's chromium package")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page_for(browser, live_server):
+    """``page_for(user)`` opens a browser page logged in as ``user`` (session cookie, no login form)."""
+    from django.conf import settings
+    from django.test import Client
+
+    contexts = []
+
+    def open_page(user, width=1280, height=800):
+        client = Client()
+        client.force_login(user)
+        cookie = client.cookies[settings.SESSION_COOKIE_NAME]
+        context = browser.new_context(viewport={"width": width, "height": height}, base_url=live_server.url)
+        context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie.value, "url": live_server.url}])
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15000)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

@@ -1,0 +1,35 @@
+"""Factories for gold and agreement tests: submitted annotations of a turn."""
+
+from django.utils import timezone
+
+from annotator import models, protocol
+from annotator.vocabulary import Role
+
+from .factories import AssignmentFactory, member
+
+
+def submit(turn, annotator, labels, notes=None, submitted_at=None):
+    """An annotator's submitted assignment on ``turn`` with one final label per sentence (None: unanswered)."""
+    assignment = AssignmentFactory(
+        turn=turn,
+        annotator=annotator,
+        status=models.Assignment.Status.SUBMITTED,
+        submitted_at=submitted_at or timezone.now(),
+    )
+    sentences = list(turn.sentences.order_by("index"))
+    assert len(labels) == len(sentences), "one label per sentence"
+    for position, (sentence, label) in enumerate(zip(sentences, labels)):
+        if label is None:
+            continue
+        models.SentenceAnnotation.objects.create(
+            assignment=assignment,
+            sentence=sentence,
+            label=label,
+            path=protocol.path_for_label(label),
+            note=(notes or {}).get(position, ""),
+        )
+    return assignment
+
+
+def annotators(project, count=2):
+    return [member(project, Role.ANNOTATOR) for _ in range(count)]

@@ -1,0 +1,223 @@
+"""The permission matrix: every API endpoint x every role x every method, expected status.
+
+The table is checked against the URL conf: an endpoint added under ``api:`` without
+an entry here fails ``test_every_endpoint_is_in_the_matrix``.
+"""
+
+import pytest
+from django.core.cache import cache
+from django.urls import URLPattern, URLResolver, reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from api import urls as api_urls
+from tests.factories_api import FAST_HASHERS, ROLES, make_world
+
+METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+MEMBERS = {"annotator", "adjudicator", "lead", "staff"}  # staff count as leads in every project
+LEADS = {"lead", "staff"}
+ADJUDICATORS = {"adjudicator", "lead", "staff"}
+AUTHENTICATED = {"annotator", "outsider", "adjudicator", "lead", "staff"}
+
+
+ASSIGNMENT = {"pk": lambda w: w.assignment.pk}
+JOB = {"pk": lambda w: w.job.pk}
+QUESTION = {"pk": lambda w: w.question.pk}
+FEEDBACK = {"pk": lambda w: w.feedback.pk}
+
+
+# Project endpoints: {method: (roles allowed, status they get)}. Everyone else:
+# anonymous 401, not a member 404 (whatever the method: the project's existence
+# does not leak), a member without the role 404, a member using a method the
+# endpoint does not have 405. Empty bodies are sent, so an allowed write answers
+# 400 (shape checked after the permission) unless it needs no body.
+PROJECT_ENDPOINTS = {
+    "project-detail": ({}, {"GET": (MEMBERS, 200), "PATCH": (LEADS, 200)}),
+    "member-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
+    "member-detail": (
+        {"user_id": lambda w: w.users["annotator"].pk},
+        {"GET": (LEADS, 200), "PATCH": (LEADS, 400), "DELETE": (LEADS, 204)},
+    ),
+    # Uploads are multipart: the JSON body the matrix sends is refused as such (415).
+    "import-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 415)}),
+    "import-detail": ({"pk": lambda w: w.batch.pk}, {"GET": (LEADS, 200)}),
+    "dialogue-list": ({}, {"GET": (MEMBERS, 200)}),
+    "dialogue-detail": ({"pk": lambda w: w.turn.dialogue_id}, {"GET": (MEMBERS, 200)}),
+    "turn-list": ({}, {"GET": (MEMBERS, 200)}),
+    "turn-detail": ({"pk": lambda w: w.turn.pk}, {"GET": (MEMBERS, 200)}),
+    "sentence-list": ({}, {"GET": (MEMBERS, 200)}),
+    "sentence-detail": ({"pk": lambda w: w.annotation.sentence_id}, {"GET": (MEMBERS, 200)}),
+    "gold-list": ({}, {"GET": (ADJUDICATORS, 200)}),
+    "assignment-list": ({}, {"GET": (MEMBERS, 200)}),
+    # Only its holder (the annotator) and leads read an assignment.
+    "assignment-detail": ({"pk": lambda w: w.assignment.pk}, {"GET": ({"annotator"} | LEADS, 200)}),
+    "annotation-list": ({}, {"GET": (MEMBERS, 200)}),
+    # Any member may ask for work (the world has an open turn for each of them).
+    "assignment-next": ({}, {"POST": (MEMBERS, 200)}),
+    # Writes on an assignment: its holder only (an empty body is invalid; the turn is not complete).
+    "assignment-answer": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-label": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-undo": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-note": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-evidence-add": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-evidence-remove": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "assignment-submit": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    "gold-export": ({}, {"GET": (LEADS, 200)}),
+    "adjudication-list": ({}, {"GET": (ADJUDICATORS, 200)}),
+    "adjudication-detail": ({"pk": lambda w: w.adjudication.pk}, {"GET": (ADJUDICATORS, 200)}),
+    "adjudication-resolve": ({"pk": lambda w: w.adjudication.pk}, {"POST": (ADJUDICATORS, 400)}),
+    "agreement-report": ({}, {"GET": (LEADS, 200)}),
+    "autolabel-job-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
+    "autolabel-job-detail": (JOB, {"GET": (LEADS, 200)}),
+    "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
+    "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
+    "question-list": ({}, {"GET": (MEMBERS, 200), "POST": (MEMBERS, 400)}),
+    # The annotator's question: the asker and leads read it; the adjudicator does not.
+    "question-detail": (QUESTION, {"GET": ({"annotator"} | LEADS, 200)}),
+    "question-reply": (QUESTION, {"POST": ({"annotator"} | LEADS, 400)}),
+    "question-close": (QUESTION, {"POST": (LEADS, 200)}),
+    "feedback-list": ({}, {"GET": (MEMBERS, 200), "POST": (LEADS, 400)}),
+    "feedback-detail": (FEEDBACK, {"GET": ({"annotator"} | LEADS, 200)}),
+    # Only the annotator it is addressed to acknowledges feedback.
+    "feedback-acknowledge": (FEEDBACK, {"POST": ({"annotator"}, 200)}),
+}
+
+
+def everyone(status_by_method, anonymous=None):
+    """A full {role: {method: status}} table from {method: status} for authenticated users."""
+    table = {}
+    for role in ROLES:
+        row = {}
+        for method in METHODS:
+            if role == "anonymous" and anonymous is not None:
+                row[method] = anonymous.get(method, anonymous.get("*"))
+            else:
+                row[method] = status_by_method.get(method, status_by_method.get("*", 405))
+        table[role] = row
+    return table
+
+
+# Endpoints whose roles above are object-level (the holder or asker, plus leads), not project roles.
+HELD_OBJECTS = {name for name in PROJECT_ENDPOINTS if name.startswith(("assignment-", "question-", "feedback-"))
+                and name not in ("assignment-list", "assignment-next", "question-list", "question-close", "feedback-list")}
+
+READ = {"GET": 200, "HEAD": 200, "OPTIONS": 200}
+PAGE = {"GET": 200, "HEAD": 200}
+
+# Endpoints outside a project: explicit tables.
+GLOBAL_ENDPOINTS = {
+    "me": everyone(READ, anonymous={"*": 401}),
+    "project-list": everyone(READ, anonymous={"*": 401}),
+    # POST is the login (empty body: 400); DELETE revokes your own token.
+    "token": everyone({"POST": 400, "DELETE": 204, "OPTIONS": 200},
+                      anonymous={"*": 405, "POST": 400, "DELETE": 401, "OPTIONS": 200}),
+    # The schema and its viewers need a login like every endpoint (401 before any method check).
+    "schema": everyone(READ, anonymous={"*": 401}),
+    # HTML pages: GET and HEAD only.
+    "swagger-ui": everyone(PAGE, anonymous={"*": 401}),
+    "redoc": everyone(PAGE, anonymous={"*": 401}),
+    # The HTML page of the user menu (GET and POST only): login redirect for anonymous; a POST redirects back.
+    "token-page": everyone({"GET": 200, "POST": 302}, anonymous={"*": 302}),
+    # Any other URL under /api/ (here /api/no/such/thing/): a JSON 404 for everyone, whatever the method.
+    "not-found": everyone({"*": 404}, anonymous={"*": 404}),
+}
+
+
+def expected_project_status(name, role, method):
+    """HEAD answers as GET does; OPTIONS (200) to whoever may use one of the endpoint's methods."""
+    _, spec = PROJECT_ENDPOINTS[name]
+    if role == "anonymous":
+        return 401
+    if role == "outsider":
+        return 404
+    if method == "HEAD":
+        method = "GET"
+    if method == "OPTIONS":
+        if name in HELD_OBJECTS:
+            return 200  # who may act is decided per object; describing the endpoint reveals no object
+        return 200 if any(role in roles for roles, _ in spec.values()) else 404
+    if method not in spec:
+        return 405
+    roles, status = spec[method]
+    return status if role in roles else 404
+
+
+def api_url_names():
+    names = []
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and pattern.name:
+                names.append(pattern.name)
+
+    walk(api_urls.urlpatterns)
+    return names
+
+
+def test_every_endpoint_is_in_the_matrix():
+    names = api_url_names()
+    assert len(names) == len(set(names)), "duplicate URL names"
+    assert set(names) == set(PROJECT_ENDPOINTS) | set(GLOBAL_ENDPOINTS)
+
+
+def client_for(user):
+    client = APIClient()
+    if user is not None:
+        client.force_login(user)  # the HTML page uses the session
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def call(client, method, url):
+    kwargs = {"format": "json"} if method in ("POST", "PUT", "PATCH") else {}
+    if method in ("POST", "PUT", "PATCH"):
+        kwargs["data"] = {}
+    return getattr(client, method.lower())(url, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttle_cache(settings):
+    settings.PASSWORD_HASHERS = FAST_HASHERS  # a world has six users; PBKDF2 would dominate
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", sorted(PROJECT_ENDPOINTS))
+def test_project_endpoint_matrix(name, role):
+    world = make_world()
+    kwarg_makers, _ = PROJECT_ENDPOINTS[name]
+    kwargs = {"slug": world.project.slug, **{k: make(world) for k, make in kwarg_makers.items()}}
+    url = reverse(f"api:{name}", kwargs=kwargs)
+    client = client_for(world.users[role])
+    got = {method: call(client, method, url).status_code for method in METHODS}
+    expected = {method: expected_project_status(name, role, method) for method in METHODS}
+    assert got == expected, f"{role} on {url}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", sorted(GLOBAL_ENDPOINTS))
+def test_global_endpoint_matrix(name, role):
+    world = make_world()
+    url = reverse(f"api:{name}", kwargs={"rest": "no/such/thing/"} if name == "not-found" else None)
+    client = client_for(world.users[role])
+    got = {}
+    for method in METHODS:
+        got[method] = call(client, method, url).status_code
+    assert got == GLOBAL_ENDPOINTS[name][role], f"{role} on {url}"
+
+
+@pytest.mark.django_db
+def test_a_project_that_does_not_exist_looks_like_one_you_cannot_see():
+    world = make_world()
+    client = client_for(world.users["outsider"])
+    hidden = client.get(reverse("api:project-detail", kwargs={"slug": world.project.slug}))
+    missing = client.get(reverse("api:project-detail", kwargs={"slug": "no-such-project"}))
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.json() == missing.json()

@@ -1,0 +1,36 @@
+"""The demo data: original dialogues, one user per role, idempotent loading."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from annotator.models import GoldLabel, Membership, Project, Turn
+
+pytestmark = pytest.mark.django_db
+
+
+def test_load_demo_twice(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    text = out.getvalue()
+    project = Project.objects.get(slug="demo")
+    assert Turn.objects.filter(dialogue__project=project).count() == 9
+    assert Turn.objects.filter(dialogue__project=project, is_qualification=True).count() == 2
+    # Qualification turns come with gold; the others are left to the annotators.
+    assert GoldLabel.objects.filter(sentence__turn__is_qualification=False).count() == 0
+    assert GoldLabel.objects.filter(sentence__turn__is_qualification=True).count() == 10
+    roles = dict(Membership.objects.filter(project=project).values_list("user__username", "role"))
+    assert roles == {"lead": "lead", "adjudicator": "adjudicator", "annotator1": "annotator",
+                     "annotator2": "annotator", "annotator3": "annotator"}
+    for username in ("admin", "lead", "adjudicator", "annotator1", "annotator2", "annotator3"):
+        assert f"{username}-demo" in text
+        assert authenticate(username=username, password=f"{username}-demo") is not None
+    assert authenticate(username="admin", password="admin-demo").is_superuser
+
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "nothing changed" in out.getvalue()
+    assert Turn.objects.filter(dialogue__project=project).count() == 9

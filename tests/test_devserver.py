@@ -1,0 +1,50 @@
+"""`manage.py devserver`: web server and worker come up, the URL answers, Ctrl-C stops every child."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from tests.conftest import ROOT, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path / "var"),
+           "CELERY_BROKER_URL": "filesystem://", "CACHE_URL": ""}
+    env.pop("TEST_DATABASE_NAME", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    port = free_port()
+    out = open(tmp_path / "out.txt", "w")
+    process = subprocess.Popen([sys.executable, "manage.py", "devserver", "--port", str(port), "--no-llm"],
+                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: "Press Ctrl-C to stop." in (tmp_path / "out.txt").read_text(), timeout=90,
+                   message="devserver banner")
+        text = (tmp_path / "out.txt").read_text()
+        assert f"http://127.0.0.1:{port}/" in text and "annotator1" in text
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
+            assert response.status == 200
+        children = [int(line.split()[0]) for line in subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(process.pid)], capture_output=True, text=True).stdout.splitlines()]
+        assert len(children) == 2  # web server and worker
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(60)
+    assert "Stopped the web server, the worker" in (tmp_path / "out.txt").read_text()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in children):
+        time.sleep(0.2)
+    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")]

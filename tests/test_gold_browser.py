@@ -1,0 +1,82 @@
+"""An adjudicator decides disputes with the keyboard in a real browser, and gold appears."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.models import Adjudication, EvidenceSpan, GoldLabel
+from annotator.services.gold import gold_derive_for_turn
+from annotator.vocabulary import GoldProvenance, Label, Role
+
+from .factories import ProjectFactory, TurnFactory, member
+from .factories_gold import annotators, submit
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Generous waits: the machine running the suite may be busy; a wait is not a timing threshold.
+expect.set_options(timeout=20_000)
+
+
+def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
+    project = ProjectFactory(slug="amazon")
+    ann1, ann2 = annotators(project)
+    turn = TurnFactory(dialogue__project=project)
+    mine = submit(turn, ann1, [Label.FAITHFUL, Label.SPECULATIVE, Label.IRRELEVANT], notes={0: "Paragraph 1 says Brazil."})
+    reference = turn.dialogue.reference
+    quote = "The Amazon river flows through Brazil."
+    EvidenceSpan.objects.create(annotation=mine.sentence_annotations.get(sentence__index=0),
+                                start=reference.index(quote), end=reference.index(quote) + len(quote), text=quote)
+    submit(turn, ann2, [Label.INVENTED, Label.RELIABLE, Label.IRRELEVANT])
+    gold_derive_for_turn(turn)
+    first, second, third = turn.sentences.order_by("index")
+    judge = member(project, Role.ADJUDICATOR)
+
+    page = page_for(judge)
+    page.goto(f"/p/{project.slug}/adjudication/")
+    page.get_by_role("link", name=re.compile(r"^Adjudicate dlg-")).click()
+    dispute = page.locator(f"#dispute-{Adjudication.objects.get(sentence=first).pk}")
+    # Both paths side by side, the step where they diverged marked, the note shown.
+    assert dispute.locator("tr.diverged").get_attribute("data-diverged") == "faithfulness"
+    assert "Paragraph 1 says Brazil." in dispute.inner_text()
+    # Annotator A's evidence is listed and highlighted in the reference while the dispute is active.
+    assert quote in dispute.locator(".evidence").inner_text()
+    expect(page.locator("#reference-text mark.ev-a")).to_have_text(quote)
+    page.screenshot(path=str(tmp_path / "adjudication.png"), full_page=True)
+
+    # First dispute: side with annotator A, give a reason, save with Enter.
+    page.keyboard.press("a")
+    page.keyboard.press("r")
+    page.keyboard.type("The reference names Brazil.")
+    page.keyboard.press("Enter")
+    expect(dispute).to_have_class(re.compile("dispute-resolved"))
+    gold = GoldLabel.objects.get(sentence=first)
+    assert (gold.label, gold.provenance, gold.decided_by, gold.reason) == (
+        Label.FAITHFUL, GoldProvenance.ADJUDICATION, judge, "The reference names Brazil."
+    )
+
+    # The next dispute is active: walk the protocol with 1/2 (relevant, cognitive, rational, not grounded).
+    second_card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=second).pk}")
+    expect(second_card).to_have_class(re.compile(r"\bactive\b"))
+    for key, asked in (("1", "Is the sentence irrelevant?"), ("2", "Factual or cognitive?"),
+                       ("1", "Is it rational?"), ("2", "Is it grounded in the reference?")):
+        expect(second_card.locator(".question")).to_contain_text(asked)
+        page.keyboard.press(key)
+        expect(second_card.locator(f".walk-path li:has-text('{asked}')")).to_have_count(1)
+    expect(second_card.locator("[data-protocol]")).to_be_checked()
+    # Saving without a reason is refused and the reason field gets the focus.
+    page.keyboard.press("Enter")
+    expect(second_card.locator("[role=alert]")).to_contain_text("reason")
+    expect(second_card.locator("[data-reason]")).to_be_focused()
+    assert not GoldLabel.objects.filter(sentence=second).exists()
+    page.keyboard.type("Plausible but the reference does not say so.")
+    page.keyboard.press("Enter")
+    expect(second_card).to_have_class(re.compile("dispute-resolved"))
+    assert GoldLabel.objects.get(sentence=second).label == Label.SPECULATIVE
+    expect(page.locator("#turn-done")).to_be_visible()
+    page.screenshot(path=str(tmp_path / "adjudication-done.png"), full_page=True)
+
+    # The gold and its history are on the sentence page.
+    page.goto(f"/p/{project.slug}/gold/sentence/{second.pk}/")
+    assert page.locator("[data-gold-label]").get_attribute("data-gold-label") == Label.SPECULATIVE
+    assert "Plausible but the reference does not say so." in page.locator(".gold-history").inner_text()

@@ -1,0 +1,229 @@
+"""Adjudication, gold and reports pages through the test client: who sees what, and what they see."""
+
+import csv
+import io
+
+import pytest
+from django.test import Client
+
+from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, ImportBatch
+from annotator.services.gold import gold_derive_for_turn
+from annotator.vocabulary import GoldProvenance, Label, ProtocolMode, Role
+
+from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories_gold import annotators, submit
+
+pytestmark = pytest.mark.django_db
+
+F, I, S, R, X = Label.FAITHFUL, Label.INVENTED, Label.SPECULATIVE, Label.RELIABLE, Label.IRRELEVANT
+
+
+@pytest.fixture
+def setup():
+    project = ProjectFactory(slug="amazon")
+    ann1, ann2 = annotators(project)
+    batch = ImportBatch.objects.create(project=project, kind=ImportBatch.Kind.JSONL, filename="=cmd|evil.jsonl")
+    turn = TurnFactory(dialogue=DialogueFactory(project=project, batch=batch, generator_model="gpt-x"))
+    a1 = submit(turn, ann1, [F, S, X])
+    a2 = submit(turn, ann2, [I, S, X])
+    gold_derive_for_turn(turn)
+    return {
+        "project": project, "turn": turn, "ann1": ann1, "a1": a1, "a2": a2,
+        "lead": member(project, Role.LEAD), "judge": member(project, Role.ADJUDICATOR),
+        "adjudication": Adjudication.objects.get(), "sentences": list(turn.sentences.order_by("index")),
+    }
+
+
+def client_for(user):
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def urls(s):
+    slug, adj = s["project"].slug, s["adjudication"].pk
+    return [
+        ("get", f"/p/{slug}/adjudication/"),
+        ("get", f"/p/{slug}/adjudication/turn/{s['turn'].pk}/"),
+        ("post", f"/p/{slug}/adjudication/{adj}/answer/"),
+        ("post", f"/p/{slug}/adjudication/{adj}/resolve/"),
+        ("get", f"/p/{slug}/gold/sentence/{s['sentences'][0].pk}/"),
+        ("post", f"/p/{slug}/gold/sentence/{s['sentences'][0].pk}/"),
+        ("post", f"/p/{slug}/gold/assignment/{s['a1'].pk}/reopen/"),
+        ("get", f"/p/{slug}/reports/"),
+        ("get", f"/p/{slug}/reports/agreement.csv"),
+    ]
+
+
+def test_annotators_and_outsiders_get_404_everywhere(setup):
+    outsider = member(ProjectFactory(), Role.LEAD)
+    for user in (setup["ann1"], outsider):
+        client = client_for(user)
+        for method, url in urls(setup):
+            assert getattr(client, method)(url).status_code == 404, (user, url)
+    assert not GoldLabel.objects.filter(sentence=setup["sentences"][0]).exists()
+
+
+def test_adjudicators_do_not_see_reports_or_lead_actions(setup):
+    client = client_for(setup["judge"])
+    slug = setup["project"].slug
+    assert client.get(f"/p/{slug}/reports/").status_code == 404
+    assert client.post(f"/p/{slug}/gold/assignment/{setup['a1'].pk}/reopen/", {"reason": "x"}).status_code == 404
+    page = client.get(f"/p/{slug}/gold/sentence/{setup['sentences'][0].pk}/").content.decode()
+    assert "Override gold" not in page and "Reopen" not in page
+    assert client.post(f"/p/{slug}/gold/sentence/{setup['sentences'][0].pk}/", {"label": F, "reason": "x"}).status_code == 404
+
+
+def test_queue_lists_turns_with_open_disputes(setup):
+    page = client_for(setup["judge"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
+    assert setup["turn"].dialogue.external_id in page and "Adjudicate" in page
+    # An annotator of the turn who is also a lead elsewhere in the project cannot take it.
+    Assignment.objects.filter(pk=setup["a1"].pk).update(annotator=setup["lead"])
+    page = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
+    assert "hidden because you annotated it" in page
+    response = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/adjudication/turn/{setup['turn'].pk}/")
+    assert response.status_code == 403
+
+
+def test_adjudication_screen_shows_paths_divergence_and_no_names_to_adjudicators(setup):
+    page = client_for(setup["judge"]).get(f"/p/{setup['project'].slug}/adjudication/turn/{setup['turn'].pk}/")
+    html = page.content.decode()
+    assert 'data-diverged="faithfulness"' in html
+    assert "Annotator A" in html and setup["ann1"].username not in html
+    assert "The Amazon river flows through Brazil." in html  # the reference
+    lead_html = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/adjudication/turn/{setup['turn'].pk}/").content.decode()
+    assert f"Annotator A ({setup['ann1'].username})" in lead_html
+
+
+def test_walking_and_resolving_through_htmx_posts(setup):
+    client = client_for(setup["judge"])
+    base = f"/p/{setup['project'].slug}/adjudication/{setup['adjudication'].pk}"
+    response = client.post(f"{base}/answer/", {"step": "kind", "value": "factual"}, HTTP_HX_REQUEST="true")
+    assert "is not asked" in response.content.decode()
+    for step, value in (("relevance", "relevant"), ("kind", "factual"), ("faithfulness", "invented")):
+        client.post(f"{base}/answer/", {"step": step, "value": value}, HTTP_HX_REQUEST="true")
+    setup["adjudication"].refresh_from_db()
+    assert setup["adjudication"].label == I and setup["adjudication"].status == Adjudication.Status.OPEN
+    response = client.post(f"{base}/resolve/", {"decision": "protocol", "reason": ""}, HTTP_HX_REQUEST="true")
+    assert "Give a reason" in response.content.decode()
+    response = client.post(f"{base}/resolve/", {"decision": "protocol", "reason": "Not in the text."}, HTTP_HX_REQUEST="true")
+    assert response["HX-Trigger"] == "dispute-resolved"
+    gold = GoldLabel.objects.get(sentence=setup["sentences"][0])
+    assert (gold.label, gold.provenance) == (I, GoldProvenance.ADJUDICATION)
+
+
+def test_resolve_without_javascript_redirects_back(setup):
+    client = client_for(setup["judge"])
+    url = f"/p/{setup['project'].slug}/adjudication/{setup['adjudication'].pk}/resolve/"
+    response = client.post(url, {"decision": f"side-{setup['a2'].pk}", "reason": "B is right"})
+    assert response.status_code == 302
+    assert GoldLabel.objects.get(sentence=setup["sentences"][0]).label == I
+
+
+def test_lead_overrides_gold_and_reopens_an_annotation(setup):
+    client = client_for(setup["lead"])
+    sentence = setup["sentences"][1]
+    url = f"/p/{setup['project'].slug}/gold/sentence/{sentence.pk}/"
+    response = client.post(url, {"label": R, "reason": ""})
+    assert response.status_code == 422 and "Give a reason" in response.content.decode()
+    client.post(url, {"label": R, "reason": "Guideline 3"})
+    page = client.get(url).content.decode()
+    assert "Lead override" in page and "Guideline 3" in page and 'data-gold-label="reliable"' in page
+    response = client.post(
+        f"/p/{setup['project'].slug}/gold/assignment/{setup['a1'].pk}/reopen/",
+        {"reason": "Recheck", "next": "https://evil.example/"},
+    )
+    assert response.status_code == 302 and response["Location"] == f"/p/{setup['project'].slug}/"
+    setup["a1"].refresh_from_db()
+    assert setup["a1"].status == Assignment.Status.IN_PROGRESS
+    # The agreed gold of sentence 3 is cleared with history; the override on sentence 2 stays.
+    third = setup["sentences"][2]
+    assert not GoldLabel.objects.filter(sentence=third).exists()
+    assert GoldEvent.objects.filter(sentence=third).last().new_label == ""
+    assert GoldLabel.objects.get(sentence=sentence).label == R
+
+
+def test_reports_page_shows_agreement_and_gold_and_invalidates_on_new_gold(setup):
+    client = client_for(setup["lead"])
+    html = client.get(f"/p/{setup['project'].slug}/reports/").content.decode()
+    assert "Krippendorff" in html and "Percent agreement" in html and "Cohen" in html
+    assert "<svg" in html and "gpt-x" in html
+    assert html.count("Download") >= 10
+    assert "<script" not in html.split("<main")[1].split("</main>")[0]
+    # 2 of 3 sentences agree.
+    assert "66.7%" in html
+
+    def gold_counts():
+        rows = list(csv.reader(io.StringIO(client.get(f"/p/{setup['project'].slug}/reports/labels.csv").content.decode())))
+        return {row[0]: int(row[1]) for row in rows[1:]}
+
+    assert gold_counts()["Invented"] == 0 and gold_counts()["Speculative"] == 1
+    client_for(setup["judge"]).post(
+        f"/p/{setup['project'].slug}/adjudication/{setup['adjudication'].pk}/resolve/",
+        {"decision": f"side-{setup['a2'].pk}", "reason": "B"},
+    )
+    assert gold_counts()["Invented"] == 1
+
+
+def test_csv_downloads_raw_numbers_and_quotes_formulas(setup):
+    setup["turn"].dialogue.__class__.objects.filter(pk=setup["turn"].dialogue_id).update(generator_model="=SUM(1,2)")
+    client = client_for(setup["lead"])
+    response = client.get(f"/p/{setup['project'].slug}/reports/agreement.csv")
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == ["Variable", "Compared over", "Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa"]
+    assert float(rows[1][4]) == pytest.approx(2 / 3)
+    models = list(csv.reader(io.StringIO(client.get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode())))
+    assert models[1][0] == "'=SUM(1,2)"
+    assert client.get(f"/p/{setup['project'].slug}/reports/nope.csv").status_code == 404
+
+
+def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup):
+    other = ProjectFactory(slug="amazon-independent", name="Amazon independent", protocol_mode=ProtocolMode.INDEPENDENT)
+    member_lead = setup["lead"]
+    from annotator.models import Membership
+
+    Membership.objects.create(project=other, user=member_lead, role=Role.LEAD)
+    ann1, ann2 = annotators(other)
+    turn = TurnFactory(dialogue=DialogueFactory(project=other, external_id=setup["turn"].dialogue.external_id))
+    submit(turn, ann1, [F, S, X])
+    submit(turn, ann2, [F, S, F])
+    client = client_for(member_lead)
+    html = client.get(f"/p/{setup['project'].slug}/reports/").content.decode()
+    assert "Amazon independent" in html and "1 shared dialogue" in html
+    rows = list(csv.reader(io.StringIO(
+        client.get(f"/p/{setup['project'].slug}/reports/protocols.csv?compare=amazon-independent").content.decode()
+    )))
+    assert [r[1] for r in rows[1:]] == ["Sequential decisions (CogniBench)", "Independent: pick one of seven categories"]
+    assert [float(r[4]) for r in rows[1:]] == [pytest.approx(2 / 3), pytest.approx(2 / 3)]
+
+
+def test_project_page_links_for_each_role(setup):
+    slug = setup["project"].slug
+    lead_page = client_for(setup["lead"]).get(f"/p/{slug}/").content.decode()
+    judge_page = client_for(setup["judge"]).get(f"/p/{slug}/").content.decode()
+    annotator_page = client_for(setup["ann1"]).get(f"/p/{slug}/").content.decode()
+    assert "Adjudication queue" in lead_page and "Reports" in lead_page
+    assert "Adjudication queue" in judge_page and "Reports" not in judge_page
+    assert "Adjudication queue" not in annotator_page
+
+
+def test_navigation_badge_counts_open_disputes_for_adjudicators_only(setup):
+    slug = setup["project"].slug
+    judge_page = client_for(setup["judge"]).get("/").content.decode()
+    assert "1 open dispute to adjudicate" in judge_page and f"/p/{slug}/adjudication/" in judge_page
+    assert "open dispute" not in client_for(setup["ann1"]).get("/").content.decode()
+
+
+def test_protocol_comparison_counts_qa_instances_per_500_statements(setup):
+    from annotator.models import Question
+
+    client = client_for(setup["lead"])
+    url = f"/p/{setup['project'].slug}/reports/protocols.csv"
+    rows = list(csv.reader(io.StringIO(client.get(url).content.decode())))
+    assert rows[0][-2:] == ["QA instances", "QA instances per 500 statements"]
+    assert rows[1][-2:] == ["0", "0.0"]
+    Question.objects.create(project=setup["project"], turn=setup["turn"], asked_by=setup["ann1"])
+    rows = list(csv.reader(io.StringIO(client.get(url).content.decode())))
+    # One question over 6 judged statements (3 sentences x 2 annotators).
+    assert rows[1][-2:] == ["1", str(round(500 / 6, 2))]

@@ -1,0 +1,215 @@
+"""The import commands, as a lead runs them: counts, labels, errors, idempotence."""
+
+import json
+import shutil
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotator.importers import cognibench
+from annotator.models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Sentence, Turn
+from annotator.vocabulary import GoldProvenance, Label
+from tests.conftest import SHARED_DATA
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+CB = SHARED_DATA / "cognibench-sample"
+RC = SHARED_DATA / "refchecker-sample"
+
+
+def run(*args):
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def counts(project):
+    return (
+        Dialogue.objects.filter(project=project).count(),
+        Turn.objects.filter(dialogue__project=project).count(),
+        Sentence.objects.filter(turn__dialogue__project=project).count(),
+        GoldLabel.objects.filter(sentence__turn__dialogue__project=project).count(),
+        ClaimTriplet.objects.filter(turn__dialogue__project=project).count(),
+    )
+
+
+def test_cognibench_sample_import(settings):
+    project = ProjectFactory(slug="cb")
+    out = run("import_cognibench", "--project", "cb", str(CB / "dialogues.json"), str(CB / "labels.json"))
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("import_cognibench into cb: 48 dialogues, 50 turns, 431 sentences, 253 labels")
+    assert "178 sentences unlabelled; 13 inconsistencies" in last
+    # Inconsistencies with the list fields are reported, not hidden.
+    assert "inconsistency: labels.json: 10938_en_2: sentence 1 has no label but is in factual_list, faithfulness_list" in out
+    assert counts(project) == (48, 50, 431, 253, 0)
+    assert GoldLabel.objects.exclude(provenance=GoldProvenance.IMPORTED).count() == 0
+    assert GoldEvent.objects.filter(provenance=GoldProvenance.IMPORTED, new_label=Label.FAITHFUL).count() == 120
+    # Offsets point into the assistant response.
+    for sentence in Sentence.objects.select_related("turn"):
+        assert sentence.turn.assistant_response[sentence.start:sentence.end] == sentence.text
+
+    turn = Turn.objects.get(external_id="10938_en_2")
+    assert turn.dialogue.external_id == "10938_en" and turn.index == 2
+    assert turn.user_message == "Who played in the semi-finals?"
+    assert [m["role"] for m in turn.history] == ["user", "assistant", "user", "assistant"]
+    assert turn.metadata["Unnamed: 0"] is not None and "num_spaces" in turn.metadata and "type" in turn.metadata
+    # The labelled record keeps the labels' segmentation (5 sentences, not the 4 of current_turn_processed).
+    assert list(turn.sentences.values_list("index", flat=True)) == [0, 1, 2, 3, 4]
+    labels = {s.index: getattr(s, "gold", None) and s.gold.label for s in turn.sentences.all()}
+    assert labels == {0: "faithful", 1: None, 2: "faithful", 3: "reliable", 4: "unequivocal"}
+    # "rational" alone is speculative; an empty label in misleading_list is misleading.
+    assert GoldLabel.objects.filter(label=Label.SPECULATIVE).count() == 60
+    assert GoldLabel.objects.filter(label=Label.MISLEADING).count() == 2
+
+
+def test_reimport_changes_nothing_and_says_so():
+    project = ProjectFactory(slug="cb")
+    args = ("import_cognibench", "--project", "cb", str(CB / "dialogues.json"), str(CB / "labels.json"))
+    run(*args)
+    before = counts(project), ImportBatch.objects.count(), GoldEvent.objects.count()
+    out = run(*args)
+    assert "nothing changed: every turn was already imported" in out
+    assert "50 duplicate turns skipped" in out
+    assert (counts(project), ImportBatch.objects.count(), GoldEvent.objects.count()) == before
+
+
+def test_unknown_project_needs_create():
+    with pytest.raises(CommandError, match="no project with slug 'fresh'.*--create"):
+        run("import_cognibench", "--project", "fresh", str(CB / "dialogues.json"))
+    out = run("import_cognibench", "--project", "fresh", "--create", str(CB / "dialogues.json"))
+    assert "48 dialogues, 50 turns" in out and "0 labels" in out
+
+
+@pytest.mark.parametrize(
+    "break_it, message",
+    [
+        (lambda d, labels: d[7].pop("current_turn"), "dialogues.json: record #7 (id {id7}): field 'current_turn': is missing"),
+        (lambda d, labels: d[3].update(turn_index="two"), "dialogues.json: record #3 (id {id3}): field 'turn_index'"),
+        (lambda d, labels: labels["10938_en_2"]["sentence_label_dict"].update({"x": [["nonsense"], 5]}),
+         "labels.json: record id 10938_en_2: field 'sentence_label_dict[5]'"),
+    ],
+)
+def test_malformed_file_imports_nothing_and_names_file_record_field(tmp_path, break_it, message):
+    project = ProjectFactory(slug="cb")
+    dialogues = json.loads((CB / "dialogues.json").read_text())
+    labels = json.loads((CB / "labels.json").read_text())
+    break_it(dialogues, labels)
+    (tmp_path / "dialogues.json").write_text(json.dumps(dialogues))
+    (tmp_path / "labels.json").write_text(json.dumps(labels))
+    expected = message.format(id7=dialogues[7]["id"], id3=dialogues[3]["id"])
+    with pytest.raises(CommandError) as error:
+        run("import_cognibench", "--project", "cb", str(tmp_path / "dialogues.json"), str(tmp_path / "labels.json"))
+    assert expected in str(error.value)
+    assert "nothing was imported" in str(error.value)
+    assert counts(project) == (0, 0, 0, 0, 0)
+    assert ImportBatch.objects.count() == 0
+
+
+@pytest.mark.slow
+def test_malformed_command_exits_non_zero(tmp_path):
+    """Run as a lead would, in a shell: the exit status is non-zero and stderr names the file."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    env = {**os.environ, "DATABASE_URL": "sqlite:///" + str(tmp_path / "db.sqlite3")}
+    env.pop("TEST_DATABASE_NAME", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    (tmp_path / "bad.json").write_text("[{")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "import_cognibench", "--project", "x", "--create", str(tmp_path / "bad.json")],
+        cwd=ROOT, capture_output=True, text=True, env=env,
+    )
+    assert result.returncode == 1
+    assert "bad.json: record (file): field '(file)': not valid JSON" in result.stderr
+    assert "nothing was imported" in result.stderr
+
+
+def test_label_mapping_rules():
+    assert cognibench._label_of(["rational"], set(), "f", "r", "x") == Label.SPECULATIVE
+    assert cognibench._label_of(["rational", "grounded"], set(), "f", "r", "x") == Label.RELIABLE
+    assert cognibench._label_of(["rational", "grounded", "unequivocal"], set(), "f", "r", "x") == Label.UNEQUIVOCAL
+    assert cognibench._label_of(["faithful"], set(), "f", "r", "x") == Label.FAITHFUL
+    assert cognibench._label_of(["invented"], set(), "f", "r", "x") == Label.INVENTED
+    assert cognibench._label_of(["irrelevant"], set(), "f", "r", "x") == Label.IRRELEVANT
+    assert cognibench._label_of([], {"misleading_list", "hallu_list"}, "f", "r", "x") == Label.MISLEADING
+    assert cognibench._label_of([], set(), "f", "r", "x") is None
+    assert cognibench._label_of([], {"factual_list"}, "f", "r", "x") is None
+
+
+def test_refchecker_import():
+    project = ProjectFactory(slug="rc")
+    out = run("import_refchecker", "--project", "rc", str(RC / "dolly_gpt4_answers.json"),
+              str(RC / "msmarco_gpt4_answers.json"))
+    assert "200 dialogues, 200 turns, 389 sentences, 0 labels, 782 triplets imported" in out
+    assert counts(project) == (200, 200, 389, 0, 782)
+    turn = Turn.objects.get(dialogue__external_id="dolly_gpt4_answers/12646")
+    assert turn.dialogue.generator_model == "gpt4" and turn.dialogue.topic == "dolly"
+    triplets = list(turn.triplets.order_by("index"))
+    assert (triplets[0].head, triplets[0].relation, triplets[0].tail) == ("The Story of June", "has songs", "Hey June")
+    assert triplets[0].reference_label == "Entailment" and triplets[0].source == "imported"
+    assert set(ClaimTriplet.objects.values_list("reference_label", flat=True)) == {"Entailment", "Neutral", "Contradiction"}
+    assert "nothing changed" in run("import_refchecker", "--project", "rc", str(RC / "dolly_gpt4_answers.json"))
+
+
+def test_refchecker_bad_label(tmp_path):
+    data = json.loads((RC / "dolly_gpt4_answers.json").read_text())
+    data[4]["claude2_response_kg"][0]["human_label"] = "Maybe"
+    path = tmp_path / "dolly_gpt4_answers.json"
+    path.write_text(json.dumps(data))
+    ProjectFactory(slug="rc")
+    with pytest.raises(CommandError, match=r"dolly_gpt4_answers.json: record #4 \(id .*\): field 'claude2_response_kg\[0\].human_label': unknown triplet label 'Maybe'"):
+        run("import_refchecker", "--project", "rc", str(path))
+    assert Turn.objects.count() == 0
+
+
+def test_jsonl_minimal_lines_unknown_fields_and_errors(tmp_path):
+    project = ProjectFactory(slug="j")
+    lines = [
+        {"dialogue": {"id": "a", "reference": "Paris is the capital of France."},
+         "turn": {"index": 0, "response": "Paris is in France. It is lovely."}, "source": "hand-made"},
+        {"dialogue": {"id": "a"}, "turn": {"index": 1, "response": "Yes. It is."},
+         "sentences": [{"index": 0, "start": 0, "end": 4, "text": "Yes.", "gold": {"label": "irrelevant"}},
+                       {"index": 1, "start": 5, "end": 11, "text": "It is."}]},
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    out = run("import_jsonl", "--project", "j", str(path))
+    assert "1 dialogues, 2 turns, 4 sentences, 1 labels, 0 triplets imported" in out
+    assert "3 sentences unlabelled" in out
+    first = Turn.objects.get(index=0)
+    assert [s.text for s in first.sentences.all()] == ["Paris is in France.", "It is lovely."]
+    assert first.metadata == {"source": "hand-made"}
+    assert GoldLabel.objects.get().path == {"relevance": "irrelevant"}
+
+    lines.append({"dialogue": {"id": "b"}, "turn": {"index": 0, "response": "Hi."},
+                  "sentences": [{"index": 0, "start": 0, "end": 3, "text": "Hi.", "gold": {"label": "bogus"}}]})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    project2 = ProjectFactory(slug="j2")
+    with pytest.raises(CommandError, match=r"in.jsonl: record line 3: field 'sentences\[0\].gold': unknown label 'bogus'"):
+        run("import_jsonl", "--project", "j2", str(path))
+    assert counts(project2) == (0, 0, 0, 0, 0)
+
+    path.write_text('{"dialogue": {"id": "c"}, "turn": {"index": 0, "response": "Hi."}, "sentences": '
+                    '[{"index": 0, "start": 0, "end": 2, "text": "Hi."}]}\n')
+    with pytest.raises(CommandError, match=r"record line 1: field 'sentences\[0\].text': differs from the response"):
+        run("import_jsonl", "--project", "j2", str(path))
+    path.write_text("{not json\n")
+    with pytest.raises(CommandError, match=r"record line 1: field '\(line\)': not valid JSON"):
+        run("import_jsonl", "--project", "j2", str(path))
+
+
+def test_jsonl_reports_a_dialogue_whose_lines_disagree(tmp_path):
+    ProjectFactory(slug="j")
+    lines = [{"dialogue": {"id": "a", "reference": "One."}, "turn": {"index": 0, "response": "Hi."}},
+             {"dialogue": {"id": "a", "reference": "Another."}, "turn": {"index": 1, "response": "Yo."}}]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines))
+    out = run("import_jsonl", "--project", "j", str(path))
+    assert "inconsistency: in.jsonl: line 2: dialogue 'a' differs from its line 1" in out
+    assert Dialogue.objects.get(external_id="a").reference == "One."

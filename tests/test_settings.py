@@ -1,0 +1,41 @@
+"""Production settings are safe: check --deploy passes, and a missing SECRET_KEY is refused."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_manage(*args, env_extra):
+    # The test process allows async-unsafe ORM calls for Playwright; a deployment must not.
+    env = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
+    env.update(env_extra)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def test_check_deploy_passes_with_production_settings():
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        env_extra={"DJANGO_SETTINGS_MODULE": "annotator.settings_production", "SECRET_KEY": secrets.token_urlsafe(64)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_production_settings_refuse_to_start_without_a_secret_key():
+    result = run_manage("check", env_extra={"DJANGO_SETTINGS_MODULE": "annotator.settings_production"})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+
+
+def test_production_cookies_are_secure():
+    env = {"SECRET_KEY": "x7" * 40}
+    code = (
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='annotator.settings_production'; django.setup();"
+        "from django.conf import settings as s;"
+        "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, s.CSRF_COOKIE_SECURE)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True)
+    assert result.stdout.split() == ["False", "True", "True", "Lax", "True"], result.stderr

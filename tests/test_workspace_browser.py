@@ -1,0 +1,302 @@
+"""The annotation screen in a real browser (headless Chromium): keyboard only, reload, blind, modes, evidence."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.models import Assignment, EvidenceSpan, SentenceAnnotation
+from annotator.vocabulary import Label, ProtocolMode
+from tests.factories_workspace import annotators, project_with_turns
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# The machine running the suite may be busy: wait for the page generously (never a timing assertion).
+expect.set_options(timeout=30_000)
+
+
+@pytest.fixture
+def page_for(page_for):
+    def open_page(user, **kwargs):
+        page = page_for(user, **kwargs)
+        page.set_default_timeout(30_000)
+        return page
+
+    return open_page
+
+
+def press(page, key, version):
+    """Press a key that saves something; wait until the panel shows the next version."""
+    page.keyboard.press(key)
+    expect(page.locator("#decision-panel")).to_have_attribute("data-version", str(version + 1))
+    return version + 1
+
+
+def chip(page, number):
+    return page.locator("a.sentence").nth(number - 1).locator(".chip")
+
+
+def active_number(page):
+    return page.locator("#panel-title")
+
+
+def start_from_queue(page, project):
+    page.goto(f"/p/{project.slug}/work/")
+    expect(page.locator("#start-button")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    expect(page.locator("#decision-panel")).to_be_visible()
+
+
+def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_annotator_works_blind(page_for):
+    project, turns = project_with_turns(1)
+    first, second = annotators(project, 2)
+    page = page_for(first)
+    start_from_queue(page, project)
+    expect(active_number(page)).to_have_text("Sentence 1 of 3")
+
+    # Sentence 1 "The Amazon flows through Brazil.": relevant (1), factual (1), faithful (1).
+    v = press(page, "1", 0)
+    expect(page.locator("#question-text")).to_have_text("Factual or cognitive?")
+    v = press(page, "1", v)
+    v = press(page, "1", v)
+    expect(chip(page, 1)).to_have_text("Faithful")
+    # A finished sentence moves the panel on by itself.
+    expect(active_number(page)).to_have_text("Sentence 2 of 3")
+    expect(page.locator("a.sentence").nth(1)).to_have_attribute("aria-current", "true")
+
+    # Sentence 2: relevant (n answers "Is the sentence irrelevant?" with no), cognitive (2).
+    v = press(page, "n", v)
+    v = press(page, "2", v)
+    expect(page.locator("#question-text")).to_have_text("Is it rational?")
+    # Undo, then answer again.
+    v = press(page, "u", v)
+    expect(page.locator("#question-text")).to_have_text("Factual or cognitive?")
+    v = press(page, "2", v)
+    v = press(page, "y", v)  # rational: yes
+    # A note, typed and saved with the keyboard.
+    page.keyboard.press("c")
+    expect(page.locator("#note-input")).to_be_focused()
+    page.keyboard.type("Hedged claim, no source in the reference.")
+    v = press(page, "Enter", v)
+
+    # Reload half way: every answer and the note are still there.
+    page.reload()
+    expect(active_number(page)).to_have_text("Sentence 2 of 3")
+    expect(chip(page, 1)).to_have_text("Faithful")
+    expect(chip(page, 2)).to_have_text("in progress")
+    expect(page.locator("#question-text")).to_have_text("Is it grounded in the reference?")
+    expect(page.locator("#note-input")).to_have_value("Hedged claim, no source in the reference.")
+    expect(page.locator("#ws-progress")).to_have_text("1 of 3 sentences labelled")
+
+    v = press(page, "n", v)  # grounded: no -> speculative
+    expect(chip(page, 2)).to_have_text("Speculative")
+    expect(active_number(page)).to_have_text("Sentence 3 of 3")
+    # Go back and forth with j / k.
+    page.keyboard.press("k")
+    expect(active_number(page)).to_have_text("Sentence 2 of 3")
+    page.keyboard.press("j")
+    expect(active_number(page)).to_have_text("Sentence 3 of 3")
+    # Submitting too early is refused with a clear message.
+    v = v  # the refusal does not change the version
+    page.keyboard.press("s")
+    expect(page.locator(".panel-message.error")).to_contain_text("1 of 3 sentences have no label yet (sentence 3)")
+    v = press(page, "2", v)  # "Hello there!" is irrelevant
+    expect(chip(page, 3)).to_have_text("Irrelevant")
+    expect(page.locator("#ws-progress")).to_have_text("3 of 3 sentences labelled")
+    page.keyboard.press("s")
+    page.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
+    expect(page.locator(".messages")).to_contain_text("Turn submitted")
+
+    mine = Assignment.objects.get(annotator=first)
+    assert mine.status == Assignment.Status.SUBMITTED
+    labels = [a.label for a in SentenceAnnotation.objects.filter(assignment=mine).order_by("sentence__index")]
+    assert labels == [Label.FAITHFUL, Label.SPECULATIVE, Label.IRRELEVANT]
+    assert SentenceAnnotation.objects.get(assignment=mine, sentence__index=1).note == "Hedged claim, no source in the reference."
+    assert all(a.seconds_spent > 0 for a in SentenceAnnotation.objects.filter(assignment=mine))
+
+    # The second annotator gets the same turn and sees none of the first one's answers.
+    other = page_for(second)
+    start_from_queue(other, project)
+    assert Assignment.objects.get(annotator=second).turn_id == turns[0].pk
+    for number in (1, 2, 3):
+        expect(chip(other, number)).to_have_text("to do")
+    html = other.content()
+    assert "Hedged claim" not in html and "Speculative</span>" not in html
+    v = press(other, "2", 0)
+    v = press(other, "2", v)
+    v = press(other, "2", v)
+    other.keyboard.press("s")
+    other.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
+    theirs = Assignment.objects.get(annotator=second)
+    assert theirs.status == Assignment.Status.SUBMITTED
+    assert set(SentenceAnnotation.objects.filter(assignment=theirs).values_list("label", flat=True)) == {Label.IRRELEVANT}
+
+
+def test_independent_mode_picks_one_of_seven_labels(page_for):
+    project, turns = project_with_turns(1, protocol_mode=ProtocolMode.INDEPENDENT)
+    user, = annotators(project, 1)
+    page = page_for(user)
+    start_from_queue(page, project)
+    expect(page.locator(".label-picker button")).to_have_count(7)
+    v = press(page, "2", 0)  # faithful
+    v = press(page, "5", v)  # speculative
+    v = press(page, "1", v)  # irrelevant
+    assert [a.label for a in SentenceAnnotation.objects.order_by("sentence__index")] == [
+        Label.FAITHFUL, Label.SPECULATIVE, Label.IRRELEVANT]
+    assert SentenceAnnotation.objects.get(sentence__index=1).path == {
+        "relevance": "relevant", "kind": "cognitive", "rational": "yes", "grounded": "no"}
+
+
+def test_evidence_is_selected_in_the_reference_attached_highlighted_and_removed(page_for):
+    project, turns = project_with_turns(1, require_evidence=True)
+    user, = annotators(project, 1)
+    page = page_for(user)
+    start_from_queue(page, project)
+    reference = turns[0].dialogue.reference
+    wanted = "flows through Brazil"
+    start = reference.index(wanted)
+    # Select the words in the reference the way a mouse drag does.
+    page.evaluate(
+        """([start, end]) => {
+            const root = document.getElementById('reference-text');
+            const text = root.firstChild;
+            const range = document.createRange();
+            range.setStart(text, start); range.setEnd(text, end);
+            const selection = window.getSelection();
+            selection.removeAllRanges(); selection.addRange(range);
+        }""",
+        [start, start + len(wanted)],
+    )
+    v = press(page, "e", 0)
+    expect(page.locator("#reference-text mark.evidence")).to_have_text(wanted)
+    expect(page.locator(".evidence-list li")).to_have_count(1)
+    span = EvidenceSpan.objects.get()
+    assert (span.start, span.end, span.text) == (start, start + len(wanted), wanted)
+    # A second span, then remove the first one with the mouse.
+    page.evaluate(
+        """() => { const root = document.getElementById('reference-text');
+                   const range = document.createRange(); range.setStart(root.lastChild, 1); range.setEnd(root.lastChild, 20);
+                   const s = window.getSelection(); s.removeAllRanges(); s.addRange(range); }"""
+    )
+    v = press(page, "e", v)
+    expect(page.locator(".evidence-list li")).to_have_count(2)
+    expect(page.locator("#reference-text mark.evidence")).to_have_count(2)
+    page.get_by_role("button", name=re.compile("Remove evidence: flows through Brazil")).click()
+    expect(page.locator("#decision-panel")).to_have_attribute("data-version", str(v + 1))
+    expect(page.locator(".evidence-list li")).to_have_count(1)
+    assert EvidenceSpan.objects.count() == 1
+    # Pressing e with nothing selected explains what to do.
+    page.evaluate("() => window.getSelection().removeAllRanges()")
+    page.keyboard.press("e")
+    expect(page.locator(".panel-message.error")).to_contain_text("Select some text in the reference first")
+
+
+
+def test_two_tabs_on_the_same_turn_get_a_conflict_message_not_a_silent_overwrite(page_for):
+    project, turns = project_with_turns(1)
+    user, = annotators(project, 1)
+    first = page_for(user)
+    start_from_queue(first, project)
+    second = first.context.new_page()
+    second.goto(first.url)
+    press(first, "1", 0)  # tab 1: relevant
+    second.keyboard.press("2")  # tab 2 still shows version 0: irrelevant is refused
+    expect(second.locator(".panel-message.error")).to_contain_text("changed in another tab or window")
+    expect(second.locator("#decision-panel")).to_have_attribute("data-version", "1")
+    expect(second.locator("#question-text")).to_have_text("Factual or cognitive?")
+    assert SentenceAnnotation.objects.get().path == {"relevance": "relevant"}
+    press(second, "1", 1)  # now in step with the server, the second tab works
+    assert SentenceAnnotation.objects.get().path == {"relevance": "relevant", "kind": "factual"}
+
+
+def test_an_answer_given_while_offline_is_saved_once_when_the_connection_returns(page_for):
+    from annotator.models import AnnotationEvent
+
+    project, turns = project_with_turns(1)
+    user, = annotators(project, 1)
+    page = page_for(user)
+    start_from_queue(page, project)
+    page.context.set_offline(True)
+    page.keyboard.press("2")
+    expect(page.locator("#connection-status")).to_contain_text("Connection lost")
+    assert not SentenceAnnotation.objects.exists()
+    page.context.set_offline(False)
+    expect(page.locator("#decision-panel")).to_have_attribute("data-version", "1", timeout=30000)
+    expect(page.locator("#connection-status")).to_be_hidden()
+    expect(chip(page, 1)).to_have_text("Irrelevant")
+    assert AnnotationEvent.objects.filter(action="answer").count() == 1
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+
+
+@pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
+def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
+    """Layout at 1280x800 and 1920x1080: no page scroll, the question and its answers in view, focus visible.
+
+    With SCREENSHOTS=1 the test also saves the screenshots shown in the README (docs/screenshots/).
+    """
+    from django.core.management import call_command
+
+    from annotator.models import GuidelineExample, Project
+    from annotator.services.annotation import annotation_evidence_add
+    from annotator.vocabulary import Step
+
+    call_command("load_demo", stdout=open(os.devnull, "w"))
+    project = Project.objects.get(slug="demo")
+    examples = [
+        (Step.RELEVANCE, False, "I hope this helps!", "Filler: nothing to check."),
+        (Step.RELEVANCE, True, "The bridge opened in 1932.", "Says something about the topic."),
+        (Step.KIND, True, "The lantern stood 31 metres above the sea.", "Restates a checkable fact."),
+        (Step.KIND, False, "Automation probably saved the town money.", "An inference about consequences."),
+        (Step.GROUNDED, True, "The beetles drink fog, so they survive without rain.", "The reference describes fog-drinking."),
+        (Step.GROUNDED, False, "The beetles will adapt to any climate.", "Nothing in the reference supports it."),
+    ]
+    for position, (step, positive, text, why) in enumerate(examples):
+        GuidelineExample.objects.create(project=project, step=step, is_positive=positive, text=text, explanation=why,
+                                        position=position)
+    user = project.memberships.get(user__username="annotator1").user
+    # The demo has a qualification set; this annotator passed it, so Start opens real work.
+    from annotator.models import QualificationResult
+
+    QualificationResult.objects.create(project=project, annotator=user, passed=True, correct=1, total=1)
+    page = page_for(user, width=width, height=height)
+    page.goto(f"/p/{project.slug}/work/")
+    if os.environ.get("SCREENSHOTS"):
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"queue-{width}x{height}.png"))
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    v = press(page, "y", 0)  # "Great question!" is irrelevant
+    for key in "n11":  # the lighthouse was built in 1871: relevant, factual, faithful
+        v = press(page, key, v)
+    for key in "n11":  # it burned paraffin until 1936: relevant, factual, faithful
+        v = press(page, key, v)
+    assignment = Assignment.objects.select_related("project", "turn__dialogue").get(annotator=user)
+    last = assignment.turn.sentences.order_by("index").last()
+    reference = assignment.turn.dialogue.reference
+    wanted = "automated in 1984"
+    annotation_evidence_add(assignment, last, reference.index(wanted), reference.index(wanted) + len(wanted), actor=user)
+    page.goto(page.url.split("?")[0] + f"?sentence={last.pk}")
+    v = int(page.locator("#decision-panel").get_attribute("data-version"))
+    for key in "n2y":  # "Automation probably saved the town money": relevant, cognitive, rational
+        v = press(page, key, v)
+    expect(page.locator("#question-text")).to_have_text("Is it grounded in the reference?")
+    layout = page.evaluate("""() => ({
+        scrollWidth: document.documentElement.scrollWidth, scrollHeight: document.documentElement.scrollHeight,
+        innerWidth: window.innerWidth, innerHeight: window.innerHeight,
+        answers: [...document.querySelectorAll('.question .answer')].map(b => b.getBoundingClientRect().bottom),
+        keys: document.querySelector('.ws-keys').getBoundingClientRect().bottom,
+    })""")
+    assert layout["scrollWidth"] <= layout["innerWidth"], layout
+    assert layout["scrollHeight"] <= layout["innerHeight"], layout
+    assert layout["answers"] and all(bottom <= layout["innerHeight"] for bottom in layout["answers"]), layout
+    assert layout["keys"] <= layout["innerHeight"], layout
+    focused = page.evaluate("() => { const el = document.activeElement; const s = getComputedStyle(el); "
+                            "return {cls: el.className, outline: s.outlineStyle, width: s.outlineWidth}; }")
+    # After each keyboard answer, focus sits on the first answer of the new question, outlined.
+    assert "answer" in focused["cls"] and focused["outline"] != "none" and focused["width"] != "0px", focused
+    if os.environ.get("SCREENSHOTS"):
+        page.screenshot(path=str(SCREENSHOTS / f"annotation-screen-{width}x{height}.png"))
