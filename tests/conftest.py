@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -129,13 +130,40 @@ def browser():
         chromium.close()
 
 
+class LiveServerRequests:
+    """Counts the requests being handled by the live server's threads (the test's own Client runs in this one)."""
+
+    def __init__(self):
+        self.count = 0
+        self.lock = threading.Lock()
+        self.test_thread = threading.current_thread()
+
+    def _add(self, delta):
+        if threading.current_thread() is not self.test_thread:
+            with self.lock:
+                self.count += delta
+
+    def started(self, **kwargs):
+        self._add(1)
+
+    def finished(self, **kwargs):
+        self._add(-1)
+
+    def wait_until_none(self, timeout=15):
+        wait_until(lambda: self.count <= 0, timeout=timeout, interval=0.05, message="the live server's requests to end")
+
+
 @pytest.fixture
 def page_for(browser, live_server):
     """``page_for(user)`` opens a browser page logged in as ``user`` (session cookie, no login form)."""
     from django.conf import settings
+    from django.core.signals import request_finished, request_started
     from django.test import Client
 
     contexts = []
+    requests = LiveServerRequests()
+    request_started.connect(requests.started, weak=False)
+    request_finished.connect(requests.finished, weak=False)
 
     def open_page(user, width=1280, height=800):
         client = Client()
@@ -149,5 +177,15 @@ def page_for(browser, live_server):
         return page
 
     yield open_page
+    # Closing a page hides it, and the workspace then sends the time spent as a beacon. A request
+    # still running when pytest-django empties the database commits rows into tables being
+    # truncated (a deadlock or a foreign-key error on PostgreSQL). Take the pages offline (a route
+    # that aborts requests does not catch that beacon), close them, then let running requests end.
     for context in contexts:
+        context.set_offline(True)
         context.close()
+    try:
+        requests.wait_until_none()
+    finally:
+        request_started.disconnect(requests.started)
+        request_finished.disconnect(requests.finished)
