@@ -90,6 +90,9 @@ def test_unknown_project_needs_create():
         (lambda d, labels: d[3].update(turn_index="two"), "dialogues.json: record #3 (id {id3}): field 'turn_index'"),
         (lambda d, labels: labels["10938_en_2"]["sentence_label_dict"].update({"x": [["nonsense"], 5]}),
          "labels.json: record id 10938_en_2: field 'sentence_label_dict[5]'"),
+        # PostgreSQL cannot store a NUL character: refused before anything is written, on every database.
+        (lambda d, labels: d[5].update(current_turn="Fine.\u0000"),
+         "dialogues.json: record #5 (id {id5}): field 'current_turn': contains a NUL character (\\u0000)"),
     ],
 )
 def test_malformed_file_imports_nothing_and_names_file_record_field(tmp_path, break_it, message):
@@ -99,7 +102,7 @@ def test_malformed_file_imports_nothing_and_names_file_record_field(tmp_path, br
     break_it(dialogues, labels)
     (tmp_path / "dialogues.json").write_text(json.dumps(dialogues))
     (tmp_path / "labels.json").write_text(json.dumps(labels))
-    expected = message.format(id7=dialogues[7]["id"], id3=dialogues[3]["id"])
+    expected = message.format(id7=dialogues[7]["id"], id3=dialogues[3]["id"], id5=dialogues[5]["id"])
     with pytest.raises(CommandError) as error:
         run("import_cognibench", "--project", "cb", str(tmp_path / "dialogues.json"), str(tmp_path / "labels.json"))
     assert expected in str(error.value)
@@ -202,6 +205,55 @@ def test_jsonl_minimal_lines_unknown_fields_and_errors(tmp_path):
     path.write_text("{not json\n")
     with pytest.raises(CommandError, match=r"record line 1: field '\(line\)': not valid JSON"):
         run("import_jsonl", "--project", "j2", str(path))
+    # A NUL character (only possible as the escape \u0000) is refused, naming where it is; an escaped
+    # backslash before "u0000" is ordinary text.
+    lines[0]["dialogue"]["reference"] = "Paris\\u0000 is the capital."
+    lines[1]["dialogue"]["metadata"] = {"notes": ["fine", "bad\u0000"]}
+    path.write_text("\n".join(json.dumps(line) for line in lines[:2]) + "\n")
+    with pytest.raises(CommandError, match=r"record line 2: field 'dialogue.metadata.notes\[1\]': contains a NUL"):
+        run("import_jsonl", "--project", "j2", str(path))
+    assert counts(project2) == (0, 0, 0, 0, 0)
+
+
+@pytest.mark.parametrize("change, field, problem", [
+    (lambda line: line["dialogue"].update(topic="t" * 201), "dialogue.topic", "is 201 characters long; at most 200 fit"),
+    (lambda line: line["dialogue"].update(id="d" * 300), "dialogue.id", "is 300 characters long; at most 200 fit"),
+    (lambda line: line["turn"].update(id="x" * 201), "turn.id", "is 201 characters long; at most 200 fit"),
+    (lambda line: line.update(triplets=[{"head": "a", "relation": "b", "tail": "c", "source": "scraped"}]),
+     "triplets[0].source", "unknown source 'scraped'; one of imported, manual, llm"),
+])
+def test_jsonl_values_the_database_cannot_hold_are_refused_by_name(tmp_path, change, field, problem):
+    """PostgreSQL used to refuse these half-way through with a driver error; SQLite kept them silently."""
+    project = ProjectFactory(slug="j")
+    lines = [{"dialogue": {"id": "a"}, "turn": {"index": n, "response": "Fine."}} for n in range(3)]
+    change(lines[2])
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    with pytest.raises(CommandError) as error:
+        run("import_jsonl", "--project", "j", str(path))
+    assert f"in.jsonl: record line 3: field {field!r}: {problem} - nothing was imported" == str(error.value)
+    assert counts(project) == (0, 0, 0, 0, 0)
+
+
+def test_a_bad_line_after_many_written_chunks_rolls_the_whole_import_back(tmp_path):
+    """Chunks of 2,000 turns are written while the file is still being read (on PostgreSQL by a second
+    thread on the same transaction): a bad line after several chunks still leaves nothing behind."""
+    project = ProjectFactory(slug="big")
+    lines = [json.dumps({"dialogue": {"id": f"d{n // 4}"}, "turn": {"index": n % 4, "response": "A short answer."}})
+             for n in range(4500)]
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join(lines) + "\n")
+    lines[4321] = lines[4321].replace('"index": 1', '"index": "one"')
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    with pytest.raises(CommandError, match=r"bad.jsonl: record line 4322: field 'turn.index': must be an integer"):
+        run("import_jsonl", "--project", "big", str(bad))
+    assert counts(project) == (0, 0, 0, 0, 0)
+    assert ImportBatch.objects.count() == 0
+    # The same connection goes on working normally, deferred constraints included.
+    out = run("import_jsonl", "--project", "big", str(good))
+    assert "1125 dialogues, 4500 turns, 4500 sentences" in out
+    assert counts(project) == (1125, 4500, 4500, 0, 0)
 
 
 def test_jsonl_reports_a_dialogue_whose_lines_disagree(tmp_path):

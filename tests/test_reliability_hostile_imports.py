@@ -61,6 +61,14 @@ BAD = GOOD_LINES + 1  # the line number of the hostile record
      f"line {BAD}: field 'sentences[0].start'"),
     ("duplicate id, different content", {"dialogue": {"id": "d3"}, "turn": {"index": 0, "response": "Something else."}},
      f"line {BAD}: field 'turn': dialogue 'd3' turn 0 appears twice with different content (first at line 4)"),
+
+    # Values PostgreSQL cannot store: they used to stop the import half-way with a driver error naming nothing.
+    ("NUL character", {"dialogue": {"id": "n"}, "turn": {"index": 0, "response": "A\u0000B."}},
+     f"line {BAD}: field 'turn.response': contains a NUL character"),
+    ("NUL in a key", {"dialogue": {"id": "n", "metadata": {"k\u0000": 1}}, "turn": {"index": 0, "response": "a"}},
+     f"line {BAD}: field 'dialogue.metadata.k\\x00': contains a NUL character"),
+    ("value longer than its column", {"dialogue": {"id": "x", "language": "l" * 51}, "turn": {"index": 0, "response": "a"}},
+     f"line {BAD}: field 'dialogue.language': is 51 characters long; at most 50 fit"),
 ])
 def test_a_hostile_record_names_itself_and_nothing_is_imported(tmp_path, name, bad_line, expected):
     project = ProjectFactory(slug="hostile")

@@ -9,6 +9,7 @@ the database.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
 from ..protocol import ProtocolError, label_of, ordered, path_for_label, validate
 from ..vocabulary import GoldProvenance, Label, TripletLabel
@@ -29,6 +30,85 @@ class ImportFormatError(ValueError):
         self.field = field_name
         self.problem = problem
         super().__init__(f"{filename}: record {record}: field {field_name!r}: {problem}")
+
+
+NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
+
+
+def refuse_nul(raw: bytes | str, data, filename: str, record=None) -> None:
+    """Raise ImportFormatError if a string (or key) of ``data`` holds a NUL character.
+
+    PostgreSQL text cannot hold one, so such a file failed half-way through its import with a
+    driver error naming nothing. JSON can only carry NUL as the escape ``\\u0000``, so the walk
+    runs only when ``raw`` (the text ``data`` was parsed from) contains that escape.
+    ``record`` names the record when ``data`` is one (a JSONL line); otherwise the first step of
+    the path into ``data`` does.
+    """
+    needle = b"\\u0000" if isinstance(raw, bytes) else "\\u0000"
+    if needle not in raw:
+        return
+    path = _nul_path(data)
+    if path is None:
+        return
+    if record is None:
+        if not path:
+            record = "(file)"
+        else:
+            first, path = path[0], path[1:]
+            # Named as the importers' other errors name records: "#3 (id x)" in a list, "id x" in a mapping.
+            if isinstance(data, dict):
+                record = f"id {first}"
+            else:
+                item = data[first]
+                record = f"#{first} (id {item['id']})" if isinstance(item, dict) and "id" in item else f"#{first}"
+    field_name = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in path).lstrip(".")
+    raise ImportFormatError(filename, record, field_name or "(value)", NUL_PROBLEM)
+
+
+def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
+    """Raise ImportFormatError if a short field of ``record`` is longer than its column.
+
+    PostgreSQL refuses such a value half-way through an import with a driver error naming nothing,
+    SQLite keeps it silently: refused here, on both. ``field_names`` gives, per attribute below,
+    the name of the field in the format being read.
+    """
+    for attribute, value in (
+        ("dialogue.external_id", record.dialogue.external_id),
+        ("dialogue.topic", record.dialogue.topic),
+        ("dialogue.language", record.dialogue.language),
+        ("dialogue.generator_model", record.dialogue.generator_model),
+        ("turn.external_id", record.external_id),
+    ):
+        limit = _column_lengths()[attribute]
+        if len(value) > limit:
+            raise ImportFormatError(filename, record.position, field_names.get(attribute, attribute),
+                                    f"is {len(value)} characters long; at most {limit} fit")
+
+
+@cache
+def _column_lengths() -> dict[str, int]:
+    from ..models import Dialogue, Turn  # the columns' own max_length, so the two cannot drift apart
+
+    lengths = {f"dialogue.{name}": Dialogue._meta.get_field(name).max_length
+               for name in ("external_id", "topic", "language", "generator_model")}
+    lengths["turn.external_id"] = Turn._meta.get_field("external_id").max_length
+    return lengths
+
+
+def _nul_path(value):
+    if isinstance(value, str):
+        return [] if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                return [key]  # shown as repr() shows it: \x00
+            if (rest := _nul_path(item)) is not None:
+                return [key, *rest]
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            if (rest := _nul_path(item)) is not None:
+                return [position, *rest]
+    return None
 
 
 @dataclass(slots=True)

@@ -25,7 +25,16 @@ import re
 from pathlib import Path
 
 from ..vocabulary import Label
-from . import DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TurnRecord, gold_from_label
+from . import (
+    DialogueRecord,
+    ImportFormatError,
+    ImportSummary,
+    SentenceRecord,
+    TurnRecord,
+    gold_from_label,
+    refuse_nul,
+    refuse_too_long,
+)
 
 # sentence_label_dict values -> our labels. An empty list is "misleading" when
 # the sentence is in misleading_list, otherwise the sentence is unlabelled.
@@ -115,10 +124,11 @@ class _Locator:
 
 def _load(path: Path, expect):
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ImportFormatError(path.name, "(file)", "(file)", f"not valid JSON: {exc}") from None
+    refuse_nul(text, data, path.name)
     if not isinstance(data, expect):
         raise ImportFormatError(path.name, "(file)", "(top level)", f"must be a JSON {expect.__name__}")
     return data
@@ -199,10 +209,12 @@ def turn_record(record, position, filename, label_record, labels_filename, summa
                               set(LIST_FIELDS) | {"sentence_label_dict"}}
         if not metadata["labels"]:
             del metadata["labels"]
-    return TurnRecord(
+    turn = TurnRecord(
         dialogue=dialogue, index=turn_index, response=response, sentences=sentences, user_message=user_message,
         external_id=record_id, history=history, metadata=metadata, position=where,
     )
+    refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id"})
+    return turn
 
 
 def _history(dialogue_text: str, current_turn: str, turn_index: int) -> list[dict]:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from ..segmentation import split_sentences
-from ..vocabulary import GoldProvenance
+from ..vocabulary import GoldProvenance, TripletSource
 from . import (
     CANONICAL_PATHS,
     IMPORTED_TRIPLET_EXTRAS,
@@ -24,6 +24,8 @@ from . import (
     TripletRecord,
     TurnRecord,
     gold_from_label,
+    refuse_nul,
+    refuse_too_long,
     triplet_label,
 )
 
@@ -102,7 +104,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         _triplet(check, raw, position, len(sentences))
         for position, raw in enumerate(check.get(obj, "triplets", list, "triplets", []))
     ]
-    return TurnRecord(
+    record = TurnRecord(
         dialogue=dialogue, index=index, response=response, sentences=sentences,
         user_message=check.get(t, "user_message", str, "turn.user_message", ""),
         external_id=check.get(t, "id", str, "turn.id", ""),
@@ -110,6 +112,11 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         is_qualification=check.get(t, "is_qualification", bool, "turn.is_qualification", False),
         position=where,
     )
+    refuse_too_long(record, filename, _FIELD_NAMES)
+    return record
+
+
+_FIELD_NAMES = {"dialogue.external_id": "dialogue.id", "turn.external_id": "turn.id"}
 
 
 # The shape of an exported sentence with gold and nothing else (fast path).
@@ -200,10 +207,17 @@ def _triplet(check, raw, position, sentence_count) -> TripletRecord:
         reference_label=triplet_label(
             raw.get("reference_label"), where=(check.filename, check.record, f"{field_name}.reference_label")
         ),
-        source=check.get(raw, "source", str, f"{field_name}.source", "imported"),
+        source=_triplet_source(check, raw, field_name),
         sentence_index=sentence_index,
         metadata=metadata,
     )
+
+
+def _triplet_source(check, raw, field_name):
+    source = check.get(raw, "source", str, f"{field_name}.source", TripletSource.IMPORTED)
+    if source not in TripletSource.values:
+        check.fail(f"{field_name}.source", f"unknown source {source!r}; one of {', '.join(TripletSource.values)}")
+    return source
 
 
 def _check_dialogue(record, line_number, first_seen, filename, summary):
@@ -239,6 +253,7 @@ def parse(path: Path, summary: ImportSummary, progress=None):
                 obj = json.loads(raw_line)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ImportFormatError(path.name, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
+            refuse_nul(raw_line, obj, path.name, f"line {line_number}")
             record = record_from_object(obj, path.name, line_number, summary)
             _check_dialogue(record, line_number, first_seen, path.name, summary)
             yield record

@@ -17,7 +17,17 @@ from pathlib import Path
 
 from ..segmentation import split_sentences
 from ..vocabulary import TripletSource
-from . import DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, triplet_label
+from . import (
+    DialogueRecord,
+    ImportFormatError,
+    ImportSummary,
+    SentenceRecord,
+    TripletRecord,
+    TurnRecord,
+    refuse_nul,
+    refuse_too_long,
+    triplet_label,
+)
 
 KG_FIELD = re.compile(r"^(?P<extractor>.+)_response_kg$")
 FILE_NAME = re.compile(r"^(?P<dataset>[a-z0-9]+)_(?P<model>.+)_answers$", re.IGNORECASE)
@@ -29,10 +39,11 @@ def parse(paths, summary: ImportSummary | None = None, progress=None):
     loaded = []
     for path in map(Path, paths):
         try:
-            with open(path, encoding="utf-8") as handle:
-                data = json.load(handle)
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ImportFormatError(path.name, "(file)", "(file)", f"not valid JSON: {exc}") from None
+        refuse_nul(text, data, path.name)
         if not isinstance(data, list):
             raise ImportFormatError(path.name, "(file)", "(top level)", "must be a JSON list")
         loaded.append((path, data))
@@ -105,8 +116,12 @@ def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord
         topic=name_match.group("dataset") if name_match else "",
         generator_model=name_match.group("model") if name_match else "",
     )
-    return TurnRecord(
+    turn = TurnRecord(
         dialogue=dialogue, index=0, response=response, sentences=sentences,
         user_message=_text(record, "question", filename, where), external_id=record_id,
         metadata=metadata, triplets=triplets, position=where,
     )
+    # The dataset and the model come from the file's name (<dataset>_<model>_answers.json).
+    refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
+                                     "dialogue.topic": "(file name)", "dialogue.generator_model": "(file name)"})
+    return turn

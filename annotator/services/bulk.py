@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 
 from django.db import connection
 
@@ -21,18 +22,13 @@ def allocate_ids(model, count: int) -> Sequence[int]:
     """``count`` fresh primary keys for ``model`` (a sequence on PostgreSQL; past the largest on SQLite)."""
     if count <= 0:
         return range(0)
+    if connection.vendor == "postgresql":
+        return _ids_from_sequence(connection, model, count)
+    # SQLite: the import transaction holds the write lock (IMMEDIATE), so nobody
+    # else inserts meanwhile. AUTOINCREMENT tables never reuse an id, hence sqlite_sequence.
     table = model._meta.db_table
     pk = model._meta.pk.column
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [table, pk])
-            sequence = cursor.fetchone()[0]
-            # Values taken from the sequence are never handed out again, even to
-            # concurrent sessions (they need not be contiguous).
-            cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [sequence, count])
-            return [row[0] for row in cursor.fetchall()]
-        # SQLite: the import transaction holds the write lock (IMMEDIATE), so nobody
-        # else inserts meanwhile. AUTOINCREMENT tables never reuse an id, hence sqlite_sequence.
         quote = connection.ops.quote_name
         cursor.execute(f"SELECT COALESCE(MAX({quote(pk)}), 0) FROM {quote(table)}")
         largest = cursor.fetchone()[0]
@@ -40,6 +36,34 @@ def allocate_ids(model, count: int) -> Sequence[int]:
         row = cursor.fetchone()
         first = max(largest, row[0] if row else 0) + 1
         return range(first, first + count)
+
+
+def _ids_from_sequence(db, model, count):
+    with db.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [model._meta.db_table, model._meta.pk.column])
+        sequence = cursor.fetchone()[0]
+        # Values taken from the sequence are never handed out again, even to concurrent
+        # sessions or after a rollback (they need not be contiguous).
+        cursor.execute("SELECT nextval(%s) FROM generate_series(1, %s)", [sequence, count])
+        return [row[0] for row in cursor.fetchall()]
+
+
+@contextmanager
+def id_allocator():
+    """``allocate(model, count)`` usable while another thread writes on the default connection.
+
+    On PostgreSQL the ids come from a second connection (sequences are not transactional, so ids
+    taken there are as good inside the import's transaction); on SQLite it is ``allocate_ids``
+    itself, since SQLite writes are not handed to another thread.
+    """
+    if connection.vendor != "postgresql":
+        yield allocate_ids
+        return
+    side = connection.copy()
+    try:
+        yield lambda model, count: _ids_from_sequence(side, model, count) if count > 0 else range(0)
+    finally:
+        side.close()
 
 
 def insert_rows(model, columns: Sequence[str], rows: Iterable[tuple], json_columns: Sequence[str] = ()) -> int:

@@ -13,18 +13,22 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import queue
+import threading
 from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from ..importers import CANONICAL_PATHS, IMPORTED_SENTENCE_EXTRAS, ImportFormatError, ImportSummary, TurnRecord
 from ..models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Project, Sentence, Turn
 from ..vocabulary import GoldProvenance
-from .bulk import allocate_ids, db_datetime, insert_rows
+from .bulk import db_datetime, id_allocator, insert_rows
 
 logger = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
@@ -208,19 +212,99 @@ def records_import(
     reason = "imported from " + ", ".join(summary.files) if summary.files else "imported"
     records = iter(records)
     seen_here: dict = {}
-    while chunk := list(islice(records, chunk_size)):
-        _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here)
+    with id_allocator() as allocate, _chunk_writer() as write:
+        while chunk := list(islice(records, chunk_size)):
+            rows = _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason,
+                               seen_here, allocate)
+            if rows is not None:
+                write(rows, summary)
     return summary
 
 
-def _fingerprint(record: TurnRecord) -> str:
-    return hashlib.sha256(
-        "\x00".join((record.response, record.user_message, record.dialogue.reference)).encode("utf-8", "surrogatepass")
-    ).hexdigest()
+@contextmanager
+def _chunk_writer():
+    """``write(rows, summary)``: on PostgreSQL in a second thread, so that the server stores chunk N
+    (and checks its foreign keys) while this thread parses chunk N+1; elsewhere right away.
+
+    The thread uses the import's own connection (one transaction, nothing visible before it commits);
+    this thread leaves that connection alone meanwhile (ids come from ``id_allocator``). Without the
+    thread, those checks ran at COMMIT after all the parsing, 0.8 s of 5 s for 240,000 sentences.
+    """
+    if connection.vendor != "postgresql":
+        yield _chunk_insert
+        return
+    writer = _BackgroundWriter(connections[DEFAULT_DB_ALIAS])
+    try:
+        yield writer.write
+    except BaseException:
+        writer.stop()  # the importing thread's error (a malformed record) is the one to report
+        raise
+    writer.stop()
+    if writer.failure is not None:
+        raise writer.failure
 
 
-def _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here=None):
-    seen_here = {} if seen_here is None else seen_here
+class _BackgroundWriter:
+    def __init__(self, db):
+        self.db = db
+        self.chunks = queue.Queue(maxsize=1)  # one chunk in the pipe: memory stays at two chunks
+        self.failure: BaseException | None = None
+        with db.cursor() as cursor:
+            # Checked at the end of each COPY, in the writer thread, rather than all at COMMIT.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            # References (~5 KB each) are compressed as they are stored; the default pglz took a third
+            # of the server's time for an import, lz4 a tenth of that (reading either is transparent).
+            cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+            if cursor.fetchone()[0]:
+                cursor.execute("SET LOCAL default_toast_compression = 'lz4'")
+        db.inc_thread_sharing()
+        self.thread = threading.Thread(target=self._run, name="import-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        connections[DEFAULT_DB_ALIAS] = self.db  # this thread's `connection` is the import's
+        while (item := self.chunks.get()) is not None:
+            if self.failure is None:
+                try:
+                    _chunk_insert(*item)
+                except BaseException as exc:  # handed to the importing thread, which raises it
+                    self.failure = exc
+
+    def write(self, rows, summary):
+        if self.failure is not None:
+            raise self.failure
+        self.chunks.put((rows, summary))
+
+    def stop(self):
+        """Wait for the chunks already handed over; the connection is this thread's alone again."""
+        self.chunks.put(None)
+        self.thread.join()
+        self.db.dec_thread_sharing()
+        if self.failure is None:
+            with self.db.cursor() as cursor:  # Django's defaults again, for the rest of the transaction
+                cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+                cursor.execute("RESET default_toast_compression")
+
+
+def _fingerprint(record: TurnRecord) -> int:
+    # Compared only within one import run, so Python's 64-bit string hash is enough and, unlike a
+    # digest, needs no encoded copy of every turn's reference.
+    return hash((record.response, record.user_message, record.dialogue.reference))
+
+
+@dataclass
+class _ChunkRows:
+    dialogues: list = field(default_factory=list)
+    turns: list = field(default_factory=list)
+    sentences: list = field(default_factory=list)
+    gold: list = field(default_factory=list)
+    events: list = field(default_factory=list)
+    triplets: list = field(default_factory=list)
+
+
+def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here,
+                allocate) -> _ChunkRows | None:
+    """The rows of a chunk's new turns, with their primary keys; no database access but ``allocate``."""
     fresh: list[TurnRecord] = []
     for record in chunk:
         key = (record.dialogue.external_id, record.index)
@@ -242,7 +326,8 @@ def _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, a
         seen_here[key] = (record.position, _fingerprint(record))
         fresh.append(record)
     if not fresh:
-        return
+        return None
+    rows = _ChunkRows()
     now = db_datetime(timezone.now())
     batch_id = batch.pk if batch is not None else None
     actor_id = actor.pk if actor is not None else None
@@ -253,23 +338,17 @@ def _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, a
         if d.external_id not in dialogue_ids and d.external_id not in new_dialogues:
             new_dialogues[d.external_id] = d
     if new_dialogues:
-        ids = allocate_ids(Dialogue, len(new_dialogues))
-        rows = []
+        ids = allocate(Dialogue, len(new_dialogues))
         for pk, d in zip(ids, new_dialogues.values()):
             dialogue_ids[d.external_id] = pk
-            rows.append((pk, project.pk, batch_id, d.external_id, d.topic, d.language, d.generator_model,
-                         d.reference, d.metadata))
-        summary.dialogues += insert_rows(
-            Dialogue,
-            ["id", "project_id", "batch_id", "external_id", "topic", "language", "generator_model", "reference",
-             "metadata"],
-            rows, json_columns=["metadata"],
-        )
+            rows.dialogues.append((pk, project.pk, batch_id, d.external_id, d.topic, d.language,
+                                   d.generator_model, d.reference, d.metadata))
 
-    turn_ids = allocate_ids(Turn, len(fresh))
-    turn_rows, sentence_rows, gold_rows, event_rows, triplet_rows = [], [], [], [], []
+    turn_ids = allocate(Turn, len(fresh))
+    turn_rows, sentence_rows, gold_rows, event_rows, triplet_rows = (
+        rows.turns, rows.sentences, rows.gold, rows.events, rows.triplets)
     sentence_count = sum(len(record.sentences) for record in fresh)
-    sentence_ids = iter(allocate_ids(Sentence, sentence_count))
+    sentence_ids = iter(allocate(Sentence, sentence_count))
     for turn_id, record in zip(turn_ids, fresh):
         metadata = record.metadata
         extras = {str(s.index): s.extras for s in record.sentences if s.extras}
@@ -295,33 +374,42 @@ def _write_chunk(project, chunk, dialogue_ids, existing_turns, summary, batch, a
         for t in record.triplets:
             triplet_rows.append((turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation, t.tail,
                                  t.source, t.reference_label, t.metadata, actor_id))
+    return rows
+
+
+def _chunk_insert(rows: _ChunkRows, summary: ImportSummary) -> None:
+    if rows.dialogues:
+        summary.dialogues += insert_rows(
+            Dialogue,
+            ["id", "project_id", "batch_id", "external_id", "topic", "language", "generator_model", "reference",
+             "metadata"],
+            rows.dialogues, json_columns=["metadata"],
+        )
     summary.turns += insert_rows(
         Turn,
         ["id", "dialogue_id", "index", "external_id", "user_message", "assistant_response", "history", "metadata",
          "is_qualification", "created_at"],
-        turn_rows, json_columns=["history", "metadata"],
+        rows.turns, json_columns=["history", "metadata"],
     )
-    del turn_rows
-    summary.sentences += insert_rows(Sentence, ["id", "turn_id", "index", "text", "start", "end"], sentence_rows)
-    del sentence_rows
-    if gold_rows:
+    summary.sentences += insert_rows(Sentence, ["id", "turn_id", "index", "text", "start", "end"], rows.sentences)
+    if rows.gold:
         summary.labels += insert_rows(
             GoldLabel,
             ["sentence_id", "label", "path", "provenance", "reason", "severity", "error_type", "decided_by_id",
              "updated_at"],
-            gold_rows,
+            rows.gold,
         )
         insert_rows(
             GoldEvent,
             ["sentence_id", "old_label", "new_label", "provenance", "reason", "actor_id", "created_at"],
-            event_rows,
+            rows.events,
         )
-    if triplet_rows:
+    if rows.triplets:
         summary.triplets += insert_rows(
             ClaimTriplet,
             ["turn_id", "sentence_id", "index", "head", "relation", "tail", "source", "reference_label", "metadata",
              "created_by_id"],
-            triplet_rows, json_columns=["metadata"],
+            rows.triplets, json_columns=["metadata"],
         )
 
 

@@ -6,8 +6,11 @@ from django.core.management.base import BaseCommand, CommandError
 from annotator.exporters import FORMATS
 from annotator.models import Project
 
+from ._importing import DATA_COMMAND_CHECKS
+
 
 class Command(BaseCommand):
+    requires_system_checks = DATA_COMMAND_CHECKS
     help = (
         "Export a project's gold: --format jsonl (one turn per line, docs/jsonl-format.md) or --format cognibench "
         "(a labels.json in the public CogniBench structure). Streams: memory does not grow with the project."
