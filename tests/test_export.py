@@ -163,3 +163,44 @@ def test_admin_export_action_redirects_to_download(client):
                            {"action": "export_cognibench", "_selected_action": [project.pk]})
     assert response.status_code == 302
     assert response["Location"] == reverse("project_export", args=[project.slug, "cognibench"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_outside_a_transaction_reads_one_snapshot_and_the_same_bytes(tmp_path):
+    """The management command starts its own transaction; on PostgreSQL a second connection then reads the
+    sentences in the export's snapshot, in another thread. Same bytes as an export inside a transaction, and a
+    change committed while the export runs does not show in it."""
+    import threading
+
+    from django.db import connection, transaction
+
+    ProjectFactory(slug="cb")
+    run("import_cognibench", "--project", "cb", str(CB / "dialogues.json"), str(CB / "labels.json"))
+    project = models.Project.objects.get(slug="cb")
+    alone, inside = tmp_path / "alone.jsonl", tmp_path / "inside.jsonl"
+    run("export_gold", "--project", "cb", "--format", "jsonl", "--out", str(alone))
+    with transaction.atomic():
+        run("export_gold", "--project", "cb", "--format", "jsonl", "--out", str(inside))
+    assert alone.read_bytes() == inside.read_bytes()
+    assert alone.read_text().count("\n") == 50
+
+    if connection.vendor != "postgresql":
+        return  # SQLite: one connection, whose open cursor holds the snapshot
+    from annotator.selectors.export import _rows_from_snapshot, _snapshot
+
+    labelled = models.GoldLabel.objects.filter(sentence__turn__dialogue__project=project)
+    before = sorted(labelled.values_list("sentence_id", "label"))
+
+    def change_gold_elsewhere():
+        labelled.update(label=Label.INVENTED)  # committed at once, by this thread's own connection
+        connection.close()
+
+    with _snapshot() as snapshot:
+        assert snapshot
+        list(models.Turn.objects.filter(dialogue__project=project)[:1])  # the export's first read
+        writer = threading.Thread(target=change_gold_elsewhere)
+        writer.start()
+        writer.join()
+        seen = sorted(_rows_from_snapshot(labelled.values_list("sentence_id", "label"), 7, snapshot))
+    assert seen == before  # what the export's transaction saw, not the change committed since
+    assert set(labelled.values_list("label", flat=True)) == {Label.INVENTED}

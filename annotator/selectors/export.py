@@ -1,21 +1,26 @@
 """The gold of a project, turn by turn, for the exporters; memory flat in project size.
 
-Turns are read through one server-side cursor (``.iterator``) in a stable order
-(dialogue external id, turn index); everything attached to them (sentences and
-gold, submitted annotations with evidence, resolved adjudications, triplets) is
-fetched for a chunk of turns at a time with ``values_list`` queries, which cost
-a fraction of building model instances.
+Turns, and all their sentences with gold, are read as two streams in the same
+stable order (dialogue external id, turn index) and merged as they come; on
+PostgreSQL the sentences come through a second connection in the export's
+snapshot, read in another thread. The sparse tables (annotations, adjudications,
+triplets, predictions) are fetched for a chunk of turns at a time, and only when
+the project has any. ``values_list`` rows throughout: a fraction of the cost of
+model instances.
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import threading
 from collections import defaultdict
 from contextlib import contextmanager
 from functools import lru_cache
 from itertools import islice
 
 from django.db import connection, transaction
+from psycopg import sql as psycopg_sql
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
@@ -52,7 +57,7 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
     threshold), the gold of every hallucinated sentence also says whether it is
     ``severe``: rated at least ``min_severity``.
     """
-    with _snapshot():
+    with _snapshot() as snapshot:
         turn_order = ("dialogue__external_id", "index")
         rows = (
             Turn.objects.filter(dialogue__project=project)
@@ -66,16 +71,17 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
         )
         # The sentences (with their gold) of all turns in one stream, in the turns' order: merged with the
         # turns as they come, instead of one query per chunk with a thousand turn ids in it.
-        sentences = _rows(
+        sentence_rows = (
             Sentence.objects.filter(turn__dialogue__project=project)
             .order_by(*(f"turn__{key}" for key in turn_order), "index")
             .annotate(gold_path_json=_text("gold__path"))
             .values_list(
                 "turn_id", "id", "index", "start", "end", "text", "gold__label", "gold_path_json", "gold__provenance",
                 "gold__reason", "gold__severity", "gold__error_type", "gold__decided_by__username",
-            ),
-            10 * chunk_size,
+            )
         )
+        sentences = (_rows_from_snapshot(sentence_rows, 10 * chunk_size, snapshot) if snapshot
+                     else _rows(sentence_rows, 10 * chunk_size))
         try:
             done = 0
             state = {"dialogue": None, "golds": {}, "project": project, "min_severity": min_severity,
@@ -103,19 +109,24 @@ def _snapshot():
     cursors live without WITH HOLD, i.e. without materialising the whole result
     first). SQLite: the open turn cursor holds one read snapshot for the whole
     export already (WAL), and a transaction there would take the write lock.
+
+    Yields the id of that snapshot (``pg_export_snapshot``) when the export started the
+    transaction, so that a second connection can read in the same snapshot; else None.
     """
     if connection.vendor != "postgresql":
-        yield
+        yield None
         return
     starts_transaction = not connection.in_atomic_block  # inside a caller's transaction, that one's snapshot holds
+    snapshot = None
     with transaction.atomic():
-        if starts_transaction:
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         with connection.cursor() as cursor:
+            if starts_transaction:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                cursor.execute("SELECT pg_export_snapshot()")
+                snapshot = cursor.fetchone()[0]
             # The sentence stream is sorted in the turns' order: in memory rather than in temporary files.
             cursor.execute("SET LOCAL work_mem = '64MB'")
-        yield
+        yield snapshot
 
 
 def _rows(queryset, chunk_size):
@@ -131,6 +142,63 @@ def _rows(queryset, chunk_size):
         cursor.execute(sql, params)
         while batch := cursor.fetchmany(chunk_size):
             yield from batch
+
+
+def _rows_from_snapshot(queryset, chunk_size, snapshot):
+    """``_rows``, read by a second connection in another thread, in the export's snapshot.
+
+    The server then sorts and sends the sentences while this thread turns the previous ones
+    into JSON, instead of each waiting for the other (PostgreSQL runs one statement per
+    connection at a time): 1.1 s of the 3 s a 240,000-sentence export took. The queue holds
+    two batches, so memory stays flat.
+    """
+    sql, params = queryset.query.sql_with_params()
+    side = connection.copy()  # a wrapper of its own: opening it does not touch the export's connection
+    batches: queue.Queue = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def hand_over(item):
+        while not stop.is_set():
+            try:
+                batches.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read():
+        try:
+            raw = side.get_new_connection(side.get_connection_params())
+        except BaseException as exc:  # raised in the exporting thread
+            hand_over(exc)
+            return
+        try:
+            raw.autocommit = True
+            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            raw.execute(psycopg_sql.SQL("SET TRANSACTION SNAPSHOT {}").format(psycopg_sql.Literal(snapshot)))
+            raw.execute("SET LOCAL work_mem = '64MB'")
+            with raw.cursor(name="export_sentences") as cursor:
+                cursor.execute(sql, params)
+                while batch := cursor.fetchmany(chunk_size):
+                    if not hand_over(batch):
+                        break
+            raw.execute("ROLLBACK")
+            hand_over(None)
+        except BaseException as exc:
+            hand_over(exc)
+        finally:
+            raw.close()
+
+    reader = threading.Thread(target=read, name="export-sentences", daemon=True)
+    reader.start()
+    try:
+        while (batch := batches.get()) is not None:
+            if isinstance(batch, BaseException):
+                raise batch
+            yield from batch
+    finally:
+        stop.set()
+        reader.join()
 
 
 def _side_tables_in_use(project) -> dict[str, bool]:
