@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
+
 from ..segmentation import split_sentences
 from ..vocabulary import GoldProvenance, TripletSource
 from . import (
@@ -250,7 +252,8 @@ def parse(path: Path, summary: ImportSummary, progress=None):
             if not raw_line.strip():
                 continue
             try:
-                obj = json.loads(raw_line)
+                # orjson: 2.5x the standard parser, and it refuses lone surrogates, which no database stores.
+                obj = orjson.loads(raw_line)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ImportFormatError(path.name, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
             refuse_nul(raw_line, obj, path.name, f"line {line_number}")
