@@ -20,9 +20,9 @@ from functools import lru_cache
 from itertools import islice
 
 from django.db import connection, transaction
-from psycopg import sql as psycopg_sql
 from django.db.models import TextField
 from django.db.models.functions import Cast
+from psycopg import sql as psycopg_sql
 
 from ..claims import counts_as_hallucination
 from ..importers import IMPORTED_SENTENCE_EXTRAS, IMPORTED_TRIPLET_EXTRAS
