@@ -17,3 +17,14 @@ def export_job_run(job_id: int) -> None:
     from .services.exports import export_job_execute
 
     export_job_execute(job_id)
+
+
+@shared_task(name="annotator.reports_refresh")
+def reports_refresh(project_id: int) -> None:
+    """Compute the reports page's numbers for the project's current data (they land in the cache)."""
+    from .models import Project
+    from .selectors.reports import project_report
+
+    project = Project.objects.filter(pk=project_id).first()
+    if project is not None:  # deleted since: nothing to compute
+        project_report(project)

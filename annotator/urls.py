@@ -25,6 +25,7 @@ urlpatterns = [
     path("p/<slug:slug>/gold/sentence/<int:sentence_id>/", gold.sentence_gold, name="gold_sentence"),
     path("p/<slug:slug>/gold/assignment/<int:assignment_id>/reopen/", gold.reopen, name="gold_reopen"),
     path("p/<slug:slug>/reports/", reports.reports, name="reports"),
+    path("p/<slug:slug>/reports/status/", reports.reports_status, name="reports_status"),
     path("p/<slug:slug>/reports/<str:table>.csv", reports.report_csv, name="reports_csv"),
     # Annotation workspace (issue 3)
     path("p/<slug:slug>/work/", workspace.queue, name="workspace_queue"),

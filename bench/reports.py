@@ -218,6 +218,22 @@ def main():
     print(f"GET {url} cold (empty cache): median {statistics.median(cold):.3f} s, max {max(cold):.3f} s")
     print(f"GET {url} warm (cached):      median {statistics.median(warm):.3f} s, max {max(warm):.3f} s "
           f"({len(response.content) / 1024:.0f} KB of HTML)")
+    from annotator.services.gold import gold_version_bump
+    from annotator.tasks import reports_refresh
+
+    older, recompute = [], []
+    for _ in range(ARGS.repeat):
+        gold_version_bump(project.pk)  # what every change of gold does
+        started = time.perf_counter()
+        response = client.get(url)
+        older.append(time.perf_counter() - started)
+        assert b"report-refreshing" in response.content, "expected the older numbers while recomputing"
+        started = time.perf_counter()
+        reports_refresh(project.pk)  # the worker's part, run here
+        recompute.append(time.perf_counter() - started)
+    print(f"GET {url} right after new gold (older numbers, refresh asked): median {statistics.median(older):.3f} s, "
+          f"max {max(older):.3f} s")
+    print(f"  the worker's recomputation meanwhile: median {statistics.median(recompute):.3f} s")
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     print(f"machine: {os.cpu_count()} CPUs, load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
 

@@ -227,3 +227,55 @@ def test_protocol_comparison_counts_qa_instances_per_500_statements(setup):
     rows = list(csv.reader(io.StringIO(client.get(url).content.decode())))
     # One question over 6 judged statements (3 sentences x 2 annotators).
     assert rows[1][-2:] == ["1", str(round(500 / 6, 2))]
+
+
+def test_after_new_gold_the_reports_page_shows_the_older_numbers_at_once_and_reloads_when_a_worker_has_the_new(
+        setup, django_capture_on_commit_callbacks):
+    import re
+
+    from annotator.tasks import reports_refresh
+
+    client = client_for(setup["lead"])
+    slug = setup["project"].slug
+    page, status = f"/p/{slug}/reports/", f"/p/{slug}/reports/status/"
+
+    def invented_on_page(html):
+        table = html.split('id="table-labels"')[1].split("</table>")[0]
+        return int(re.search(r'<th scope="row">Invented</th><td class="num">(\d+)</td>', table).group(1))
+
+    html = client.get(page).content.decode()  # nothing computed before: computed now
+    assert "report-refreshing" not in html and invented_on_page(html) == 0
+    client_for(setup["judge"]).post(f"/p/{slug}/adjudication/{setup['adjudication'].pk}/resolve/",
+                                    {"decision": f"side-{setup['a2'].pk}", "reason": "B"})
+
+    with django_capture_on_commit_callbacks() as asked:
+        html = client.get(page).content.decode()
+        client.get(page)
+    assert 'id="report-refreshing"' in html and 'hx-trigger="every 3s"' in html
+    assert invented_on_page(html) == 0  # the older numbers, shown at once
+    assert len(asked) == 1  # one refresh per new data version, however often the page is opened
+    assert "report-refreshing" in client.get(status).content.decode()
+
+    reports_refresh(setup["project"].pk)  # what the worker runs
+    assert client.get(status).headers["HX-Refresh"] == "true"
+    html = client.get(page).content.decode()
+    assert "report-refreshing" not in html and invented_on_page(html) == 1
+
+
+def test_a_refresh_no_worker_took_is_computed_by_the_page_itself(setup):
+    import time
+
+    from django.core.cache import cache
+
+    from annotator.selectors.agreement import data_version
+    from annotator.services.reports import REFRESH_PATIENCE_SECONDS
+
+    client = client_for(setup["lead"])
+    slug = setup["project"].slug
+    client.get(f"/p/{slug}/reports/")
+    client_for(setup["judge"]).post(f"/p/{slug}/adjudication/{setup['adjudication'].pk}/resolve/",
+                                    {"decision": f"side-{setup['a2'].pk}", "reason": "B"})
+    assert "report-refreshing" in client.get(f"/p/{slug}/reports/").content.decode()
+    key = f"reports-refresh:{setup['project'].pk}:{data_version(setup['project'])}"
+    cache.set(key, time.time() - REFRESH_PATIENCE_SECONDS - 1, timeout=3600)  # asked long ago, never done
+    assert "report-refreshing" not in client.get(f"/p/{slug}/reports/").content.decode()

@@ -333,17 +333,39 @@ def data_version(project) -> str:
     return f"{gold}-{submitted}-{batches['n']}-{last_batch:.0f}-{questions or 0}-{feedback or 0}"
 
 
-def cached(project, name: str, compute, version: str | None = None):
-    """``compute()`` once per data version of the project; new gold or submissions change the key."""
-    version = version or data_version(project)
+def _cache_key(project, name: str) -> str:
     # created_at too: a recreated project (ids can be reused after a rollback) must not see old numbers.
     created = project.created_at.timestamp() if project.created_at else 0
-    key = f"reports:{project.pk}:{created:.6f}:{name}:{version}"
-    value = cache.get(key)
+    return f"reports:{project.pk}:{created:.6f}:{name}"
+
+
+def cached(project, name: str, compute, version: str | None = None):
+    """``compute()`` once per data version of the project; new gold or submissions change the key.
+
+    The last value computed is also kept under the name alone, with its version, for ``cached_or_older``.
+    """
+    version = version or data_version(project)
+    key = _cache_key(project, name)
+    value = cache.get(f"{key}:{version}")
     if value is None:
         value = compute()
-        cache.set(key, value, timeout=24 * 3600)
+        cache.set(f"{key}:{version}", value, timeout=24 * 3600)
+        cache.set(f"{key}:latest", (version, value), timeout=30 * 24 * 3600)
     return value
+
+
+def cached_or_older(project, name: str, version: str):
+    """``(value, is_current)``: the value of ``version`` if it was computed, else the latest older one.
+
+    ``(None, False)`` when nothing was ever computed. Reading never computes: the caller decides
+    whether to compute now or to show the older value while it is recomputed elsewhere.
+    """
+    key = _cache_key(project, name)
+    value = cache.get(f"{key}:{version}")
+    if value is not None:
+        return value, True
+    latest = cache.get(f"{key}:latest")
+    return (latest[1], False) if latest is not None else (None, False)
 
 
 def project_agreement_cached(project, batch=None, version=None) -> dict:

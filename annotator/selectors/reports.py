@@ -16,7 +16,7 @@ from django.db.models import Count, Q
 from ..access import projects_for, role_in
 from ..models import Dialogue, GoldLabel, Project, Sentence, Turn
 from ..vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
-from .agreement import cached, data_version, project_agreement, reporting_cursor
+from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
 POSITIONS = ("beginning", "middle", "end")
 
@@ -160,6 +160,17 @@ def project_report(project) -> dict:
         }
 
     return cached(project, "report", compute, version)
+
+
+def project_report_or_older(project) -> tuple[dict | None, bool, str]:
+    """``(report, is_current, current version)`` without computing anything (see ``cached_or_older``).
+
+    The page shows an older report at once while the current one is computed in the background:
+    at 234,000 sentences a recomputation takes ~4 s, which a lead should not wait for on every new gold.
+    """
+    version = data_version(project)
+    report, is_current = cached_or_older(project, "report", version)
+    return report, is_current, version
 
 
 RATE_HEADER = ["Sentences with gold", "Relevant", "Cognitive share", "Hallucination rate",

@@ -4,10 +4,18 @@ import csv
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django_htmx.http import HttpResponseClientRefresh
 
 from .. import charts
 from ..access import access_project_as_lead
-from ..selectors.reports import comparison_candidates, project_report, protocol_comparison, report_tables
+from ..selectors.reports import (
+    comparison_candidates,
+    project_report,
+    project_report_or_older,
+    protocol_comparison,
+    report_tables,
+)
+from ..services.reports import report_refresh_request
 from ..vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
 
 SHORT_NAMES = {"label": "Final label", "relevance": "Relevance", "kind": "Fact./cogn.", "faithfulness": "Faithfulness",
@@ -62,8 +70,11 @@ def _charts(report):
 
 
 def reports(request, slug):
+    """The page; after new gold it shows the previous numbers at once while a worker computes the new ones."""
     project = access_project_as_lead(request.user, slug)
-    report = project_report(project)
+    report, is_current, version = project_report_or_older(project)
+    if report is None or (not is_current and not report_refresh_request(project, version)):
+        report, is_current = project_report(project), True  # nothing older to show, or no worker came
     candidates, other = _comparison(request, project)
     comparison = protocol_comparison(project, other, report)
     context = {
@@ -77,8 +88,18 @@ def reports(request, slug):
         "label_colours": charts.LABEL_COLOURS,
         "factual_labels": sorted(FACTUAL_LABELS),
         "cognitive_labels": sorted(COGNITIVE_LABELS),
+        "is_current": is_current,
     }
     return render(request, "reports/reports.html", context)
+
+
+def reports_status(request, slug):
+    """Polled while the page shows older numbers: reloads the page once the current ones are ready."""
+    project = access_project_as_lead(request.user, slug)
+    _, is_current, _ = project_report_or_older(project)
+    if is_current:
+        return HttpResponseClientRefresh()
+    return render(request, "reports/partials/refreshing.html", {"project": project})
 
 
 def report_csv(request, slug, table):

@@ -1,0 +1,25 @@
+"""The reports page's numbers, recomputed by a worker after their data changed."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.cache import cache
+from django.db import transaction
+
+# A refresh no worker has finished after this long (no worker running, or it died) is done by the page
+# itself on the next full view: an older report is never shown for longer than that.
+REFRESH_PATIENCE_SECONDS = 120
+
+
+def report_refresh_request(project, version: str) -> bool:
+    """Ask a worker, once per data version, to compute the project's report; ``False`` if it is overdue."""
+    key = f"reports-refresh:{project.pk}:{version}"
+    now = time.time()
+    if cache.add(key, now, timeout=3600):
+        from ..tasks import reports_refresh
+
+        transaction.on_commit(lambda: reports_refresh.delay(project.pk))
+        return True
+    asked = cache.get(key)
+    return asked is not None and now - asked < REFRESH_PATIENCE_SECONDS
