@@ -213,7 +213,8 @@ def turn_record(record, position, filename, label_record, labels_filename, summa
         dialogue=dialogue, index=turn_index, response=response, sentences=sentences, user_message=user_message,
         external_id=record_id, history=history, metadata=metadata, position=where,
     )
-    refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id"})
+    refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
+                                     "dialogue.topic": "topic", "dialogue.language": "language"})
     return turn
 
 
