@@ -93,7 +93,8 @@ def _translate(exc):
     if isinstance(exc, Http404):
         return exceptions.NotFound()
     if isinstance(exc, DjangoPermissionDenied):
-        return exceptions.PermissionDenied()
+        # The services' refusals say why ("Only a project lead ..."); a bare one gets DRF's sentence.
+        return exceptions.PermissionDenied(str(exc) or None)
     return exc
 
 

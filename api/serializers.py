@@ -12,6 +12,7 @@ from annotator.models import (
     ImportBatch,
     Membership,
     Project,
+    QualificationResult,
     Sentence,
     SentenceAnnotation,
     Turn,
@@ -389,3 +390,71 @@ class ImportUploadSerializer(serializers.Serializer):
                 {"second_upload": "Only a CogniBench import takes a second file (labels.json)."}
             )
         return data
+
+
+# --- a lead's actions (shape only; the gold, assignment and qualification services decide) ----------
+
+class GoldOverrideSerializer(serializers.Serializer):
+    label = serializers.ChoiceField(choices=Label.choices)
+    # Optional here on purpose: the gold service owns the rule that a reason is required.
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000,
+                                   help_text="Why: required, kept in the gold history.")
+
+
+class ReasonSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000,
+                                   help_text="Why: kept in the assignment's history.")
+
+
+class ReassignSerializer(serializers.Serializer):
+    annotator = serializers.CharField(max_length=150, help_text="Username of an annotator of the project.")
+
+
+class QualificationAttemptSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.username", read_only=True)
+    score = serializers.FloatField(read_only=True, help_text="correct / total (sentence accuracy).")
+    retry_allowed_by = serializers.CharField(source="retry_allowed_by.username", read_only=True, default=None,
+                                             allow_null=True)
+
+    class Meta:
+        model = QualificationResult
+        fields = ["id", "annotator", "attempt", "correct", "total", "score", "passed", "retry_allowed",
+                  "retry_allowed_by", "created_at"]
+        read_only_fields = fields
+
+
+class QualificationAnnotatorSerializer(serializers.Serializer):
+    annotator = serializers.CharField()
+    attempts = QualificationAttemptSerializer(many=True, help_text="Latest first.")
+
+
+class QualificationSerializer(serializers.Serializer):
+    turns = serializers.ListField(child=serializers.IntegerField(), help_text="Ids of the qualification turns.")
+    pass_mark = serializers.FloatField(help_text="Share of sentences to get right, in (0, 1].")
+    results = QualificationAnnotatorSerializer(many=True, help_text="Per annotator, by username.")
+
+
+class QualificationSetSerializer(serializers.Serializer):
+    turns = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+                                  help_text="Ids of turns whose every sentence has gold and nobody annotates "
+                                            "as real work; [] clears the set.")
+    pass_mark = serializers.FloatField(help_text="Share of sentences to get right, in (0, 1].")
+
+
+class JobEvaluationSerializer(serializers.Serializer):
+    """The evaluation page's numbers (``autolabel.selectors.job_evaluation``)."""
+
+    job = serializers.IntegerField()
+    model = serializers.CharField()
+    prompt_version = serializers.IntegerField()
+    sentences = serializers.IntegerField(help_text="Predicted sentences that have gold.")
+    words = serializers.IntegerField()
+    samples = serializers.IntegerField()
+    threshold = serializers.IntegerField(help_text="The job's threshold (used for `cognitive`).")
+    gold_sentences_in_scope = serializers.IntegerField()
+    thresholds = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="Per threshold 1..samples, per view (overall, factual, cognitive): word-weighted precision, "
+                  "recall, f1 (null without data), correct_words, predicted_words, gold_words.")
+    cognitive = serializers.DictField(help_text="Four-way accuracy at the job's threshold and its confusion "
+                                                "matrix (rows: gold; columns: predicted).")

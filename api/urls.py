@@ -57,7 +57,11 @@ project_patterns = [
     path("assignments/<id:pk>/evidence/remove/", workflow.EvidenceRemoveView.as_view(),
          name="assignment-evidence-remove"),
     path("assignments/<id:pk>/submit/", workflow.SubmitView.as_view(), name="assignment-submit"),
+    path("assignments/<id:pk>/reopen/", work.AssignmentReopenView.as_view(), name="assignment-reopen"),
+    path("assignments/<id:pk>/release/", work.AssignmentReleaseView.as_view(), name="assignment-release"),
+    path("assignments/<id:pk>/reassign/", work.AssignmentReassignView.as_view(), name="assignment-reassign"),
     path("gold/export/", gold.GoldExportView.as_view(), name="gold-export"),
+    path("gold/<id:sentence_id>/override/", gold.GoldOverrideView.as_view(), name="gold-override"),
     path("adjudications/", gold.AdjudicationListView.as_view(), name="adjudication-list"),
     path("adjudications/<id:pk>/", gold.AdjudicationDetailView.as_view(), name="adjudication-detail"),
     path("adjudications/<id:pk>/resolve/", gold.AdjudicationResolveView.as_view(), name="adjudication-resolve"),
@@ -67,6 +71,8 @@ project_patterns = [
     path("autolabel-jobs/<id:pk>/cancel/", autolabel.JobCancelView.as_view(), name="autolabel-job-cancel"),
     path("autolabel-jobs/<id:pk>/predictions/", autolabel.PredictionListView.as_view(),
          name="autolabel-prediction-list"),
+    path("autolabel-jobs/<id:pk>/evaluation/", autolabel.JobEvaluationView.as_view(),
+         name="autolabel-job-evaluation"),
     path("questions/", qa.QuestionListView.as_view(), name="question-list"),
     path("questions/<id:pk>/", qa.QuestionDetailView.as_view(), name="question-detail"),
     path("questions/<id:pk>/messages/", qa.QuestionReplyView.as_view(), name="question-reply"),
@@ -74,6 +80,8 @@ project_patterns = [
     path("feedback/", qa.FeedbackListView.as_view(), name="feedback-list"),
     path("feedback/<id:pk>/", qa.FeedbackDetailView.as_view(), name="feedback-detail"),
     path("feedback/<id:pk>/acknowledge/", qa.FeedbackAcknowledgeView.as_view(), name="feedback-acknowledge"),
+    path("qualification/", qa.QualificationView.as_view(), name="qualification"),
+    path("qualification/results/<id:pk>/retry/", qa.QualificationRetryView.as_view(), name="qualification-retry"),
 ]
 
 v1_patterns = [

@@ -10,6 +10,7 @@ from django.urls import URLPattern, URLResolver, reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotator.models import QualificationResult
 from api import urls as api_urls
 from tests.factories_api import FAST_HASHERS, ROLES, make_world
 
@@ -62,6 +63,11 @@ PROJECT_ENDPOINTS = {
     "assignment-evidence-add": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
     "assignment-evidence-remove": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
     "assignment-submit": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
+    # A lead's actions on any assignment: reopen needs a reason (400); release needs no body (200).
+    "assignment-reopen": (ASSIGNMENT, {"POST": (LEADS, 400)}),
+    "assignment-release": (ASSIGNMENT, {"POST": (LEADS, 200)}),
+    "assignment-reassign": (ASSIGNMENT, {"POST": (LEADS, 400)}),
+    "gold-override": ({"sentence_id": lambda w: w.annotation.sentence_id}, {"POST": (LEADS, 400)}),
     "gold-export": ({}, {"GET": (LEADS, 200)}),
     "adjudication-list": ({}, {"GET": (ADJUDICATORS, 200)}),
     "adjudication-detail": ({"pk": lambda w: w.adjudication.pk}, {"GET": (ADJUDICATORS, 200)}),
@@ -71,6 +77,7 @@ PROJECT_ENDPOINTS = {
     "autolabel-job-detail": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
+    "autolabel-job-evaluation": (JOB, {"GET": (LEADS, 200)}),
     "question-list": ({}, {"GET": (MEMBERS, 200), "POST": (MEMBERS, 400)}),
     # The annotator's question: the asker and leads read it; the adjudicator does not.
     "question-detail": (QUESTION, {"GET": ({"annotator"} | LEADS, 200)}),
@@ -80,6 +87,10 @@ PROJECT_ENDPOINTS = {
     "feedback-detail": (FEEDBACK, {"GET": ({"annotator"} | LEADS, 200)}),
     # Only the annotator it is addressed to acknowledges feedback.
     "feedback-acknowledge": (FEEDBACK, {"POST": ({"annotator"}, 200)}),
+    "qualification": ({}, {"GET": (LEADS, 200), "PUT": (LEADS, 400)}),
+    # A failed attempt of the annotator: a lead allows a retry without a body.
+    "qualification-retry": ({"pk": lambda w: QualificationResult.objects.create(
+        project=w.project, annotator=w.users["annotator"], correct=1, total=3).pk}, {"POST": (LEADS, 200)}),
 }
 
 
@@ -99,7 +110,8 @@ def everyone(status_by_method, anonymous=None):
 
 # Endpoints whose roles above are object-level (the holder or asker, plus leads), not project roles.
 HELD_OBJECTS = {name for name in PROJECT_ENDPOINTS if name.startswith(("assignment-", "question-", "feedback-"))
-                and name not in ("assignment-list", "assignment-next", "question-list", "question-close", "feedback-list")}
+                and name not in ("assignment-list", "assignment-next", "assignment-reopen", "assignment-release",
+                                 "assignment-reassign", "question-list", "question-close", "feedback-list")}
 
 READ = {"GET": 200, "HEAD": 200, "OPTIONS": 200}
 PAGE = {"GET": 200, "HEAD": 200}

@@ -1,4 +1,5 @@
-"""Auto-label jobs (leads): start, watch progress, cancel, read predictions. The autolabel services run them."""
+"""Auto-label jobs (leads): start, watch progress, cancel, read predictions and the evaluation against gold.
+The autolabel services run them."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
@@ -7,9 +8,10 @@ from rest_framework.response import Response
 
 from annotator.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
+from autolabel.selectors import job_evaluation
 from autolabel.services import job_cancel, job_create
 
-from ..serializers import MAX_ID
+from ..serializers import MAX_ID, JobEvaluationSerializer
 from ..pagination import IdCursorPagination, PagePagination
 from ..permissions import LEADS, ProjectScopedView
 
@@ -163,3 +165,38 @@ class PredictionListView(ProjectScopedView, generics.ListAPIView):
     def project_queryset(self):
         job = get_object_or_404(AutoLabelJob, pk=self.kwargs["pk"], project=self.project)
         return Prediction.objects.filter(job=job).select_related("sentence")
+
+
+class JobEvaluationView(JobQueryMixin, ProjectScopedView):
+    """The job's evaluation page as numbers: the same report, from the same function."""
+
+    method_roles = {"GET": LEADS}
+    serializer_class = JobEvaluationSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="A job's evaluation against gold (leads)",
+        description="CogniBench's measure: word-weighted detection scores at every threshold from 1 to the "
+                    "job's samples, and the four-way cognitive accuracy at the job's threshold. Only sentences "
+                    "with gold count.",
+        examples=[OpenApiExample("Evaluation", value={
+            "job": 3, "model": "baseline-lexical", "prompt_version": 1, "sentences": 5, "words": 48, "samples": 5,
+            "threshold": 3, "gold_sentences_in_scope": 5,
+            "thresholds": {"3": {
+                "overall": {"precision": 1.0, "recall": 0.5, "f1": 0.6667, "correct_words": 12,
+                            "predicted_words": 12, "gold_words": 24},
+                "factual": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "correct_words": 12,
+                            "predicted_words": 12, "gold_words": 12},
+                "cognitive": {"precision": None, "recall": 0.0, "f1": None, "correct_words": 0,
+                              "predicted_words": 0, "gold_words": 12}}},
+            "cognitive": {"columns": ["misleading", "speculative", "reliable", "unequivocal", "not cognitive",
+                                      "no label"],
+                          "rows": ["misleading", "speculative", "reliable", "unequivocal"],
+                          "matrix": {"speculative": {"misleading": 0, "speculative": 1, "reliable": 0,
+                                                     "unequivocal": 0, "not cognitive": 0, "no label": 0}},
+                          "total": 1, "correct": 1, "accuracy": 1.0, "accuracy_when_cognitive": 1.0},
+        })],
+        tags=["autolabel"],
+    )
+    def get(self, request, slug, pk):
+        return Response(job_evaluation(get_object_or_404(self.project_queryset(), pk=pk)))

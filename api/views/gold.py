@@ -1,4 +1,4 @@
-"""Adjudication queue and decisions, the agreement report, the gold export (adjudicators and leads)."""
+"""Adjudication queue and decisions, a lead's gold override, the agreement report, the gold export."""
 
 from django.db.models import Exists, OuterRef, Prefetch
 from django.http import StreamingHttpResponse
@@ -10,9 +10,9 @@ from rest_framework.response import Response
 
 from annotator.access import is_lead
 from annotator.exporters import CONTENT_TYPES, FILENAMES, FORMATS
-from annotator.models import Adjudication, Assignment, SentenceAnnotation
+from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.selectors.reports import project_report
-from annotator.services.gold import adjudication_resolve
+from annotator.services.gold import adjudication_resolve, gold_override
 
 from .. import serializers as s
 from ..pagination import PagePagination
@@ -117,6 +117,40 @@ class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
             side=data.get("side"), evidence=[tuple(pair) for pair in data.get("evidence", [])],
         )
         gold = type(gold).objects.select_related("sentence__turn__dialogue", "decided_by").get(pk=gold.pk)
+        return Response(s.GoldSerializer(gold).data)
+
+
+class GoldOverrideView(ProjectScopedView):
+    """A lead sets a sentence's gold, whatever it was (an open dispute on it is closed by the same decision)."""
+
+    method_roles = {"POST": LEADS}
+    serializer_class = s.GoldOverrideSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="Override a sentence's gold (leads)",
+        request=s.GoldOverrideSerializer,
+        responses={200: s.GoldSerializer},
+        examples=[
+            OpenApiExample("Override", request_only=True,
+                           value={"label": "invented", "reason": "The reference gives another length."}),
+            OpenApiExample("New gold", response_only=True, value={
+                **GOLD_EXAMPLE, "label": "invented", "provenance": "override",
+                "path": {"relevance": "relevant", "kind": "factual", "faithfulness": "invented"},
+                "reason": "The reference gives another length.", "decided_by": "lea"}),
+        ],
+        tags=["gold"],
+    )
+    def post(self, request, slug, sentence_id):
+        serializer = s.GoldOverrideSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        sentence = get_object_or_404(
+            Sentence.objects.select_related("turn__dialogue__project"), pk=sentence_id,
+            turn__dialogue__project=self.project,
+        )
+        gold = gold_override(sentence, request.user, serializer.validated_data["label"],
+                             serializer.validated_data["reason"])
+        gold = GoldLabel.objects.select_related("sentence__turn__dialogue", "decided_by").get(pk=gold.pk)
         return Response(s.GoldSerializer(gold).data)
 
 

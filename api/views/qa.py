@@ -1,4 +1,5 @@
-"""Questions (real-time, about a sentence) and feedback (post-hoc, from a lead): the QA services over HTTP.
+"""Questions (real-time, about a sentence), feedback (post-hoc, from a lead) and the qualification set (leads):
+the QA services over HTTP.
 
 An annotator reads and writes only their own questions and the feedback addressed
 to them; a lead reads all of the project's. Someone else's thread is a 404.
@@ -11,12 +12,25 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
 from annotator.access import LEAD_ROLES
-from annotator.access_qa import access_annotation_as_lead, access_feedback, access_own_feedback, access_question
-from annotator.models import Feedback, Question, Sentence, Turn
+from annotator.access_qa import (
+    access_annotation_as_lead,
+    access_feedback,
+    access_own_feedback,
+    access_qualification_result,
+    access_question,
+)
+from annotator.models import Feedback, QualificationResult, Question, Sentence, Turn
+from annotator.selectors.qa import qualification_results
 from annotator.services import qa as services
+from annotator.services.qualification import qualification_allow_retry, qualification_set, qualification_turns
 from annotator.vocabulary import Label, Step
 
-from ..serializers import MAX_ID
+from ..serializers import (
+    MAX_ID,
+    QualificationAttemptSerializer,
+    QualificationSerializer,
+    QualificationSetSerializer,
+)
 from ..pagination import PagePagination
 from ..permissions import LEADS, ProjectScopedView
 
@@ -274,3 +288,75 @@ class FeedbackAcknowledgeView(ProjectScopedView):
             raise Http404("No such feedback")
         feedback = services.feedback_acknowledge(feedback=feedback, user=request.user)
         return Response(FeedbackSerializer(feedback).data)
+
+
+QUALIFICATION_ATTEMPT_EXAMPLE = {
+    "id": 12, "annotator": "ada", "attempt": 1, "correct": 17, "total": 20, "score": 0.85, "passed": True,
+    "retry_allowed": False, "retry_allowed_by": None, "created_at": "2026-11-21T11:00:00Z",
+}
+QUALIFICATION_EXAMPLE = {
+    "turns": [40, 41, 57], "pass_mark": 0.85,
+    "results": [{"annotator": "ada", "attempts": [QUALIFICATION_ATTEMPT_EXAMPLE]}],
+}
+
+
+class QualificationView(ProjectScopedView):
+    """The qualification set page of a lead: the set, its pass mark and every annotator's attempts."""
+
+    method_roles = {"GET": LEADS, "PUT": LEADS}
+    serializer_class = QualificationSerializer
+    filter_backends = []
+
+    def get_object(self):
+        return self.project  # what a PUT changes (OPTIONS asks for it to describe PUT)
+
+    def qualification(self):
+        return {
+            "turns": list(qualification_turns(self.project).values_list("pk", flat=True)),
+            "pass_mark": self.project.qualification_pass_mark,
+            "results": [{"annotator": annotator.get_username(), "attempts": attempts}
+                        for annotator, attempts in qualification_results(self.project)],
+        }
+
+    @extend_schema(summary="The qualification set and results (leads)", tags=["qualification"],
+                   examples=[OpenApiExample("Set and results", value=QUALIFICATION_EXAMPLE)])
+    def get(self, request, slug):
+        return Response(QualificationSerializer(self.qualification()).data)
+
+    @extend_schema(
+        summary="Choose the qualification set (leads)",
+        description="Exactly these turns become the set (`[]` clears it). New annotators annotate them before "
+                    "any real work and pass when their sentence accuracy against gold reaches `pass_mark`.",
+        request=QualificationSetSerializer, responses={200: QualificationSerializer},
+        examples=[OpenApiExample("Set", request_only=True, value={"turns": [40, 41, 57], "pass_mark": 0.85}),
+                  OpenApiExample("Saved", response_only=True, value=QUALIFICATION_EXAMPLE)],
+        tags=["qualification"],
+    )
+    def put(self, request, slug):
+        serializer = QualificationSetSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        qualification_set(project=self.project, actor=request.user, turn_ids=serializer.validated_data["turns"],
+                          pass_mark=serializer.validated_data["pass_mark"])
+        return Response(QualificationSerializer(self.qualification()).data)
+
+
+class QualificationRetryView(ProjectScopedView):
+    method_roles = {"POST": LEADS}
+    serializer_class = QualificationAttemptSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="Allow an annotator to take the qualification set again (leads)",
+        description="Only for the latest attempt, when it failed; the annotator's qualification work is reset "
+                    "(kept in the audit history).",
+        request=None, responses={200: QualificationAttemptSerializer},
+        examples=[OpenApiExample("Retry allowed", response_only=True, value={
+            **QUALIFICATION_ATTEMPT_EXAMPLE, "correct": 12, "score": 0.6, "passed": False, "retry_allowed": True,
+            "retry_allowed_by": "lea"})],
+        tags=["qualification"],
+    )
+    def post(self, request, slug, pk):
+        result = access_qualification_result(request.user, self.project, pk)
+        result = qualification_allow_retry(result=result, actor=request.user)
+        result = QualificationResult.objects.select_related("annotator", "retry_allowed_by").get(pk=result.pk)
+        return Response(QualificationAttemptSerializer(result).data)

@@ -1,15 +1,30 @@
-"""Assignments and sentence annotations: an annotator reads their own, a lead reads everyone's."""
+"""Assignments and sentence annotations: an annotator reads their own, a lead reads everyone's.
 
+A lead also reopens a submitted assignment, releases an unfinished one or gives it to another annotator.
+"""
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
-from rest_framework import generics
+from rest_framework import generics, serializers
+from rest_framework.response import Response
 
-from annotator.access import LEAD_ROLES
+from annotator.access import LEAD_ROLES, role_in
 from annotator.models import Assignment, SentenceAnnotation
+from annotator.services.assignment import assignment_reassign, assignment_release
+from annotator.services.gold import annotation_reopen
+from annotator.vocabulary import Role
 
 from ..filters import AnnotationFilter, AssignmentFilter
 from ..pagination import IdCursorPagination, PagePagination
-from ..permissions import ProjectScopedView
-from ..serializers import AssignmentDetailSerializer, AssignmentSerializer, SentenceAnnotationSerializer
+from ..permissions import LEADS, ProjectScopedView
+from ..serializers import (
+    AssignmentDetailSerializer,
+    AssignmentSerializer,
+    ReasonSerializer,
+    ReassignSerializer,
+    SentenceAnnotationSerializer,
+)
 from .corpus import TURN_EXAMPLE
 
 ASSIGNMENT_EXAMPLE = {
@@ -87,3 +102,92 @@ class AnnotationListView(OwnWorkMixin, ProjectScopedView, generics.ListAPIView):
         if not self.sees_everyone:
             queryset = queryset.filter(assignment__annotator=self.request.user)
         return queryset
+
+
+class LeadAssignmentActionView(ProjectScopedView):
+    """Base of a lead's action on any assignment of the project: it answers with the assignment."""
+
+    method_roles = {"POST": LEADS}
+    filter_backends = []
+
+    def assignment(self, pk):
+        return get_object_or_404(Assignment, pk=pk, project=self.project)
+
+    def respond(self, assignment):
+        assignment = Assignment.objects.select_related("annotator", "turn__dialogue").get(pk=assignment.pk)
+        return Response(AssignmentSerializer(assignment).data)
+
+    def valid_body(self, request):
+        serializer = self.serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+
+class AssignmentReopenView(LeadAssignmentActionView):
+    """Send a submitted annotation back to its annotator; the gold derived from it is cleared."""
+
+    serializer_class = ReasonSerializer
+
+    @extend_schema(
+        summary="Reopen a submitted assignment (leads)",
+        description="The gold that came from agreement or adjudication on the turn is cleared (recorded in the "
+                    "gold history) and derived again when the annotator submits; a lead's override stays.",
+        request=ReasonSerializer, responses={200: AssignmentSerializer},
+        examples=[
+            OpenApiExample("Reopen", request_only=True, value={"reason": "Sentence 3 needs evidence."}),
+            OpenApiExample("Reopened", response_only=True, value={**ASSIGNMENT_EXAMPLE, "version": 4}),
+        ],
+        tags=["assignments"],
+    )
+    def post(self, request, slug, pk):
+        data = self.valid_body(request)
+        return self.respond(annotation_reopen(self.assignment(pk), request.user, data["reason"]))
+
+
+class AssignmentReleaseView(LeadAssignmentActionView):
+    """Take an unfinished slot back from its holder; the turn opens for someone else."""
+
+    serializer_class = ReasonSerializer
+
+    @extend_schema(
+        summary="Release an unfinished assignment (leads)",
+        description="The released assignment and its answers are kept for the audit but no longer count as a "
+                    "slot and can no longer be edited.",
+        request=ReasonSerializer, responses={200: AssignmentSerializer},
+        examples=[
+            OpenApiExample("Release", request_only=True, value={"reason": "Away for two weeks."}),
+            OpenApiExample("Released", response_only=True,
+                           value={**ASSIGNMENT_EXAMPLE, "status": "released", "version": 4}),
+        ],
+        tags=["assignments"],
+    )
+    def post(self, request, slug, pk):
+        data = self.valid_body(request)
+        reason = data["reason"] or "released by a lead"  # what the lead's page records
+        return self.respond(assignment_release(self.assignment(pk), actor=request.user, reason=reason))
+
+
+class AssignmentReassignView(LeadAssignmentActionView):
+    """Release an unfinished slot and give the same turn to another annotator (who starts from scratch)."""
+
+    serializer_class = ReassignSerializer
+
+    @extend_schema(
+        summary="Reassign an unfinished assignment (leads)",
+        description="Answers with the new assignment of the other annotator.",
+        request=ReassignSerializer, responses={200: AssignmentSerializer},
+        examples=[
+            OpenApiExample("Reassign", request_only=True, value={"annotator": "grace"}),
+            OpenApiExample("New assignment", response_only=True, value={
+                **ASSIGNMENT_EXAMPLE, "id": 91, "annotator": "grace", "status": "assigned", "version": 1,
+                "started_at": None}),
+        ],
+        tags=["assignments"],
+    )
+    def post(self, request, slug, pk):
+        username = self.valid_body(request)["annotator"]
+        target = get_user_model().objects.filter(username=username).first()
+        # As on the lead's page: only the project's annotators can be given work.
+        if target is None or role_in(target, self.project) != Role.ANNOTATOR:
+            raise serializers.ValidationError({"annotator": [f"{username!r} is not an annotator of this project."]})
+        return self.respond(assignment_reassign(self.assignment(pk), target, actor=request.user))
