@@ -1,5 +1,7 @@
 """Triplet labelling and severity in the annotation screen, keyboard only, in headless Chromium."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -26,7 +28,11 @@ def test_label_triplets_and_rate_severity_with_the_keyboard_then_carry_on_withou
     (user,) = annotators(project, 1)
     page = page_for(user)
     page.goto(f"/p/{project.slug}/work/")
+    expect(page.locator("#start-button")).to_be_focused()
     page.keyboard.press("Enter")  # Start
+    # Until the screen's load event its deferred scripts may not have run: a key pressed then is lost
+    # (the cause of this test's rare failures, the first "1" never saved). wait_for_url waits for "load".
+    page.wait_for_url(re.compile(r"/a/\d+/"))
     expect(page.locator("#decision-panel")).to_be_visible()
     expect(page.locator("#triplet-panel")).to_contain_text("0 of 2 labelled")
 
