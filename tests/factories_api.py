@@ -2,6 +2,12 @@
 
 from dataclasses import dataclass, field
 
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
 from annotator import models
 from autolabel.models import LLMProfile
 from autolabel.services import job_create
@@ -72,3 +78,29 @@ def make_world() -> World:
 
 
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+# Shared by the API test modules, which import these names (pytest then uses the fixtures there).
+@pytest.fixture(autouse=True)
+def fast(settings):
+    """Fast password hashing, and no throttle counters or cached reports carried between tests."""
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def world():
+    return make_world()
+
+
+def token_client(user):
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def url(name, world, **kwargs):
+    return reverse(f"api:{name}", kwargs={"slug": world.project.slug, **kwargs})

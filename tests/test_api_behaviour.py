@@ -6,7 +6,6 @@ import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -15,33 +14,9 @@ from annotator.models import AnnotationEvent, Assignment, GoldLabel, Sentence
 from annotator.selectors.reports import project_report
 from annotator.vocabulary import GoldProvenance, Role
 from tests.factories import DEFAULT_PASSWORD, TurnFactory, UserFactory, member
-from tests.factories_api import FAST_HASHERS, make_world
+from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return make_world()
-
-
-def token_client(user):
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-def url(name, world, **kwargs):
-    return reverse(f"api:{name}", kwargs={"slug": world.project.slug, **kwargs})
 
 
 FAITHFUL_WALK = [("relevance", "relevant"), ("kind", "factual"), ("faithfulness", "faithful")]

@@ -5,10 +5,6 @@ the API's 404, checks the body's shape (400 by field) and passes a service's ref
 import json
 
 import pytest
-from django.core.cache import cache
-from django.urls import reverse
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
 from annotator.models import AnnotationEvent, Assignment, GoldEvent, GoldLabel, QualificationResult, Turn
 from annotator.vocabulary import GoldProvenance, Label, Role
@@ -16,36 +12,12 @@ from autolabel import selectors as autolabel_selectors
 from autolabel.models import Prediction
 from autolabel.services import job_create
 from tests.factories import TurnFactory, member
-from tests.factories_api import FAST_HASHERS, make_world
+from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)
 from tests.factories_autolabel import gold_turn as autolabel_gold_turn
 from tests.factories_gold import submit
 from tests.factories_qa import gold_turn
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def world():
-    return make_world()
-
-
-def token_client(user):
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
-def url(name, world, **kwargs):
-    return reverse(f"api:{name}", kwargs={"slug": world.project.slug, **kwargs})
 
 
 def lead(world):
