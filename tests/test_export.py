@@ -91,6 +91,9 @@ def _project_with_everything():
             turn=turn, sentence=s0, index=0, defaults=dict(head="Amazon", relation="flows through", tail="Brazil",
                                                            reference_label="Entailment", source="imported"))[0]
         models.TripletAnnotation.objects.create(assignment=assignment, triplet=triplet, label="Entailment")
+    # The triplet's own gold (both annotators agreed), which a re-import must give back too.
+    models.TripletGold.objects.create(triplet=triplet, label="Entailment", provenance=GoldProvenance.AGREEMENT,
+                                      reason="both annotators")
     adjudication = models.Adjudication.objects.create(
         sentence=s1, turn=turn, status=models.Adjudication.Status.RESOLVED, adjudicator=lead,
         label=Label.SPECULATIVE, path=path_for_label(Label.SPECULATIVE), reason="not in the reference",
@@ -117,12 +120,14 @@ def test_jsonl_round_trip_gives_identical_bytes(tmp_path):
     assert s2["gold"] is None
     assert line["triplets"][0]["reference_label"] == "Entailment"
     assert [a["label"] for a in line["triplets"][0]["annotations"]] == ["Entailment", "Entailment"]
+    assert line["triplets"][0]["gold"] == {"label": "Entailment", "provenance": "agreement", "reason": "both annotators"}
 
     ProjectFactory(slug="copy")
     out = run("import_jsonl", "--project", "copy", str(first))
     assert "1 dialogues, 1 turns, 3 sentences, 2 labels, 1 triplets imported" in out
     run("export_gold", "--project", "copy", "--format", "jsonl", "--out", str(second))
     assert second.read_bytes() == first.read_bytes()
+    assert models.TripletGold.objects.filter(triplet__turn__dialogue__project__slug="copy").count() == 1
 
 
 def test_cognibench_jsonl_round_trip_identical(tmp_path):

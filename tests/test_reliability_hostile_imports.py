@@ -63,6 +63,8 @@ BAD = GOOD_LINES + 1  # the line number of the hostile record
      f"line {BAD}: field 'turn': dialogue 'd3' turn 0 appears twice with different content (first at line 4)"),
 
     # Values PostgreSQL cannot store: they used to stop the import half-way with a driver error naming nothing.
+    ("unknown triplet gold", {**good(997), "triplets": [{"head": "a", "relation": "b", "tail": "c", "gold": {"label": "Maybe"}}]},
+     f"line {BAD}: field 'triplets[0].gold.label': unknown triplet label 'Maybe'"),
     ("lone surrogate", b'{"dialogue": {"id": "s"}, "turn": {"index": 0, "response": "\\ud800 x"}}',
      f"line {BAD}: field '(line)': not valid JSON: no low surrogate in string"),
     ("NUL character", {"dialogue": {"id": "n"}, "turn": {"index": 0, "response": "A\u0000B."}},

@@ -143,6 +143,7 @@ class TripletRecord:
     source: str = "imported"
     sentence_index: int | None = None
     metadata: dict = field(default_factory=dict)
+    gold: GoldRecord | None = None  # the triplet's gold (label, provenance, reason), as the export writes it
 
 
 @dataclass(slots=True)

@@ -212,7 +212,22 @@ def _triplet(check, raw, position, sentence_count) -> TripletRecord:
         source=_triplet_source(check, raw, field_name),
         sentence_index=sentence_index,
         metadata=metadata,
+        gold=_triplet_gold(check, raw, field_name),
     )
+
+
+def _triplet_gold(check, raw, field_name) -> GoldRecord | None:
+    gold = check.get(raw, "gold", dict, f"{field_name}.gold")
+    if gold is None:
+        return None
+    label = triplet_label(check.get(gold, "label", str, f"{field_name}.gold.label", required=True),
+                          where=(check.filename, check.record, f"{field_name}.gold.label"))
+    if not label:
+        check.fail(f"{field_name}.gold.label", "is empty")
+    provenance = check.get(gold, "provenance", str, f"{field_name}.gold.provenance", GoldProvenance.IMPORTED)
+    if provenance not in PROVENANCES:
+        check.fail(f"{field_name}.gold.provenance", f"unknown provenance {provenance!r}")
+    return GoldRecord(label, {}, provenance, reason=check.get(gold, "reason", str, f"{field_name}.gold.reason", ""))
 
 
 def _triplet_source(check, raw, field_name):

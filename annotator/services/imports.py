@@ -26,7 +26,17 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from ..importers import CANONICAL_PATHS, IMPORTED_SENTENCE_EXTRAS, ImportFormatError, ImportSummary, TurnRecord
-from ..models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Project, Sentence, Turn
+from ..models import (
+    ClaimTriplet,
+    Dialogue,
+    GoldEvent,
+    GoldLabel,
+    ImportBatch,
+    Project,
+    Sentence,
+    TripletGold,
+    Turn,
+)
 from ..vocabulary import GoldProvenance
 from .bulk import db_datetime, id_allocator, insert_rows
 
@@ -300,6 +310,7 @@ class _ChunkRows:
     gold: list = field(default_factory=list)
     events: list = field(default_factory=list)
     triplets: list = field(default_factory=list)
+    triplet_gold: list = field(default_factory=list)
 
 
 def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, actor, reason, seen_here,
@@ -349,6 +360,7 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
         rows.turns, rows.sentences, rows.gold, rows.events, rows.triplets)
     sentence_count = sum(len(record.sentences) for record in fresh)
     sentence_ids = iter(allocate(Sentence, sentence_count))
+    triplet_ids = iter(allocate(ClaimTriplet, sum(len(record.triplets) for record in fresh)))
     for turn_id, record in zip(turn_ids, fresh):
         metadata = record.metadata
         extras = {str(s.index): s.extras for s in record.sentences if s.extras}
@@ -372,8 +384,11 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
             )
             event_rows.append((sentence_id, "", g.label, GoldProvenance.IMPORTED, reason, actor_id, now))
         for t in record.triplets:
-            triplet_rows.append((turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation, t.tail,
-                                 t.source, t.reference_label, t.metadata, actor_id))
+            triplet_id = next(triplet_ids)
+            triplet_rows.append((triplet_id, turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation,
+                                 t.tail, t.source, t.reference_label, t.metadata, actor_id))
+            if t.gold is not None:
+                rows.triplet_gold.append((triplet_id, t.gold.label, t.gold.provenance, t.gold.reason, now))
     return rows
 
 
@@ -407,10 +422,12 @@ def _chunk_insert(rows: _ChunkRows, summary: ImportSummary) -> None:
     if rows.triplets:
         summary.triplets += insert_rows(
             ClaimTriplet,
-            ["turn_id", "sentence_id", "index", "head", "relation", "tail", "source", "reference_label", "metadata",
-             "created_by_id"],
+            ["id", "turn_id", "sentence_id", "index", "head", "relation", "tail", "source", "reference_label",
+             "metadata", "created_by_id"],
             rows.triplets, json_columns=["metadata"],
         )
+    if rows.triplet_gold:
+        insert_rows(TripletGold, ["triplet_id", "label", "provenance", "reason", "updated_at"], rows.triplet_gold)
 
 
 __all__ = ["ImportFormatError", "ImportSummary", "file_sha256", "import_files", "import_run", "parse_files", "records_import"]
