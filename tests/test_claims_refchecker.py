@@ -85,3 +85,37 @@ def test_export_marks_hallucinations_at_or_above_the_severity_threshold(tmp_path
     assert next(s["gold"] for line in marked for s in line["sentences"] if s["gold"])["severe"] is False
     with pytest.raises(Exception, match="1 to 5"):
         export("sev", tmp_path, "--min-severity", "9")
+
+
+def test_the_severity_filter_from_the_project_page_and_the_api(client):
+    from rest_framework.test import APIClient
+
+    from annotator.vocabulary import Role
+
+    from .factories import member
+
+    call_command("import_refchecker", "--project", "sev", "--create", str(FILES[0]), stdout=StringIO())
+    project = Project.objects.get(slug="sev")
+    project.enable_severity, project.severity_threshold = True, 4
+    project.save()
+    first = project.dialogues.order_by("external_id").first().turns.get().sentences.order_by("index").first()
+    GoldLabel.objects.create(sentence=first, label=Label.INVENTED, provenance=GoldProvenance.OVERRIDE, severity=5)
+    lead = member(project, Role.LEAD)
+    client.force_login(lead)
+    link = "/p/sev/export/jsonl/?min_severity=project"
+    assert link in client.get("/p/sev/").content.decode()  # offered on the project page when severity is on
+
+    def severe(response):
+        lines = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+        return next(s["gold"] for line in lines for s in line["sentences"] if s["gold"]).get("severe")
+
+    assert severe(client.get(link)) is True
+    assert severe(client.get("/p/sev/export/jsonl/")) is None  # the default export is unchanged
+    refused = client.get("/p/sev/export/cognibench/?min_severity=4")
+    assert refused.status_code == 400 and "applies to the jsonl format" in refused.content.decode()
+
+    api = APIClient()
+    api.force_authenticate(lead)
+    assert severe(api.get("/api/v1/projects/sev/gold/export/", {"min_severity": "5"})) is True
+    refused = api.get("/api/v1/projects/sev/gold/export/", {"min_severity": "9"})
+    assert refused.status_code == 400 and "1 to 5" in refused.json()["errors"]["min_severity"][0]

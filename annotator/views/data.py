@@ -5,12 +5,12 @@ see before they submit.
 """
 
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from ..access import access_project_as_lead
-from ..exporters import CONTENT_TYPES, FILENAMES, FORMATS
+from ..exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from ..models import ExportJob, ImportBatch, Turn
 from ..selectors import data as selectors
 from ..services.exports import export_job_create, export_job_progress
@@ -53,11 +53,18 @@ def turn_detail(request, slug, turn_id):
 
 
 def export(request, slug, fmt):
-    """A streamed download of the project's gold (memory flat, however large the project)."""
+    """A streamed download of the project's gold (memory flat, however large the project).
+
+    ``?min_severity=`` (1-5 or ``project``) marks each hallucinated sentence's gold ``severe`` (JSONL).
+    """
     project = access_project_as_lead(request.user, slug)
     if fmt not in FORMATS:
         raise Http404("No such format")
-    response = StreamingHttpResponse(FORMATS[fmt](project), content_type=CONTENT_TYPES[fmt])
+    try:
+        pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"))
+    except ValueError as exc:
+        return HttpResponseBadRequest(f"Cannot export: {exc}.", content_type="text/plain; charset=utf-8")
+    response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{FILENAMES[fmt].format(slug=project.slug)}"'
     response["Cache-Control"] = "no-store"
     return response

@@ -9,7 +9,7 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 
 from annotator.access import is_lead
-from annotator.exporters import CONTENT_TYPES, FILENAMES, FORMATS
+from annotator.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.selectors.reports import project_report
 from annotator.services.gold import adjudication_resolve, gold_override
@@ -194,7 +194,11 @@ class GoldExportView(ProjectScopedView):
         summary="Export gold (leads; streamed)",
         parameters=[OpenApiParameter("fmt", str, enum=sorted(FORMATS), default="jsonl",
                                      description="`jsonl`: one turn per line (docs/jsonl-format.md); "
-                                                 "`cognibench`: CogniBench's labels.json.")],
+                                                 "`cognibench`: CogniBench's labels.json."),
+                    OpenApiParameter("min_severity", str, required=False,
+                                     description="JSONL only: 1-5, or `project` for the project's severity "
+                                                 "threshold; each hallucinated sentence's gold then says "
+                                                 "whether it is `severe` (rated at least that).")],
         responses={(200, "application/x-ndjson"): OpenApiResponse(
             OpenApiTypes.STR, description="One JSON object per turn and line."),
             (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="CogniBench labels.json.")},
@@ -204,7 +208,11 @@ class GoldExportView(ProjectScopedView):
         fmt = request.query_params.get("fmt", "jsonl")
         if fmt not in FORMATS:
             raise serializers.ValidationError({"fmt": [f'"{fmt}" is not a valid choice.']})
-        response = StreamingHttpResponse(FORMATS[fmt](self.project), content_type=CONTENT_TYPES[fmt])
+        try:
+            pieces = export_pieces(self.project, fmt, min_severity=request.query_params.get("min_severity"))
+        except ValueError as exc:
+            raise serializers.ValidationError({"min_severity": [str(exc)]}) from None
+        response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{FILENAMES[fmt].format(slug=self.project.slug)}"'
         response["Cache-Control"] = "no-store"
         return response

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.exporters import FORMATS
+from annotator.exporters import FORMATS, export_pieces
 from annotator.models import Project
 
 from ._importing import DATA_COMMAND_CHECKS
@@ -30,17 +30,10 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"no project with slug {project!r}")
-        min_severity = options.get("min_severity")
-        if min_severity is not None:
-            if format != "jsonl":
-                raise CommandError("--min-severity applies to the jsonl format")
-            if min_severity == "project":
-                min_severity = project_obj.severity_threshold
-            elif not str(min_severity).isdigit() or not 1 <= int(min_severity) <= 5:
-                raise CommandError(f"--min-severity must be 1 to 5 or 'project', not {min_severity!r}")
-            pieces = FORMATS[format](project_obj, min_severity=int(min_severity))
-        else:
-            pieces = FORMATS[format](project_obj)
+        try:
+            pieces = export_pieces(project_obj, format, min_severity=options.get("min_severity"))
+        except ValueError as exc:
+            raise CommandError(f"--min-severity: {exc}") from None
         turns = 0
         if out == "-":
             for piece in pieces:
