@@ -145,9 +145,12 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
     return rows
 
 
-def project_report(project) -> dict:
-    """Everything the reports page shows, cached until gold or the submitted annotations change."""
-    version = data_version(project)
+def project_report(project, version: str | None = None) -> dict:
+    """Everything the reports page shows, cached until gold or the submitted annotations change.
+
+    ``version``: the project's ``data_version`` when the caller has just read it.
+    """
+    version = version or data_version(project)
 
     def compute():
         from .qa import qa_measures
@@ -166,7 +169,7 @@ def project_report_or_older(project) -> tuple[dict | None, bool, str]:
     """``(report, is_current, current version)`` without computing anything (see ``cached_or_older``).
 
     The page shows an older report at once while the current one is computed in the background:
-    at 234,000 sentences a recomputation takes ~4 s, which a lead should not wait for on every new gold.
+    at 234,000 sentences a recomputation takes seconds, which a lead should not wait for on every new gold.
     """
     version = data_version(project)
     report, is_current = cached_or_older(project, "report", version)

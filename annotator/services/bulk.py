@@ -39,6 +39,8 @@ def allocate_ids(model, count: int) -> Sequence[int]:
 
 
 def _ids_from_sequence(db, model, count):
+    if count <= 0:
+        return range(0)
     with db.cursor() as cursor:
         cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [model._meta.db_table, model._meta.pk.column])
         sequence = cursor.fetchone()[0]
@@ -68,7 +70,7 @@ def id_allocator():
         return
     side = connection.copy()
     try:
-        yield lambda model, count: _ids_from_sequence(side, model, count) if count > 0 else range(0)
+        yield lambda model, count: _ids_from_sequence(side, model, count)
     finally:
         side.close()
 

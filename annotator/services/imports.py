@@ -356,37 +356,34 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
                                    d.generator_model, d.reference, d.metadata))
 
     turn_ids = allocate(Turn, len(fresh))
-    turn_rows, sentence_rows, gold_rows, event_rows, triplet_rows = (
-        rows.turns, rows.sentences, rows.gold, rows.events, rows.triplets)
-    sentence_count = sum(len(record.sentences) for record in fresh)
-    sentence_ids = iter(allocate(Sentence, sentence_count))
+    sentence_ids = iter(allocate(Sentence, sum(len(record.sentences) for record in fresh)))
     triplet_ids = iter(allocate(ClaimTriplet, sum(len(record.triplets) for record in fresh)))
     for turn_id, record in zip(turn_ids, fresh):
         metadata = record.metadata
         extras = {str(s.index): s.extras for s in record.sentences if s.extras}
         if extras:
             metadata = {**metadata, IMPORTED_SENTENCE_EXTRAS: extras}
-        turn_rows.append((turn_id, dialogue_ids[record.dialogue.external_id], record.index, record.external_id,
-                          record.user_message, record.response, record.history, metadata,
-                          record.is_qualification, now))
+        rows.turns.append((turn_id, dialogue_ids[record.dialogue.external_id], record.index, record.external_id,
+                           record.user_message, record.response, record.history, metadata,
+                           record.is_qualification, now))
         by_index = {}
         for s in record.sentences:
             sentence_id = next(sentence_ids)
             by_index[s.index] = sentence_id
-            sentence_rows.append((sentence_id, turn_id, s.index, s.text, s.start, s.end))
+            rows.sentences.append((sentence_id, turn_id, s.index, s.text, s.start, s.end))
             g = s.gold
             if g is None:
                 summary.unlabelled += 1
                 continue
             path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS[g.label] else json.dumps(g.path)
-            gold_rows.append(
+            rows.gold.append(
                 (sentence_id, g.label, path, g.provenance, g.reason, g.severity, g.error_type, None, now)
             )
-            event_rows.append((sentence_id, "", g.label, GoldProvenance.IMPORTED, reason, actor_id, now))
+            rows.events.append((sentence_id, "", g.label, GoldProvenance.IMPORTED, reason, actor_id, now))
         for t in record.triplets:
             triplet_id = next(triplet_ids)
-            triplet_rows.append((triplet_id, turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation,
-                                 t.tail, t.source, t.reference_label, t.metadata, actor_id))
+            rows.triplets.append((triplet_id, turn_id, by_index.get(t.sentence_index), t.index, t.head, t.relation,
+                                  t.tail, t.source, t.reference_label, t.metadata, actor_id))
             if t.gold is not None:
                 rows.triplet_gold.append((triplet_id, t.gold.label, t.gold.provenance, t.gold.reason, now))
     return rows

@@ -74,7 +74,7 @@ def reports(request, slug):
     project = access_project_as_lead(request.user, slug)
     report, is_current, version = project_report_or_older(project)
     if report is None or (not is_current and not report_refresh_request(project, version)):
-        report, is_current = project_report(project), True  # nothing older to show, or no worker came
+        report, is_current = project_report(project, version), True  # nothing older to show, or no worker came
     candidates, other = _comparison(request, project)
     comparison = protocol_comparison(project, other, report)
     context = {

@@ -85,6 +85,12 @@ class AdjudicationDetailView(AdjudicationQueryMixin, ProjectScopedView, generics
     filter_backends = []
 
 
+def _gold_response(gold: GoldLabel) -> Response:
+    """A gold label a service just wrote, read back with what its serializer shows."""
+    gold = GoldLabel.objects.select_related("sentence__turn__dialogue", "decided_by").get(pk=gold.pk)
+    return Response(s.GoldSerializer(gold).data)
+
+
 class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
     """Decide a dispute: walk the protocol (`path`), name a `label`, or adopt one side (`side`), with a reason."""
 
@@ -116,8 +122,7 @@ class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
             adjudication, request.user, reason=data["reason"], path=data.get("path"), label=data.get("label"),
             side=data.get("side"), evidence=[tuple(pair) for pair in data.get("evidence", [])],
         )
-        gold = type(gold).objects.select_related("sentence__turn__dialogue", "decided_by").get(pk=gold.pk)
-        return Response(s.GoldSerializer(gold).data)
+        return _gold_response(gold)
 
 
 class GoldOverrideView(ProjectScopedView):
@@ -150,8 +155,7 @@ class GoldOverrideView(ProjectScopedView):
         )
         gold = gold_override(sentence, request.user, serializer.validated_data["label"],
                              serializer.validated_data["reason"])
-        gold = GoldLabel.objects.select_related("sentence__turn__dialogue", "decided_by").get(pk=gold.pk)
-        return Response(s.GoldSerializer(gold).data)
+        return _gold_response(gold)
 
 
 class ReportSerializer(serializers.Serializer):
