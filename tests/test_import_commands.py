@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from annotator.importers import cognibench
 from annotator.models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Sentence, Turn
@@ -265,3 +266,32 @@ def test_jsonl_reports_a_dialogue_whose_lines_disagree(tmp_path):
     out = run("import_jsonl", "--project", "j", str(path))
     assert "inconsistency: in.jsonl: line 2: dialogue 'a' differs from its line 1" in out
     assert Dialogue.objects.get(external_id="a").reference == "One."
+
+
+def _last_manual_analyze(table):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = %s", [table])
+        return cursor.fetchone()[0]
+
+
+def test_a_large_import_refreshes_the_planner_statistics_when_it_commits(tmp_path, django_capture_on_commit_callbacks):
+    """Right after a big import, the claim of the next turn must not be planned on the empty table's statistics."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite plans without table statistics")
+    from bench.synthetic import write_jsonl
+    from annotator.services.imports import ANALYZE_AFTER_TURNS
+
+    ProjectFactory(slug="big")
+    small = write_jsonl(tmp_path / "small.jsonl", turns=20, sentences_per_turn=2, reference_words=20, labelled=False)
+    before = _last_manual_analyze("annotator_turn")
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_jsonl", str(small), "--project", "big")
+    assert _last_manual_analyze("annotator_turn") == before  # a small import leaves it to autovacuum
+    big = write_jsonl(tmp_path / "big.jsonl", turns=ANALYZE_AFTER_TURNS, sentences_per_turn=2, reference_words=20,
+                      labelled=False)
+    ProjectFactory(slug="bigger")
+    with django_capture_on_commit_callbacks(execute=True):
+        run("import_jsonl", str(big), "--project", "bigger")
+    after = _last_manual_analyze("annotator_turn")
+    assert after is not None and (before is None or after > before)
