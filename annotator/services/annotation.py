@@ -3,7 +3,9 @@
 Each write service:
 
 1. locks the assignment row (``SELECT … FOR UPDATE``; on SQLite the IMMEDIATE
-   transaction serialises writers), so the checks below cannot race;
+   transaction serialises writers), so the checks below cannot race; in the
+   usual case (the request carries the version the caller's copy has) one
+   conditional ``UPDATE`` locks the row and proves 2-4 at once;
 2. returns the earlier result, writing nothing, when ``request_id`` was seen
    before on this assignment (a replayed or double-submitted request; looked up
    only when the request's version is not the current one, since applying a
@@ -31,9 +33,17 @@ from django.utils import timezone
 from .. import protocol
 from ..assignment import UNFINISHED
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence, SentenceAnnotation
+from ..selectors.joined import JoinedSelect
 from ..vocabulary import Answer, Label, ProtocolMode, Step
 from .gold import gold_derive_for_turn, gold_rederive_sentence
 from .qualification import qualification_score_attempt
+from .statements import instance_update, row_insert, row_update
+
+# Every decision reads and writes these rows: statements written once (services/statements.py says why).
+ANNOTATION_FIELDS = ("path", "label", "note", "seconds_spent", "severity", "justification", "error_type", "updated_at")
+EVENT_FIELDS = ("assignment", "sentence", "actor", "action", "old", "new", "request_id", "created_at")
+_ANNOTATION_OF_SENTENCE = JoinedSelect(SentenceAnnotation, "x", joins=[], extra_columns=[],
+                                       where="x.assignment_id = %s AND x.sentence_id = %s")
 
 MAX_NOTE_LENGTH = 5000
 MAX_SECONDS_PER_ACTION = 3600.0
@@ -110,49 +120,43 @@ def _write(
         raise AnnotationError("That sentence is not part of this turn.")
     try:
         with transaction.atomic():
-            locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-            locked.project = assignment.project  # already loaded by the caller; no query
-            # A request that was applied bumped the version past the one it carried, so only a
-            # request whose version is not the current one (or that carries none) can be a replay.
-            if request_id and (expected_version is None or int(expected_version) != locked.version):
-                prior = AnnotationEvent.objects.filter(assignment_id=locked.pk, request_id=request_id).first()
-                if prior is not None:
-                    return _replayed(locked, sentence, prior)
-            if locked.status not in UNFINISHED:
-                raise AssignmentClosed(
-                    "This assignment was submitted and can no longer be changed."
-                    if locked.status == Assignment.Status.SUBMITTED
-                    else "This assignment was released by a project lead and can no longer be changed."
-                )
-            if expected_version is not None and int(expected_version) != locked.version:
-                raise VersionConflict(locked.version)
+            now = timezone.now()
+            locked, updates = assignment, _lock_if_unchanged(assignment, expected_version, action, now)
+            if updates is None:
+                locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+                locked.project = assignment.project  # already loaded by the caller; no query
+                # A request that was applied bumped the version past the one it carried, so only a
+                # request whose version is not the current one (or that carries none) can be a replay.
+                if request_id and (expected_version is None or int(expected_version) != locked.version):
+                    prior = AnnotationEvent.objects.filter(assignment_id=locked.pk, request_id=request_id).first()
+                    if prior is not None:
+                        return _replayed(locked, sentence, prior)
+                if locked.status not in UNFINISHED:
+                    raise AssignmentClosed(
+                        "This assignment was submitted and can no longer be changed."
+                        if locked.status == Assignment.Status.SUBMITTED
+                        else "This assignment was released by a project lead and can no longer be changed."
+                    )
+                if expected_version is not None and int(expected_version) != locked.version:
+                    raise VersionConflict(locked.version)
+                updates = _next_version(locked, action, now)
+                row_update(Assignment, updates, {"pk": locked.pk}, increment=("version",))
             annotation = None
             if sentence is not None:
-                annotation = SentenceAnnotation.objects.filter(assignment_id=locked.pk, sentence_id=sentence.pk).first()
-                if annotation is None:
-                    annotation = SentenceAnnotation(assignment=locked, sentence=sentence)
+                found = _ANNOTATION_OF_SENTENCE.fetch_one([locked.pk, sentence.pk])
+                annotation = found[0] if found else SentenceAnnotation(assignment=locked, sentence=sentence)
             old, new = mutate(locked, annotation)
             if annotation is not None:
                 annotation.seconds_spent += _clamp_seconds(seconds)
-                annotation.save()
-            now = timezone.now()
-            updates = {"version": F("version") + 1, "last_activity_at": now}
-            if locked.status == Assignment.Status.ASSIGNED and action != "submit":
-                updates["status"] = Assignment.Status.IN_PROGRESS
-                updates["started_at"] = now
-            if action == "submit":
-                updates["status"] = Assignment.Status.SUBMITTED
-                updates["submitted_at"] = now
-            Assignment.objects.filter(pk=locked.pk).update(**updates)
-            locked.version += 1
-            locked.last_activity_at = now
-            for name in ("status", "started_at", "submitted_at"):
-                if name in updates:
-                    setattr(locked, name, updates[name])
-            event = AnnotationEvent.objects.create(
-                assignment=locked, sentence=sentence, actor=actor, action=action,
-                old=old, new=new, request_id=request_id,
-            )
+                if annotation._state.adding:
+                    row_insert(annotation, ("assignment", "sentence", *ANNOTATION_FIELDS))
+                else:
+                    instance_update(annotation, ANNOTATION_FIELDS)
+            event = AnnotationEvent(assignment=locked, sentence=sentence, actor=actor, action=action,
+                                    old=old, new=new, request_id=request_id)
+            row_insert(event, EVENT_FIELDS)
+            # Only now: ``mutate`` saw the assignment as it was before this write.
+            _apply(locked, updates)
             return Outcome(locked, annotation, event)
     except IntegrityError:
         # The same request_id raced past the check (only possible without row locks): it was applied once.
@@ -164,6 +168,44 @@ def _write(
         fresh = Assignment.objects.get(pk=assignment.pk)
         fresh.project = assignment.project
         return _replayed(fresh, sentence, prior)
+
+
+def _lock_if_unchanged(assignment: Assignment, expected_version, action: str, now) -> dict | None:
+    """The usual case in one statement: lock the row and take the next version, if nothing changed.
+
+    When the caller's copy of the assignment has the version the request
+    carries and is still open, a conditional UPDATE (same id, version, status
+    and holder) both locks the row and proves that no other write came in
+    between (every write bumps the version), so the checks of ``_write`` hold
+    without reading the row again. Anything else (no version, a stale one, a
+    closed assignment, a replay) returns None: ``_write`` then locks and
+    checks the row the long way. Returns the changes written.
+    """
+    if expected_version is None or int(expected_version) != assignment.version or assignment.status not in UNFINISHED:
+        return None
+    updates = _next_version(assignment, action, now)
+    unchanged = {"pk": assignment.pk, "version": assignment.version, "status": assignment.status,
+                 "annotator": assignment.annotator_id}
+    return updates if row_update(Assignment, updates, unchanged, increment=("version",)) else None
+
+
+def _next_version(assignment: Assignment, action: str, now) -> dict:
+    """The fields a write changes on its assignment besides the version: activity, the status it moves to."""
+    updates = {"last_activity_at": now}
+    if assignment.status == Assignment.Status.ASSIGNED and action != "submit":
+        updates["status"] = Assignment.Status.IN_PROGRESS
+        updates["started_at"] = now
+    if action == "submit":
+        updates["status"] = Assignment.Status.SUBMITTED
+        updates["submitted_at"] = now
+    return updates
+
+
+def _apply(assignment: Assignment, updates: dict) -> None:
+    """The saved values of ``updates`` and the next version on the object in memory."""
+    assignment.version += 1
+    for name, value in updates.items():
+        setattr(assignment, name, value)
 
 
 def _replayed(assignment: Assignment, sentence: Sentence | None, prior: AnnotationEvent) -> Outcome:

@@ -1,0 +1,48 @@
+"""Single-row writes from statements written once store what the ORM's save() stores."""
+
+import pytest
+from django.utils import timezone
+
+from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
+from annotator.services.statements import instance_update, row_insert, row_update
+from tests.factories import AssignmentFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _fields(instance):
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+def test_insert_and_update_store_what_save_stores():
+    assignment = AssignmentFactory()
+    sentence = assignment.turn.sentences.first()
+    annotation = SentenceAnnotation(assignment=assignment, sentence=sentence, path={"relevance": "relevant", "ü": "✓"},
+                                    label="", note="a <note>", seconds_spent=2.5)
+    row_insert(annotation, ("assignment", "sentence", "path", "label", "note", "seconds_spent", "severity",
+                            "justification", "error_type", "updated_at"))
+    stored = SentenceAnnotation.objects.get(pk=annotation.pk)
+    assert _fields(stored) == _fields(annotation) and stored.severity is None and stored.updated_at is not None
+
+    first_update = stored.updated_at
+    annotation.label, annotation.severity, annotation.path = "reliable", 3, {"relevance": "relevant", "kind": "cognitive"}
+    assert instance_update(annotation, ("label", "severity", "path", "updated_at")) == 1
+    stored = SentenceAnnotation.objects.get(pk=annotation.pk)
+    assert (stored.label, stored.severity, stored.path) == ("reliable", 3, {"relevance": "relevant", "kind": "cognitive"})
+    assert stored.updated_at >= first_update
+
+    event = AnnotationEvent(assignment=assignment, sentence=sentence, actor=UserFactory(), action="answer",
+                            old={"path": {}}, new={"label": "reliable"}, request_id="r-1")
+    row_insert(event, ("assignment", "sentence", "actor", "action", "old", "new", "request_id", "created_at"))
+    assert _fields(AnnotationEvent.objects.get(pk=event.pk)) == _fields(event)
+
+
+def test_a_conditional_update_changes_only_a_row_that_matches():
+    assignment = AssignmentFactory(version=4)
+    now = timezone.now()
+    stale = {"pk": assignment.pk, "version": 3}
+    assert row_update(Assignment, {"last_activity_at": now}, stale, increment=("version",)) == 0
+    current = {"pk": assignment.pk, "version": 4, "annotator": assignment.annotator_id}
+    assert row_update(Assignment, {"last_activity_at": now}, current, increment=("version",)) == 1
+    assignment.refresh_from_db()
+    assert (assignment.version, assignment.last_activity_at) == (5, now)
