@@ -8,7 +8,8 @@ existence of the object must not leak to someone outside the project.
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
-from .models import Assignment, Membership, Project
+from .models import Assignment, Dialogue, Membership, Project, Turn
+from .selectors.joined import Join, JoinedSelect
 from .vocabulary import Role
 
 # Which roles may do what. A lead can do everything an adjudicator can.
@@ -87,23 +88,33 @@ def access_project_as_adjudicator(user, slug: str) -> Project:
     return access_project(user, slug, roles=ADJUDICATING_ROLES)
 
 
-def access_assignment(user, assignment_id: int, for_update: bool = False) -> Assignment:
-    """An assignment the user holds. Another annotator's assignment is a 404.
+def access_assignment(user, assignment_id: int) -> Assignment:
+    """An assignment the user holds, with its project, turn and dialogue. Another annotator's is a 404.
 
     The user's role in the assignment's project comes in the same query, so that
     ``role_in`` on ``assignment.project`` costs nothing afterwards (every
     annotation request asks it).
     """
-    queryset = Assignment.objects.select_related("project", "turn__dialogue").annotate(
-        holder_role=_role_column(user, "project_id"))
-    if for_update:
-        queryset = queryset.select_for_update(of=("self",))
     try:
-        assignment = queryset.get(pk=assignment_id, annotator=user)
-    except Assignment.DoesNotExist:
-        raise Http404("No such assignment") from None
-    _remember_role(assignment.project, user, assignment.holder_role)
+        found = _ASSIGNMENT_OF_HOLDER.fetch_one([user.pk, int(assignment_id), user.pk]) if user.is_authenticated else None
+    except (TypeError, ValueError, OverflowError):
+        found = None
+    if found is None:
+        raise Http404("No such assignment")
+    assignment, (role,) = found
+    assignment.holder_role = role
+    _remember_role(assignment.project, user, role)
     return assignment
+
+
+# Every annotation request runs this: written once (selectors/joined.py says why).
+_ASSIGNMENT_OF_HOLDER = JoinedSelect(
+    Assignment, "a",
+    joins=[Join(Project, "p", ("a", "project")), Join(Turn, "t", ("a", "turn")), Join(Dialogue, "d", ("t", "dialogue"))],
+    extra_columns=[f"(SELECT m.role FROM {Membership._meta.db_table} m "
+                   "WHERE m.project_id = a.project_id AND m.user_id = %s LIMIT 1)"],
+    where="a.id = %s AND a.annotator_id = %s",
+)
 
 
 def is_lead(user, project: Project) -> bool:

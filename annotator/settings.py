@@ -69,7 +69,6 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotator.context_processors.navigation",
             ],
         },
     },
@@ -107,6 +106,8 @@ def database_from_env():
 
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = ["annotator.auth_backend.SessionUserBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -187,6 +188,10 @@ else:
                                        if "PYTEST_XDIST_WORKER" in os.environ else "cache")),
         }
     }
+
+# Sessions are read on every request: from the cache, the database only when the cache lost them
+# (one query less per annotation request; docs/benchmarks.md, load).
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 
 # --- LLM endpoint (pre-labeler) ------------------------------------------------
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")

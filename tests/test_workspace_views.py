@@ -153,13 +153,23 @@ def test_guideline_examples_of_the_current_step_are_shown_escaped():
     assignment = claimed(project, user)
     GuidelineExample.objects.create(project=project, step=Step.RELEVANCE, text="Hope this <b>helps</b>!", is_positive=False,
                                     explanation="A pleasantry.")
-    GuidelineExample.objects.create(project=project, step=Step.RELEVANCE, text="Paris is in France.", is_positive=True)
+    GuidelineExample.objects.create(project=project, step=Step.RELEVANCE, text="Paris is in France.", is_positive=True,
+                                    position=5)
+    GuidelineExample.objects.create(project=project, step=Step.RELEVANCE, text="Water is wet.", is_positive=True,
+                                    position=1)
     GuidelineExample.objects.create(project=project, step=Step.GROUNDED, text="NOT-THIS-STEP", is_positive=True)
+    GuidelineExample.objects.create(project=ProjectFactory(), step=Step.RELEVANCE, text="OTHER-PROJECT", is_positive=True)
     client = Client()
     client.force_login(user)
     page = client.get(reverse("annotate", args=[assignment.pk])).content.decode()
     assert "Hope this &lt;b&gt;helps&lt;/b&gt;!" in page and "A pleasantry." in page and "Paris is in France." in page
-    assert "NOT-THIS-STEP" not in page
+    assert page.index("Water is wet.") < page.index("Paris is in France.")  # the lead's order
+    assert "NOT-THIS-STEP" not in page and "OTHER-PROJECT" not in page
+    # The panel sent after an answer shows the next step's examples.
+    sentence = turns[0].sentences.first()
+    panel = act(client, assignment, "answer", sentence=sentence.pk, step=Step.RELEVANCE, value="relevant",
+                version=assignment.version).content.decode()
+    assert "Paris is in France." not in panel
 
 
 # --- access and blindness ------------------------------------------------------------------------
@@ -371,3 +381,9 @@ def test_the_audit_history_is_read_only_in_the_admin(client):
     event = AnnotationEvent.objects.get(action="answer")
     assert client.post(reverse("admin:annotator_annotationevent_delete", args=[event.pk]), {"post": "yes"}).status_code == 403
     assert AnnotationEvent.objects.filter(pk=event.pk).exists()
+
+
+def test_the_panel_posts_each_action_to_its_url():
+    from annotator.selectors.workspace import PANEL_ACTIONS, panel_action_urls
+
+    assert panel_action_urls(42) == {action: reverse("annotate_act", args=[42, action]) for action in PANEL_ACTIONS}

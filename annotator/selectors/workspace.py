@@ -13,8 +13,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 
-from django.db.models import Count, Exists, FilteredRelation, OuterRef, Q
+from django.db import connection
+from django.db.models import Count, Q
+from django.urls import reverse
 from django.utils import timezone
 
 from .. import protocol
@@ -23,6 +26,7 @@ from ..definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation, Turn
 from ..services.annotation import evidence_required
 from ..vocabulary import STEP_ANSWERS, Answer, Label, ProtocolMode, Step
+from .joined import JoinedSelect
 
 # y / n answer the question as it is worded: "Is the sentence irrelevant?" yes -> irrelevant.
 YES_NO_KEYS = {Answer.YES: "y", Answer.NO: "n", Answer.IRRELEVANT: "y", Answer.RELEVANT: "n"}
@@ -127,10 +131,11 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
     done = sum(1 for row in rows if row.label)
     examples = []
     if active is not None and project.protocol_mode != ProtocolMode.INDEPENDENT and not active.label:
-        examples = list(GuidelineExample.objects.filter(project_id=project.pk).order_by("step", "position", "id"))
+        examples = [example for example, _ in _PROJECT_EXAMPLES.fetch_all([project.pk])]
     closed = assignment.status not in UNFINISHED
     state = {
         "assignment": assignment,
+        "act_urls": panel_action_urls(assignment.pk),
         "project": project,
         "turn": assignment.turn,
         "dialogue": assignment.turn.dialogue,
@@ -151,35 +156,85 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
     return state
 
 
+PANEL_ACTIONS = ("answer", "pick", "undo", "note", "evidence_add", "evidence_remove")
+
+
+def panel_action_urls(assignment_id: int) -> dict:
+    """Where the decision panel's forms post: one reverse() per panel instead of one per form.
+
+    The screen's URL plus the action, as annotator/urls.py nests them (tested).
+    """
+    base = reverse("annotate", args=[assignment_id])
+    return {action: f"{base}{action}/" for action in PANEL_ACTIONS}
+
+
+# Read on every decision: written once (selectors/joined.py says why).
+_PROJECT_EXAMPLES = JoinedSelect(GuidelineExample, "g", joins=[], extra_columns=[],
+                                 where='g.project_id = %s ORDER BY g.step, g.position, g.id')
+_TURN_SENTENCE = JoinedSelect(Sentence, "s", joins=[], extra_columns=[], where="s.id = %s AND s.turn_id = %s")
+
+
+def turn_sentence(assignment: Assignment, sentence_id) -> Sentence | None:
+    """The sentence ``sentence_id`` if it belongs to the assignment's turn."""
+    try:
+        found = _TURN_SENTENCE.fetch_one([int(sentence_id), assignment.turn_id])
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return found[0] if found else None
+
+
 SENTENCE_FIELDS = ("id", "turn_id", "index", "text", "start", "end")
 MINE_FIELDS = ("id", "path", "label", "note", "seconds_spent", "severity", "justification", "error_type")
 
 
 def _sentences_with_my_annotations(assignment):
-    """The turn's sentences and this assignment's annotations of them, in one query (a filtered LEFT JOIN).
+    """The turn's sentences and this assignment's annotations of them, in one query (a LEFT JOIN).
 
     Also says whether any of those annotations has evidence spans, so that the spans are only
     queried when there are some.
     """
-    rows = (
-        Sentence.objects.filter(turn_id=assignment.turn_id)
-        .annotate(mine=FilteredRelation("annotations", condition=Q(annotations__assignment_id=assignment.pk)))
-        .annotate(mine_has_evidence=Exists(EvidenceSpan.objects.filter(annotation_id=OuterRef("mine__id"))))
-        .order_by("index")
-        .values(*SENTENCE_FIELDS, *(f"mine__{name}" for name in MINE_FIELDS), "mine_has_evidence")
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_rows_sql(), [assignment.pk, assignment.turn_id])
+        rows = cursor.fetchall()
+    path_field = SentenceAnnotation._meta.get_field("path")
+    width = len(SENTENCE_FIELDS)
     sentences, annotations, with_evidence = [], {}, False
     for row in rows:
-        with_evidence = with_evidence or row["mine_has_evidence"]
+        with_evidence = with_evidence or bool(row[-1])
         # from_db with every concrete field in order builds the instance positionally (the fast path).
-        sentence = Sentence.from_db(None, SENTENCE_FIELDS, [row[name] for name in SENTENCE_FIELDS])
+        sentence = Sentence.from_db(None, SENTENCE_FIELDS, row[:width])
         sentences.append(sentence)
-        if row["mine__id"] is not None:
-            annotations[sentence.pk] = SentenceAnnotation(
-                assignment_id=assignment.pk, sentence_id=sentence.pk,
-                **{name: row[f"mine__{name}"] for name in MINE_FIELDS},
-            )
+        mine = dict(zip(MINE_FIELDS, row[width:-1]))
+        if mine["id"] is not None:
+            mine["path"] = path_field.from_db_value(mine["path"], None, connection)
+            annotations[sentence.pk] = SentenceAnnotation(assignment_id=assignment.pk, sentence_id=sentence.pk, **mine)
     return sentences, annotations, with_evidence
+
+
+@cache
+def _rows_sql() -> str:
+    """The query of ``_sentences_with_my_annotations``, written once.
+
+    In SQL rather than built by the ORM on each call: it runs on every decision
+    and every screen, and compiling it (a filtered relation and an EXISTS)
+    took more of the web server's CPU than anything else in a decision request
+    (bench/load.py under py-spy; docs/benchmarks.md).
+    """
+    quote = connection.ops.quote_name
+
+    def columns(model, alias, names):
+        return [f"{alias}.{quote(model._meta.get_field(name).column)}" for name in names]
+
+    annotation = SentenceAnnotation._meta
+    return (
+        f"SELECT {', '.join(columns(Sentence, 's', SENTENCE_FIELDS) + columns(SentenceAnnotation, 'm', MINE_FIELDS))}, "
+        f"EXISTS (SELECT 1 FROM {quote(EvidenceSpan._meta.db_table)} e "
+        f"WHERE e.{quote(EvidenceSpan._meta.get_field('annotation').column)} = m.{quote('id')}) "
+        f"FROM {quote(Sentence._meta.db_table)} s "
+        f"LEFT JOIN {quote(annotation.db_table)} m ON m.{quote(annotation.get_field('sentence').column)} = s.{quote('id')} "
+        f"AND m.{quote(annotation.get_field('assignment').column)} = %s "
+        f"WHERE s.{quote(Sentence._meta.get_field('turn').column)} = %s ORDER BY s.{quote('index')}"
+    )
 
 
 def _choose_active(rows, sentence_id, advance_from):

@@ -16,9 +16,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from ..access import access_assignment, access_project, access_project_as_lead, role_in
-from ..models import Assignment, Membership, Sentence
+from ..models import Assignment, Membership
 from ..selectors.projects import project_progress
-from ..selectors.workspace import browser_offset_to_reference, lead_assignments, queue_for, screen_state
+from ..selectors.workspace import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
 from ..services import annotation as annotation_services
 from ..services.assignment import (
     AssignmentError,
@@ -96,7 +96,9 @@ def act(request, assignment_id, action):
     sentence = None
     sentence_id = _int_or_none(data.get("sentence"))
     if action != "submit":
-        sentence = get_object_or_404(Sentence, pk=sentence_id, turn_id=assignment.turn_id)
+        sentence = turn_sentence(assignment, sentence_id)
+        if sentence is None:
+            raise Http404("No such sentence in this turn")
     if action == "time":
         annotation_services.annotation_record_time(assignment, sentence, data.get("seconds"))
         return HttpResponse(status=204)

@@ -1,0 +1,27 @@
+"""Django's model backend, with the user of each request read by a statement written once.
+
+Every request of a logged-in user loads its user row; building that query with
+the ORM was a tenth of the web server's CPU in a decision request (bench/load.py
+under py-spy, docs/benchmarks.md). Logging in, permissions and everything else
+are Django's own.
+"""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.backends import ModelBackend
+
+from .selectors.joined import JoinedSelect
+
+
+_USER = JoinedSelect(get_user_model(), "u", joins=[], extra_columns=[], where="u.id = %s")
+
+
+class SessionUserBackend(ModelBackend):
+    def get_user(self, user_id):
+        try:
+            found = _USER.fetch_one([int(user_id)])
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if found is None:
+            return None
+        user = found[0]
+        return user if self.user_can_authenticate(user) else None
