@@ -89,8 +89,9 @@ def _as_postgres_user() -> list[str]:
 class PrivatePostgres:
     """A throw-away PostgreSQL 15 cluster on its own port; ``restart()`` is what the fault runs use."""
 
-    def __init__(self, port: int | None = None, max_connections: int = 200):
+    def __init__(self, port: int | None = None, max_connections: int = 200, statement_stats: bool = False):
         self.port = port or free_port(5433)
+        self.statement_stats = statement_stats  # pg_stat_statements, for a report of where the server's time went
         self.dir = Path(tempfile.mkdtemp(prefix="reliability-pg-"))
         self.data = self.dir / "data"
         self.log = self.dir / "server.log"
@@ -110,11 +111,28 @@ class PrivatePostgres:
     def start(self) -> None:
         options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
                    f"-c max_connections={self.max_connections} -c shared_buffers=256MB")
+        if self.statement_stats:
+            options += " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_planning=on"
         self._run(PG_BIN / "pg_ctl", "-D", self.data, "-l", self.log, "-o", options, "-w", "-t", "60", "start")
         wait_for_port(self.port)
 
     def create_database(self, name: str = "bench") -> None:
         self._run(PG_BIN / "createdb", "-h", "127.0.0.1", "-p", self.port, "-U", "postgres", name, check=False)
+        if self.statement_stats:
+            self._run(PG_BIN / "psql", "-h", "127.0.0.1", "-p", self.port, "-U", "postgres", "-d", name, "-c",
+                      "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def top_statements(self, limit: int = 15) -> list[dict]:
+        """The statements that took the most server time (planning + execution), with ``statement_stats``."""
+        import psycopg
+
+        with psycopg.connect(self.url.replace("postgres://", "postgresql://", 1)) as conn:
+            rows = conn.execute(
+                "SELECT calls, round((total_plan_time + total_exec_time)::numeric, 1), "
+                "round(((total_plan_time + total_exec_time) / greatest(calls, 1))::numeric, 3), left(query, 160) "
+                "FROM pg_stat_statements ORDER BY total_plan_time + total_exec_time DESC LIMIT %s", (limit,)
+            ).fetchall()
+        return [{"calls": c, "total_ms": float(t), "mean_ms": float(m), "query": q} for c, t, m, q in rows]
 
     def stop(self, mode: str = "fast") -> None:
         """``fast`` disconnects clients and shuts down cleanly; ``immediate`` is a crash (recovery on start)."""
@@ -194,10 +212,12 @@ def manage(env: dict, *args) -> str:
 class Gunicorn:
     """The app served by gunicorn on loopback."""
 
-    def __init__(self, env: dict, workers: int = 4, threads: int = 1, port: int | None = None):
+    def __init__(self, env: dict, workers: int = 4, threads: int = 1, port: int | None = None,
+                 worker_class: str = "sync"):
         self.env = env
         self.workers = workers
         self.threads = threads
+        self.worker_class = worker_class
         self.port = port or free_port(8600)
         self.log = ROOT / "var" / f"gunicorn-{self.port}.log"
         self.proc: subprocess.Popen | None = None
@@ -209,7 +229,8 @@ class Gunicorn:
     def start(self) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         args = [PYTHON, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
-                "-w", str(self.workers), "--threads", str(self.threads), "--backlog", "2048",
+                "-w", str(self.workers), "--threads", str(self.threads), "--worker-class", self.worker_class,
+                "--backlog", "2048",
                 "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning"]
         self.proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=open(self.log, "w"),
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -222,6 +243,36 @@ class Gunicorn:
         import psutil
 
         return [child.pid for child in psutil.Process(self.proc.pid).children()] if self.proc else []
+
+
+class Granian(Gunicorn):
+    """The app served by Granian (HTTP in Rust, keep-alive; each worker process runs Django in one thread)."""
+
+    def start(self) -> None:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        args = [PYTHON, "-m", "granian", "--interface", "wsgi", "annotator.wsgi:application",
+                "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
+                "--blocking-threads", str(self.threads), "--runtime-mode", "st", "--no-ws", "--log-level", "warning"]
+        self.proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=open(self.log, "w"),
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for_port(self.port, timeout=60, proc=self.proc)
+
+
+def machine_speed_ms(rounds: int = 5) -> float:
+    """Milliseconds this machine takes for a fixed piece of pure-Python work (the best of ``rounds``).
+
+    The benchmark machines are shared and their speed varies from day to day by
+    a factor of several (docs/benchmarks.md): a figure printed with every run
+    says which machine a result came from, so that runs are compared at equal speed.
+    """
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.perf_counter()
+        total = 0
+        for n in range(1_000_000):
+            total += n % 7
+        best = min(best, time.perf_counter() - started)
+    return round(best * 1000, 1)
 
 
 def percentile(values: list[float], q: float) -> float:

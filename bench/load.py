@@ -5,9 +5,9 @@ What it does, in one command (``.venv/bin/python bench/load.py``):
 1. starts a private PostgreSQL cluster (never the shared one), migrates it and
    creates a project with ``--turns`` turns of ``--sentences`` sentences and
    ``--annotators`` annotator accounts;
-2. serves the app with gunicorn on loopback (DEBUG off);
+2. serves the app on loopback (DEBUG off) with gunicorn as deployed, or Granian for comparison (``--server``);
 3. runs the annotators for ``--duration`` seconds, each in its own HTTP
-   session (httpx, asyncio), sending exactly what the htmx page sends: the
+   session (asyncio, bench/lean_http.py: one kept-alive connection each), sending exactly what the htmx page sends: the
    login form, ``POST /p/<slug>/work/next/`` (Start), ``GET /a/<id>/`` (the
    screen), one ``POST /a/<id>/answer/`` per protocol decision with the
    version the page last saw, a fresh ``request_id`` and the ``HX-Request`` and
@@ -46,7 +46,9 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.infra import ROOT, PYTHON, Gunicorn, PrivatePostgres, app_env, manage, percentile  # noqa: E402
+from bench.infra import (  # noqa: E402
+    PYTHON, ROOT, Granian, Gunicorn, PrivatePostgres, app_env, machine_speed_ms, manage, percentile)
+from bench.lean_http import LeanClient  # noqa: E402
 
 SLUG = "load"
 PASSWORD = "load-test-password-4711"
@@ -109,6 +111,7 @@ class Annotator:
         self.csrf = ""
         self.client = None
         self.all_logged_in: asyncio.Event | None = None
+        self.login_turns: asyncio.Semaphore | None = None
 
     async def request(self, method: str, path: str, *, data=None, htmx=False, kind="other", give_up=None):
         """One logical request, retried like the page does until it gets an answer (or the run is over)."""
@@ -144,7 +147,8 @@ class Annotator:
 
     async def login(self):
         try:
-            await self._login()
+            async with self.login_turns:
+                await self._login()
         finally:
             self.logged_in.set()
 
@@ -160,14 +164,11 @@ class Annotator:
         self.csrf = self.client.cookies.get("csrftoken") or self.csrf
 
     async def run(self):
-        import httpx
-
         from annotator import protocol
         from annotator.vocabulary import Label
 
         labels = list(Label)
-        limits = httpx.Limits(max_connections=2, max_keepalive_connections=2)
-        async with httpx.AsyncClient(base_url=self.base_url, timeout=30.0, limits=limits) as self.client:
+        async with LeanClient(self.base_url, timeout=30.0) as self.client:
             await self.login()
             await self.all_logged_in.wait()
             await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
@@ -242,14 +243,49 @@ class Annotator:
                     return
 
 
+class FloorAnnotator(Annotator):
+    """``--floor``: after Start, only ``POST /floor/<id>/`` (bench/floor/urls.py), at the same pace."""
+
+    async def run(self):
+        async with LeanClient(self.base_url, timeout=30.0) as self.client:
+            await self.login()
+            await self.all_logged_in.wait()
+            response, _ = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
+            assignment_id = int(re.match(r".*/a/(\d+)/$", response.headers.get("location", "")).group(1))
+            await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
+            next_slot = time.monotonic()
+            while time.monotonic() < self.deadline:
+                if self.interval:
+                    next_slot = max(next_slot + self.interval, time.monotonic() - 1.0)
+                    delay = next_slot - time.monotonic()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                request_id = uuid.uuid4().hex
+                response, elapsed = await self.request(
+                    "POST", f"/floor/{assignment_id}/", data={"n": "1", "request_id": request_id}, htmx=True,
+                    kind="floor")
+                if response is None or response.status_code != 200:
+                    self.stats.errors[f"floor: {response and response.status_code}"] += 1
+                    return
+                self.stats.decisions += 1
+                self.stats.decision_times.append(time.monotonic())
+                self.stats.latencies.append(elapsed)
+                self.stats.acked[request_id] = (assignment_id, None, "", "")
+
+
 async def run_annotators(base_url: str, count: int, duration: float, rate: float, seed: int,
-                         on_start=None) -> tuple[Stats, float, float]:
+                         on_start=None, floor: bool = False) -> tuple[Stats, float, float]:
     stats = Stats()
-    annotators = [Annotator(n, base_url, stats, float("inf"), rate, seed + n) for n in range(count)]
+    kind = FloorAnnotator if floor else Annotator
+    annotators = [kind(n, base_url, stats, float("inf"), rate, seed + n) for n in range(count)]
     all_logged_in = asyncio.Event()
+    # PBKDF2 makes a login cost about a second of server CPU on a slow day: fifty at once time out
+    # and retry (a fresh hash each time). A few at a time, as many as the server has workers.
+    login_turns = asyncio.Semaphore(4)
     for annotator in annotators:
         annotator.logged_in = asyncio.Event()
         annotator.all_logged_in = all_logged_in
+        annotator.login_turns = login_turns
 
     async def start_clock():
         # Logging in (PBKDF2 on the server) is not part of the measured window.
@@ -343,8 +379,8 @@ def verify(database_url: str, stats: Stats) -> dict:
     return {"problems": problems, "info": problems_info}
 
 
-def server_cpu_seconds(server: Gunicorn, pg: PrivatePostgres) -> dict:
-    """CPU seconds used so far by the app (gunicorn master and workers) and the database (postmaster and backends).
+def server_cpu_seconds(server: Gunicorn | Granian, pg: PrivatePostgres) -> dict:
+    """CPU seconds used so far by the app (server process and workers) and the database (postmaster and backends).
 
     The machine is shared with other engineers' test runs, so wall-clock
     figures depend on their load; CPU time per decision does much less.
@@ -382,16 +418,29 @@ def main(argv=None):
     parser.add_argument("--turns", type=int, default=3000)
     parser.add_argument("--sentences", type=int, default=5)
     parser.add_argument("--overlap", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
-    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
+    parser.add_argument("--workers", type=int, default=4, help="server worker processes")
+    parser.add_argument("--threads", type=int, default=1, help="threads per worker")
+    parser.add_argument("--server", choices=["gunicorn", "granian"], default="gunicorn",
+                        help="the WSGI server: gunicorn as deployed (Procfile), or Granian for comparison "
+                             "(keeps connections open, parses HTTP in Rust; docs/benchmarks.md)")
+    parser.add_argument("--worker-class", default="sync", help="gunicorn's worker class (sync closes the connection "
+                        "after each request; gthread keeps it open)")
     parser.add_argument("--fault", choices=["none", "db-restart"], default="none")
     parser.add_argument("--fault-at", type=float, default=20.0)
     parser.add_argument("--downtime", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--statement-stats", action="store_true",
+                        help="report the statements that took the database's time (pg_stat_statements)")
+    parser.add_argument("--floor", action="store_true",
+                        help="measure the floor instead: the least a decision request costs on this stack "
+                             "(bench/floor/urls.py)")
     args = parser.parse_args(argv)
 
-    pg = PrivatePostgres()
+    speed = machine_speed_ms()
+    print(f"machine speed: {speed} ms for the reference work (bench/infra.py machine_speed_ms; lower is faster)",
+          flush=True)
+    pg = PrivatePostgres(statement_stats=args.statement_stats)
     server = None
     try:
         print(f"private PostgreSQL on 127.0.0.1:{pg.port} ({pg.dir})", flush=True)
@@ -407,9 +456,14 @@ def main(argv=None):
         if out.returncode:
             raise RuntimeError(out.stderr)
         print(f"set-up: {out.stdout.strip()} in {time.monotonic() - t0:.1f}s", flush=True)
-        server = Gunicorn(env, workers=args.workers, threads=args.threads)
+        if args.floor:
+            env["DJANGO_SETTINGS_MODULE"] = "bench.floor.settings"
+        if args.server == "granian":
+            server = Granian(env, workers=args.workers, threads=args.threads)
+        else:
+            server = Gunicorn(env, workers=args.workers, threads=args.threads, worker_class=args.worker_class)
         server.start()
-        print(f"gunicorn on {server.url}: {args.workers} workers x {args.threads} threads", flush=True)
+        print(f"{args.server} on {server.url}: {args.workers} workers x {args.threads} threads", flush=True)
 
         fault_log = {}
 
@@ -421,14 +475,13 @@ def main(argv=None):
 
         def window_starts():
             # After every annotator has logged in: snapshot CPU, start the fault clock.
-            cpu_before.update(server_cpu_seconds(server, pg))
+            cpu_before.update(server_cpu_seconds(server, pg), client=time.process_time())
+            print(f"all {args.annotators} annotators logged in: the measured window starts", flush=True)
             if args.fault == "db-restart":
                 threading.Thread(target=restart, daemon=True).start()
 
-        import logging
         import os
 
-        logging.getLogger("httpx").setLevel(logging.WARNING)
         import django  # the client side uses the protocol module only (no database)
 
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
@@ -436,10 +489,11 @@ def main(argv=None):
         cpu_before = {}
         stats, started, ended = asyncio.run(run_annotators(
             server.url, args.annotators, args.duration, args.rate, args.seed,
-            on_start=window_starts))
-        cpu_after = server_cpu_seconds(server, pg)
+            on_start=window_starts, floor=args.floor))
+        cpu_after = {**server_cpu_seconds(server, pg), "client": time.process_time()}
         wall = ended - started
         checks = verify(pg.url, stats)
+        top_statements = pg.top_statements() if args.statement_stats else None
     finally:
         if server:
             server.stop()
@@ -447,9 +501,11 @@ def main(argv=None):
 
     window = [t for t in stats.decision_times if started <= t]
     figures = {
+        "what": "floor (bench/floor/urls.py)" if args.floor else "annotation screen",
         "annotators": args.annotators,
         "rate_per_annotator": args.rate,
-        "gunicorn": f"{args.workers}x{args.threads}",
+        "server": (f"granian {args.workers}x{args.threads}" if args.server == "granian"
+                   else f"gunicorn {args.workers}x{args.threads} {args.worker_class}"),
         "duration_s": round(wall, 1),
         "decisions": stats.decisions,
         "decisions_per_s": round(stats.decisions / wall, 1) if wall else 0,
@@ -463,7 +519,11 @@ def main(argv=None):
             part: round((cpu_after[part] - cpu_before[part]) * 1000 / max(stats.decisions, 1), 1)
             for part in ("app", "database")
         },
+        # The load generator runs on the same two cores: what it uses is not available to the server.
+        "load_generator_cpu_ms_per_decision": round(
+            (cpu_after["client"] - cpu_before["client"]) * 1000 / max(stats.decisions, 1), 1),
         "load_average_1min_at_end": round(__import__("os").getloadavg()[0], 1),
+        "machine_speed_ms": speed,
         "other_requests_p95_ms": round(percentile(stats.other_latencies, 95) * 1000, 1),
         "submitted_turns": len(stats.submitted),
         "errors": sum(stats.errors.values()),
@@ -482,6 +542,8 @@ def main(argv=None):
             "first_success_after_a_failure_s": round(stats.recovered_at - started, 1) if stats.recovered_at else None,
             "decisions_after_restart": sum(1 for t in window if t > fault_log.get("up_at", ended)),
         }
+    if top_statements is not None:
+        figures["top_statements"] = top_statements
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,40 @@
+"""The load generator (bench/load.py) against the live app: what it reports is what the database holds."""
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
+from bench import load
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_load_generator_annotates_through_the_screen_and_reports_what_was_stored(live_server):
+    load.setup(annotators=2, turns=6, sentences=2, overlap=2)
+    stats, _, _ = _in_own_thread(load.run_annotators(live_server.url, count=2, duration=3.0, rate=0, seed=1))
+
+    assert not stats.errors, stats.error_samples
+    assert stats.decisions == len(stats.acked) > 0 and stats.submitted
+    # Every acknowledged decision is stored once, as the answer that was sent.
+    events = {e.request_id: e for e in AnnotationEvent.objects.filter(request_id__in=stats.acked)}
+    assert len(events) == len(stats.acked)
+    for request_id, (assignment_id, sentence_id, step, value) in stats.acked.items():
+        event = events[request_id]
+        assert (event.assignment_id, event.sentence_id, event.action) == (assignment_id, sentence_id, "answer")
+        assert (event.new["step"], event.new["answer"]) == (step, value)
+    # The label of every sentence it finished is the one it chose; what it submitted is submitted.
+    for (assignment_id, sentence_id), label in stats.chosen.items():
+        assert SentenceAnnotation.objects.get(assignment_id=assignment_id, sentence_id=sentence_id).label == label
+    assert set(Assignment.objects.filter(pk__in=stats.submitted).values_list("status", flat=True)) == {"submitted"}
+
+
+def _in_own_thread(coroutine):
+    """Run the load generator's event loop in a thread of its own.
+
+    The browser tests' Playwright (sync API) keeps an event loop running in the
+    main thread of the xdist worker that ran them, and asyncio.run refuses to
+    start inside it (this failed CI once the two landed on the same worker).
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
