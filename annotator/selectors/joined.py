@@ -25,9 +25,11 @@ class Join:
 
 
 class JoinedSelect:
-    def __init__(self, model, alias: str, joins: list[Join], extra_columns: list[str], where: str):
+    def __init__(self, model, alias: str, joins: list[Join], extra_columns: list[str], where: str,
+                 for_update: bool = False):
         self.model, self.alias, self.joins = model, alias, joins
         self.extra_columns, self.where = extra_columns, where
+        self.for_update = for_update  # lock the rows read, where the database can (SQLite locks the whole file)
 
     @cached_property
     def _tables(self):
@@ -49,8 +51,9 @@ class JoinedSelect:
             f"ON {join.alias}.{quote(join.model._meta.pk.column)} = {foreign_key(join)}"
             for join in self.joins
         )
+        lock = " FOR UPDATE" if self.for_update and connection.features.has_select_for_update else ""
         return (f"SELECT {', '.join(columns + self.extra_columns)} "
-                f"FROM {quote(self.model._meta.db_table)} {self.alias} {joins} WHERE {self.where}")
+                f"FROM {quote(self.model._meta.db_table)} {self.alias} {joins} WHERE {self.where}{lock}")
 
     @cached_property
     def _converters(self):

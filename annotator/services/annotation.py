@@ -42,8 +42,10 @@ from .statements import instance_update, row_insert, row_update
 # Every decision reads and writes these rows: statements written once (services/statements.py says why).
 ANNOTATION_FIELDS = ("path", "label", "note", "seconds_spent", "severity", "justification", "error_type", "updated_at")
 EVENT_FIELDS = ("assignment", "sentence", "actor", "action", "old", "new", "request_id", "created_at")
+# Locked as it is read: a time beacon (annotation_record_time) adds to seconds_spent without the
+# assignment's lock, and its addition must not be overwritten by this write's copy of the row.
 _ANNOTATION_OF_SENTENCE = JoinedSelect(SentenceAnnotation, "x", joins=[], extra_columns=[],
-                                       where="x.assignment_id = %s AND x.sentence_id = %s")
+                                       where="x.assignment_id = %s AND x.sentence_id = %s", for_update=True)
 
 MAX_NOTE_LENGTH = 5000
 MAX_SECONDS_PER_ACTION = 3600.0
