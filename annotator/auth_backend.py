@@ -8,6 +8,7 @@ are Django's own.
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import PermissionDenied
 
 from .selectors.joined import JoinedSelect
 
@@ -16,6 +17,14 @@ _USER = JoinedSelect(get_user_model(), "u", joins=[], extra_columns=[], where="u
 
 
 class SessionUserBackend(ModelBackend):
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        user = super().authenticate(request, username=username, password=password, **kwargs)
+        if user is None:
+            # Stop here: the ModelBackend listed after this one (settings) is there for sessions started
+            # before this backend existed, and would check the password a second time.
+            raise PermissionDenied
+        return user
+
     def get_user(self, user_id):
         try:
             found = _USER.fetch_one([int(user_id)])

@@ -107,7 +107,9 @@ def database_from_env():
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTHENTICATION_BACKENDS = ["annotator.auth_backend.SessionUserBackend"]
+# The first logs people in; the second only serves sessions that name it (started before the first
+# existed), so that a deploy logs nobody out.
+AUTHENTICATION_BACKENDS = ["annotator.auth_backend.SessionUserBackend", "django.contrib.auth.backends.ModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

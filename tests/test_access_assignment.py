@@ -74,3 +74,34 @@ def test_the_session_user_is_the_orms_user_and_an_inactive_one_is_logged_out(cli
     get_user_model().objects.filter(pk=user.pk).update(is_active=False)
     response = client.get("/")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_session_started_before_the_session_user_backend_stays_logged_in(client):
+    from tests.factories import UserFactory
+
+    user = UserFactory()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    assert client.get("/").status_code == 200
+    # A new login is served by the backend written for it.
+    client.logout()
+    client.force_login(user)
+    assert client.session["_auth_user_backend"] == "annotator.auth_backend.SessionUserBackend"
+    assert client.get("/").status_code == 200
+
+
+def test_a_wrong_password_is_checked_once(client, monkeypatch):
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    from tests.factories import UserFactory
+
+    user = UserFactory()
+    user.set_password("the right one 4711")
+    user.save()
+    checks = []
+    original = AbstractBaseUser.check_password
+    monkeypatch.setattr(AbstractBaseUser, "check_password", lambda self, raw: checks.append(raw) or original(self, raw))
+    response = client.post("/accounts/login/", {"username": user.username, "password": "a wrong one"})
+    assert response.status_code == 200 and "_auth_user_id" not in client.session
+    assert checks == ["a wrong one"]
+    response = client.post("/accounts/login/", {"username": user.username, "password": "the right one 4711"})
+    assert response.status_code == 302 and client.session["_auth_user_id"] == str(user.pk)
