@@ -112,6 +112,26 @@ class Annotator:
         self.client = None
         self.all_logged_in: asyncio.Event | None = None
         self.login_turns: asyncio.Semaphore | None = None
+        self.next_slot = 0.0
+
+    async def start_pacing(self):
+        """A random offset, so that the annotators' decisions do not arrive in lockstep."""
+        await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
+        self.next_slot = time.monotonic()
+
+    async def wait_for_slot(self):
+        """Keep the pace of ``--rate``; a slot missed by over a second is not made up with a burst."""
+        if self.interval:
+            self.next_slot = max(self.next_slot + self.interval, time.monotonic() - 1.0)
+            delay = self.next_slot - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+
+    def acknowledged(self, request_id: str, elapsed: float, what: tuple):
+        self.stats.decisions += 1
+        self.stats.decision_times.append(time.monotonic())
+        self.stats.latencies.append(elapsed)
+        self.stats.acked[request_id] = what
 
     async def request(self, method: str, path: str, *, data=None, htmx=False, kind="other", give_up=None):
         """One logical request, retried like the page does until it gets an answer (or the run is over)."""
@@ -171,8 +191,7 @@ class Annotator:
         async with LeanClient(self.base_url, timeout=30.0) as self.client:
             await self.login()
             await self.all_logged_in.wait()
-            await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
-            next_slot = time.monotonic()
+            await self.start_pacing()
             while time.monotonic() < self.deadline:
                 response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
                 if response is None:
@@ -198,11 +217,7 @@ class Annotator:
                     label = self.rng.choice(labels)
                     all_acked = True
                     for step, value in protocol.path_for_label(label).items():
-                        if self.interval:
-                            next_slot = max(next_slot + self.interval, time.monotonic() - 1.0)
-                            delay = next_slot - time.monotonic()
-                            if delay > 0:
-                                await asyncio.sleep(delay)
+                        await self.wait_for_slot()
                         if time.monotonic() >= self.deadline:
                             return
                         request_id = uuid.uuid4().hex
@@ -223,10 +238,7 @@ class Annotator:
                                 version = int(found.group(1))
                             break
                         version = int(VERSION_RE.search(response.text).group(1))
-                        self.stats.decisions += 1
-                        self.stats.decision_times.append(time.monotonic())
-                        self.stats.latencies.append(elapsed)
-                        self.stats.acked[request_id] = (assignment_id, sentence_id, str(step), str(value))
+                        self.acknowledged(request_id, elapsed, (assignment_id, sentence_id, str(step), str(value)))
                     if not all_acked:
                         return
                     self.stats.chosen[(assignment_id, sentence_id)] = label.value
@@ -252,14 +264,9 @@ class FloorAnnotator(Annotator):
             await self.all_logged_in.wait()
             response, _ = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
             assignment_id = int(re.match(r".*/a/(\d+)/$", response.headers.get("location", "")).group(1))
-            await asyncio.sleep(self.rng.random() * max(self.interval, 0.05))
-            next_slot = time.monotonic()
+            await self.start_pacing()
             while time.monotonic() < self.deadline:
-                if self.interval:
-                    next_slot = max(next_slot + self.interval, time.monotonic() - 1.0)
-                    delay = next_slot - time.monotonic()
-                    if delay > 0:
-                        await asyncio.sleep(delay)
+                await self.wait_for_slot()
                 request_id = uuid.uuid4().hex
                 response, elapsed = await self.request(
                     "POST", f"/floor/{assignment_id}/", data={"n": "1", "request_id": request_id}, htmx=True,
@@ -267,10 +274,7 @@ class FloorAnnotator(Annotator):
                 if response is None or response.status_code != 200:
                     self.stats.errors[f"floor: {response and response.status_code}"] += 1
                     return
-                self.stats.decisions += 1
-                self.stats.decision_times.append(time.monotonic())
-                self.stats.latencies.append(elapsed)
-                self.stats.acked[request_id] = (assignment_id, None, "", "")
+                self.acknowledged(request_id, elapsed, (assignment_id, None, "", ""))
 
 
 async def run_annotators(base_url: str, count: int, duration: float, rate: float, seed: int,
