@@ -26,6 +26,12 @@ What it does, in one command (``.venv/bin/python bench/load.py``):
 ``--rate`` is each annotator's pace in decisions per second (a person takes
 seconds per decision; 4/s per annotator x 50 = the 200/s goal); ``--rate 0``
 sends as fast as the server answers (closed loop, for the saturation figure).
+
+``--floor`` sends the decisions to the least a decision request can cost on this
+stack (bench/floor/urls.py) instead; ``--with-screens`` keeps each turn's real
+Start, screen and submit requests around them; ``--floor-extra-ms N`` adds N ms
+of server CPU to each floor request. Together they trace how the latency at the
+offered rate grows with the CPU a decision costs (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -101,6 +107,8 @@ class Stats:
 
 
 class Annotator:
+    labels_sentences = True  # the floor's decisions label nothing
+
     def __init__(self, number: int, base_url: str, stats: Stats, deadline: float, rate: float, seed: int):
         self.username = f"annotator{number:03d}"
         self.base_url = base_url
@@ -184,81 +192,97 @@ class Annotator:
         self.csrf = self.client.cookies.get("csrftoken") or self.csrf
 
     async def run(self):
-        from annotator import protocol
-        from annotator.vocabulary import Label
-
-        labels = list(Label)
         async with LeanClient(self.base_url, timeout=30.0) as self.client:
             await self.login()
             await self.all_logged_in.wait()
             await self.start_pacing()
             while time.monotonic() < self.deadline:
-                response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
-                if response is None:
+                if not await self.annotate_turn():
                     return
-                self.stats.other_latencies.append(elapsed)
-                location = response.headers.get("location", "")
-                match = re.match(r".*/a/(\d+)/$", location)
-                if not match:
-                    self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
-                    return
-                assignment_id = int(match.group(1))
-                response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
-                if response is None:
-                    return
-                self.stats.other_latencies.append(elapsed)
-                sentence_ids = [int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)]
-                sentence_ids = list(dict.fromkeys(sentence_ids))
-                version = int(VERSION_RE.search(response.text).group(1))
-                if not sentence_ids:
-                    self.stats.errors["screen: no sentences found"] += 1
-                    return
-                for sentence_id in sentence_ids:
-                    label = self.rng.choice(labels)
-                    all_acked = True
-                    for step, value in protocol.path_for_label(label).items():
-                        await self.wait_for_slot()
-                        if time.monotonic() >= self.deadline:
-                            return
-                        request_id = uuid.uuid4().hex
-                        data = {"sentence": sentence_id, "step": str(step), "value": str(value), "version": version,
-                                "request_id": request_id, "seconds": f"{self.rng.uniform(1, 9):.2f}"}
-                        response, elapsed = await self.request(
-                            "POST", f"/a/{assignment_id}/answer/", data=data, htmx=True, kind="answer")
-                        if response is None:
-                            all_acked = False
-                            break
-                        if response.status_code != 200:
-                            self.stats.errors[f"answer: HTTP {response.status_code}"] += 1
-                            if len(self.stats.error_samples) < 5:
-                                self.stats.error_samples.append(f"answer {response.status_code}: {response.text[:300]!r}")
-                            all_acked = False
-                            found = VERSION_RE.search(response.text)
-                            if found:
-                                version = int(found.group(1))
-                            break
-                        version = int(VERSION_RE.search(response.text).group(1))
-                        self.acknowledged(request_id, elapsed, (assignment_id, sentence_id, str(step), str(value)))
-                    if not all_acked:
-                        return
-                    self.stats.chosen[(assignment_id, sentence_id)] = label.value
-                data = {"version": version, "request_id": uuid.uuid4().hex}
-                response, elapsed = await self.request("POST", f"/a/{assignment_id}/submit/", data=data, htmx=True,
-                                                       kind="submit")
-                if response is None:
-                    return
-                self.stats.other_latencies.append(elapsed)
-                if response.status_code == 200 and response.headers.get("HX-Redirect"):
-                    self.stats.submitted.append(assignment_id)
-                else:
-                    self.stats.errors[f"submit: HTTP {response.status_code}"] += 1
-                    return
+
+    async def annotate_turn(self) -> bool:
+        """Start, the screen, every sentence walked through the protocol, submit; False to stop."""
+        from annotator import protocol
+        from annotator.vocabulary import Label
+
+        response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
+        if response is None:
+            return False
+        self.stats.other_latencies.append(elapsed)
+        location = response.headers.get("location", "")
+        match = re.match(r".*/a/(\d+)/$", location)
+        if not match:
+            self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
+            return False
+        assignment_id = int(match.group(1))
+        response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
+        if response is None:
+            return False
+        self.stats.other_latencies.append(elapsed)
+        sentence_ids = [int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)]
+        sentence_ids = list(dict.fromkeys(sentence_ids))
+        version = int(VERSION_RE.search(response.text).group(1))
+        if not sentence_ids:
+            self.stats.errors["screen: no sentences found"] += 1
+            return False
+        for sentence_id in sentence_ids:
+            label = self.rng.choice(list(Label))
+            for step, value in protocol.path_for_label(label).items():
+                await self.wait_for_slot()
+                if time.monotonic() >= self.deadline:
+                    return False
+                version = await self.decide(assignment_id, sentence_id, str(step), str(value), version)
+                if version is None:
+                    return False
+            if self.labels_sentences:
+                self.stats.chosen[(assignment_id, sentence_id)] = label.value
+        return await self.submit(assignment_id, version)
+
+    async def decide(self, assignment_id: int, sentence_id: int, step: str, value: str, version: int) -> int | None:
+        """One protocol decision, as the panel sends it; the version the answer shows, or None to stop."""
+        request_id = uuid.uuid4().hex
+        data = {"sentence": sentence_id, "step": step, "value": value, "version": version,
+                "request_id": request_id, "seconds": f"{self.rng.uniform(1, 9):.2f}"}
+        response, elapsed = await self.request("POST", f"/a/{assignment_id}/answer/", data=data, htmx=True,
+                                               kind="answer")
+        if response is None:
+            return None
+        if response.status_code != 200:
+            self.stats.errors[f"answer: HTTP {response.status_code}"] += 1
+            if len(self.stats.error_samples) < 5:
+                self.stats.error_samples.append(f"answer {response.status_code}: {response.text[:300]!r}")
+            return None
+        self.acknowledged(request_id, elapsed, (assignment_id, sentence_id, step, value))
+        return int(VERSION_RE.search(response.text).group(1))
+
+    async def submit(self, assignment_id: int, version: int) -> bool:
+        data = {"version": version, "request_id": uuid.uuid4().hex}
+        response, elapsed = await self.request("POST", f"/a/{assignment_id}/submit/", data=data, htmx=True,
+                                               kind="submit")
+        if response is None:
+            return False
+        self.stats.other_latencies.append(elapsed)
+        if response.status_code == 200 and response.headers.get("HX-Redirect"):
+            self.stats.submitted.append(assignment_id)
+            return True
+        self.stats.errors[f"submit: HTTP {response.status_code}"] += 1
+        return False
 
 
 class FloorAnnotator(Annotator):
-    """``--floor``: after Start, only ``POST /floor/<id>/`` (bench/floor/urls.py), at the same pace."""
+    """``--floor``: decisions sent to ``POST /floor/<id>/`` (bench/floor/urls.py), at the same pace.
+
+    Alone, after one Start; with ``--with-screens``, inside each turn's real Start,
+    screen and submit requests, as many as the protocol walk would send. That
+    submit is refused (the floor labels nothing), so Start hands back the same turn.
+    """
+
+    labels_sentences = False
+    with_screens = False
 
     async def run(self):
+        if self.with_screens:
+            return await super().run()
         async with LeanClient(self.base_url, timeout=30.0) as self.client:
             await self.login()
             await self.all_logged_in.wait()
@@ -267,18 +291,32 @@ class FloorAnnotator(Annotator):
             await self.start_pacing()
             while time.monotonic() < self.deadline:
                 await self.wait_for_slot()
-                request_id = uuid.uuid4().hex
-                response, elapsed = await self.request(
-                    "POST", f"/floor/{assignment_id}/", data={"n": "1", "request_id": request_id}, htmx=True,
-                    kind="floor")
-                if response is None or response.status_code != 200:
-                    self.stats.errors[f"floor: {response and response.status_code}"] += 1
+                if await self.decide(assignment_id, None, "", "", 0) is None:
                     return
-                self.acknowledged(request_id, elapsed, (assignment_id, None, "", ""))
+
+    async def decide(self, assignment_id, sentence_id, step, value, version):
+        request_id = uuid.uuid4().hex
+        response, elapsed = await self.request(
+            "POST", f"/floor/{assignment_id}/", data={"n": "1", "request_id": request_id}, htmx=True, kind="floor")
+        if response is None or response.status_code != 200:
+            self.stats.errors[f"floor: {response and response.status_code}"] += 1
+            return None
+        self.acknowledged(request_id, elapsed, (assignment_id, None, "", ""))
+        return version
+
+    async def submit(self, assignment_id, version):
+        response, elapsed = await self.request("POST", f"/a/{assignment_id}/submit/", htmx=True, kind="submit",
+                                               data={"version": version, "request_id": uuid.uuid4().hex})
+        # Refused: nothing is labelled (422), or the floor's writes moved the version on (409).
+        if response is None or response.status_code not in (409, 422):
+            self.stats.errors[f"submit at the floor: {response and response.status_code}"] += 1
+            return False
+        self.stats.other_latencies.append(elapsed)
+        return True
 
 
 async def run_annotators(base_url: str, count: int, duration: float, rate: float, seed: int,
-                         on_start=None, floor: bool = False) -> tuple[Stats, float, float]:
+                         on_start=None, floor: bool = False, with_screens: bool = False) -> tuple[Stats, float, float]:
     stats = Stats()
     kind = FloorAnnotator if floor else Annotator
     annotators = [kind(n, base_url, stats, float("inf"), rate, seed + n) for n in range(count)]
@@ -287,6 +325,8 @@ async def run_annotators(base_url: str, count: int, duration: float, rate: float
     # and retry (a fresh hash each time). A few at a time, as many as the server has workers.
     login_turns = asyncio.Semaphore(4)
     for annotator in annotators:
+        if floor:
+            annotator.with_screens = with_screens
         annotator.logged_in = asyncio.Event()
         annotator.all_logged_in = all_logged_in
         annotator.login_turns = login_turns
@@ -439,6 +479,12 @@ def main(argv=None):
     parser.add_argument("--floor", action="store_true",
                         help="measure the floor instead: the least a decision request costs on this stack "
                              "(bench/floor/urls.py)")
+    parser.add_argument("--with-screens", action="store_true",
+                        help="with --floor: also send each turn's real Start, screen and submit requests (the "
+                             "decisions still go to the floor): the least the whole annotation flow costs")
+    parser.add_argument("--floor-extra-ms", type=float, default=0.0,
+                        help="with --floor: each request also burns this much of the server's CPU, to trace "
+                             "latency against the CPU a decision costs")
     args = parser.parse_args(argv)
 
     speed = machine_speed_ms()
@@ -462,6 +508,7 @@ def main(argv=None):
         print(f"set-up: {out.stdout.strip()} in {time.monotonic() - t0:.1f}s", flush=True)
         if args.floor:
             env["DJANGO_SETTINGS_MODULE"] = "bench.floor.settings"
+            env["FLOOR_EXTRA_CPU_MS"] = str(args.floor_extra_ms)
         if args.server == "granian":
             server = Granian(env, workers=args.workers, threads=args.threads)
         else:
@@ -493,7 +540,7 @@ def main(argv=None):
         cpu_before = {}
         stats, started, ended = asyncio.run(run_annotators(
             server.url, args.annotators, args.duration, args.rate, args.seed,
-            on_start=window_starts, floor=args.floor))
+            on_start=window_starts, floor=args.floor, with_screens=args.with_screens))
         cpu_after = {**server_cpu_seconds(server, pg), "client": time.process_time()}
         wall = ended - started
         checks = verify(pg.url, stats)
@@ -505,7 +552,9 @@ def main(argv=None):
 
     window = [t for t in stats.decision_times if started <= t]
     figures = {
-        "what": "floor (bench/floor/urls.py)" if args.floor else "annotation screen",
+        "what": ("annotation screen" if not args.floor else
+                 "floor (bench/floor/urls.py)" + (" inside each turn's Start, screen and submit" if args.with_screens else "")
+                 + f" + {args.floor_extra_ms} ms of CPU per floor request"),
         "annotators": args.annotators,
         "rate_per_annotator": args.rate,
         "server": (f"granian {args.workers}x{args.threads}" if args.server == "granian"

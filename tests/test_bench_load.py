@@ -29,6 +29,23 @@ def test_the_load_generator_annotates_through_the_screen_and_reports_what_was_st
     assert set(Assignment.objects.filter(pk__in=stats.submitted).values_list("status", flat=True)) == {"submitted"}
 
 
+@pytest.mark.urls("bench.floor.urls")
+@pytest.mark.django_db(transaction=True)
+def test_the_floor_with_screens_loads_each_turn_and_sends_its_decisions_to_the_floor(live_server):
+    load.setup(annotators=2, turns=6, sentences=2, overlap=2)
+    stats, _, _ = _in_own_thread(load.run_annotators(live_server.url, count=2, duration=2.0, rate=0, seed=1,
+                                                     floor=True, with_screens=True))
+
+    assert not stats.errors, (stats.errors, stats.error_samples)
+    assert stats.decisions == len(stats.acked) > 0
+    # Start, the screen and the (refused) submit of every turn were sent; the decisions went to the floor view.
+    assert stats.other_latencies
+    events = AnnotationEvent.objects.filter(request_id__in=stats.acked)
+    assert events.count() == len(stats.acked)
+    assert set(events.values_list("action", flat=True)) == {"note"}
+    assert not SentenceAnnotation.objects.exists() and not stats.chosen and not stats.submitted
+
+
 def _in_own_thread(coroutine):
     """Run the load generator's event loop in a thread of its own.
 

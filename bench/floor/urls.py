@@ -5,7 +5,14 @@ middleware of the app), bumps the assignment's version and writes one audit
 row in a transaction, and answers a one-line fragment. No protocol, no screen
 state, no template: what any implementation of the decision endpoint on this
 stack pays at the least.
+
+``FLOOR_EXTRA_CPU_MS`` (``bench/load.py --floor --floor-extra-ms N``) makes each
+request also burn N ms of this process's CPU: the floor plus a known cost, so
+that a few runs trace how the latency grows with the CPU a decision costs.
 """
+
+import os
+import time
 
 from django.db import transaction
 from django.db.models import F
@@ -16,9 +23,19 @@ from django.views.decorators.http import require_POST
 from annotator.models import AnnotationEvent, Assignment
 from annotator.urls import urlpatterns as app_urlpatterns
 
+EXTRA_CPU_SECONDS = float(os.environ.get("FLOOR_EXTRA_CPU_MS", "0")) / 1000
+
+
+def _burn_cpu(seconds: float) -> None:
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
 
 @require_POST
 def floor(request, assignment_id):
+    if EXTRA_CPU_SECONDS:
+        _burn_cpu(EXTRA_CPU_SECONDS)
     with transaction.atomic():
         if not Assignment.objects.filter(pk=assignment_id, annotator=request.user).update(version=F("version") + 1):
             raise Http404("No such assignment")
