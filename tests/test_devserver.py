@@ -28,8 +28,11 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     port = free_port()
     out = open(tmp_path / "out.txt", "w")
+    # Started with SIGINT ignored, as a background job of a script starts it (and as this test ran under
+    # such a CI shell): Ctrl-C must stop it all the same.
     process = subprocess.Popen([sys.executable, "manage.py", "devserver", "--port", str(port), "--no-llm"],
-                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         wait_until(lambda: "Press Ctrl-C to stop." in (tmp_path / "out.txt").read_text(), timeout=90,
                    message="devserver banner")
@@ -42,7 +45,12 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
         assert len(children) == 2  # web server and worker
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(60)
+        try:
+            process.wait(60)
+        except subprocess.TimeoutExpired:
+            process.terminate()  # not left running beside the rest of the suite (SIGTERM stops its children)
+            process.wait(30)
+            raise
     assert "Stopped the web server, the worker" in (tmp_path / "out.txt").read_text()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in children):

@@ -53,6 +53,9 @@ class Command(BaseCommand):
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, interrupted)
+        # Ctrl-C stops everything even when the shell that started us ignored SIGINT (a background job
+        # of a script: Python then leaves SIGINT ignored, and `kill -INT` did nothing).
+        signal.signal(signal.SIGINT, interrupted)
         try:
             start("web", manage + ["runserver", f"{host}:{port}", "--noreload"])
             start("worker", [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-l", "INFO",
