@@ -29,10 +29,13 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
     port = free_port()
     out = open(tmp_path / "out.txt", "w")
     # Started with SIGINT ignored, as a background job of a script starts it (and as this test ran under
-    # such a CI shell): Ctrl-C must stop it all the same.
-    process = subprocess.Popen([sys.executable, "manage.py", "devserver", "--port", str(port), "--no-llm"],
-                               cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    # such a CI shell): Ctrl-C must stop it all the same. (exec keeps an ignored signal ignored; a
+    # preexec_fn is not safe in a test process with threads.)
+    argv = [sys.executable, "manage.py", "devserver", "--port", str(port), "--no-llm"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+         "os.execv(sys.argv[1], sys.argv[1:])", *argv],
+        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_until(lambda: "Press Ctrl-C to stop." in (tmp_path / "out.txt").read_text(), timeout=90,
                    message="devserver banner")
