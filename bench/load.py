@@ -107,7 +107,7 @@ class Stats:
 
 
 class Annotator:
-    labels_sentences = True  # the floor's decisions label nothing
+    labels_sentences = True  # False for the floor, whose decisions label nothing
 
     def __init__(self, number: int, base_url: str, stats: Stats, deadline: float, rate: float, seed: int):
         self.username = f"annotator{number:03d}"
@@ -205,16 +205,9 @@ class Annotator:
         from annotator import protocol
         from annotator.vocabulary import Label
 
-        response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
-        if response is None:
+        assignment_id = await self.start()
+        if assignment_id is None:
             return False
-        self.stats.other_latencies.append(elapsed)
-        location = response.headers.get("location", "")
-        match = re.match(r".*/a/(\d+)/$", location)
-        if not match:
-            self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
-            return False
-        assignment_id = int(match.group(1))
         response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
         if response is None:
             return False
@@ -237,6 +230,19 @@ class Annotator:
             if self.labels_sentences:
                 self.stats.chosen[(assignment_id, sentence_id)] = label.value
         return await self.submit(assignment_id, version)
+
+    async def start(self) -> int | None:
+        """Start / Continue: the id of the assignment the server hands out, or None to stop."""
+        response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
+        if response is None:
+            return None
+        self.stats.other_latencies.append(elapsed)
+        location = response.headers.get("location", "")
+        match = re.match(r".*/a/(\d+)/$", location)
+        if not match:
+            self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
+            return None
+        return int(match.group(1))
 
     async def decide(self, assignment_id: int, sentence_id: int, step: str, value: str, version: int) -> int | None:
         """One protocol decision, as the panel sends it; the version the answer shows, or None to stop."""
@@ -286,8 +292,9 @@ class FloorAnnotator(Annotator):
         async with LeanClient(self.base_url, timeout=30.0) as self.client:
             await self.login()
             await self.all_logged_in.wait()
-            response, _ = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
-            assignment_id = int(re.match(r".*/a/(\d+)/$", response.headers.get("location", "")).group(1))
+            assignment_id = await self.start()
+            if assignment_id is None:
+                return
             await self.start_pacing()
             while time.monotonic() < self.deadline:
                 await self.wait_for_slot()
