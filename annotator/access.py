@@ -3,8 +3,18 @@
 Every view, API view and export fetches the objects a request names through
 these getters. They raise Http404 rather than PermissionDenied where the mere
 existence of the object must not leak to someone outside the project.
+
+Two rules are written here and nowhere else:
+
+- A project role comes only from a Membership. Superusers (site administrators)
+  are leads of every project; the staff flag alone grants nothing (it only opens
+  the Django admin, which shows a staff lead the projects they lead).
+- Whoever holds an unsubmitted annotation slot on a turn is blind on that turn,
+  whatever their role: no gold, no other annotator's work, no imported
+  annotations, no pre-labels, no adjudication of it (``blind_turn_ids``).
 """
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
@@ -22,10 +32,10 @@ _ROLES = "_membership_cache"  # the roles role_in remembers on a project object,
 
 
 def role_in(user, project: Project) -> str | None:
-    """The user's role in the project; staff count as leads everywhere."""
+    """The user's role in the project: their Membership's; superusers are leads everywhere, staff are not."""
     if not user.is_authenticated:
         return None
-    if user.is_staff:
+    if user.is_superuser:
         return Role.LEAD
     roles = project.__dict__.setdefault(_ROLES, {})
     if user.pk not in roles:
@@ -52,9 +62,18 @@ def projects_for(user) -> QuerySet[Project]:
     """The projects a user may see at all."""
     if not user.is_authenticated:
         return Project.objects.none()
-    if user.is_staff:
+    if user.is_superuser:
         return Project.objects.all()
     return Project.objects.filter(memberships__user=user).distinct()
+
+
+def led_projects(user) -> QuerySet[Project]:
+    """The projects the user leads (every project for a superuser)."""
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user, memberships__role=Role.LEAD)
 
 
 def access_project(user, slug: str, roles=None) -> Project:
@@ -64,7 +83,7 @@ def access_project(user, slug: str, roles=None) -> Project:
     lead-only page does not confirm what it holds to an annotator.
     """
     queryset = Project.objects.all()
-    if user.is_authenticated and not user.is_staff:
+    if user.is_authenticated and not user.is_superuser:
         # The user's role comes with the project, in one query (asked on every project page).
         queryset = queryset.annotate(member_role=_role_column(user, "pk"))
     try:
@@ -123,3 +142,120 @@ def is_lead(user, project: Project) -> bool:
 
 def can_adjudicate(user, project: Project) -> bool:
     return role_in(user, project) in ADJUDICATING_ROLES
+
+
+# --- blindness: the slot-holder rule ---------------------------------------------------------------
+
+# A slot still being worked on: its holder has not committed to their own answer yet.
+UNSUBMITTED = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS)
+
+BLIND_EXPORT_MESSAGE = (
+    "You hold an unsubmitted annotation slot in this project: submit it (or have a lead release it) before "
+    "exporting gold. An export without the turns you annotate would be silently incomplete gold."
+)
+BLIND_REPORT_MESSAGE = (
+    "You hold an unsubmitted annotation slot in this project: its agreement and gold figures are shown "
+    "again once you have submitted it (or a lead has released it)."
+)
+
+
+class BlindRefused(PermissionDenied):
+    """A view of the whole project's gold refused to someone blind on some of its turns (403, the message says why)."""
+
+
+def blind_turn_ids(user, project: Project) -> QuerySet:
+    """The turns of ``project`` on which ``user`` holds an unsubmitted slot, as a subquery of turn ids.
+
+    Whatever the user's role (annotator, adjudicator, lead, superuser), on these turns
+    they get no gold, no one else's labels, notes or evidence, no imported annotations
+    or source metadata, no pre-labels and no adjudication. Every gold, annotation,
+    prediction, adjudication, turn-detail, report and export path serving a user asks
+    this or one of the helpers below.
+    """
+    if not user.is_authenticated:
+        return Assignment.objects.none().values("turn_id")
+    return Assignment.objects.filter(project=project, annotator=user, status__in=UNSUBMITTED).values("turn_id")
+
+
+def is_blind_on(user, turn) -> bool:
+    """Whether ``user`` holds an unsubmitted slot on ``turn`` (a Turn or its id)."""
+    return user.is_authenticated and Assignment.objects.filter(
+        turn_id=getattr(turn, "pk", turn), annotator=user, status__in=UNSUBMITTED
+    ).exists()
+
+
+def is_blind_in(user, project: Project) -> bool:
+    """Whether ``user`` is blind on some turn of ``project``."""
+    return blind_turn_ids(user, project).exists()
+
+
+def refuse_if_blind_in(user, project: Project, message: str = BLIND_REPORT_MESSAGE) -> None:
+    """Refuse a view of the whole project's gold (report, export, evaluation) to someone blind on part of it."""
+    if is_blind_in(user, project):
+        raise BlindRefused(message)
+
+
+def access_turn_not_blind(user, project: Project, turn_id) -> Turn:
+    """A turn of ``project`` to be shown with its gold or others' work; one the user is blind on is a 404."""
+    try:
+        turn = Turn.objects.select_related("dialogue").filter(pk=int(turn_id), dialogue__project=project).first()
+    except (TypeError, ValueError, OverflowError):
+        turn = None
+    if turn is None or is_blind_on(user, turn):
+        raise Http404("No such turn")
+    return turn
+
+
+def may_annotate(user, project: Project) -> bool:
+    """Whether the user may take annotation slots in the project.
+
+    Annotators always; adjudicators (and leads, who can do all an adjudicator can) only where
+    the project allows it (``Project.adjudicators_may_annotate``, off by default).
+    """
+    role = role_in(user, project)
+    if role in ANNOTATING_ROLES:
+        return True
+    return role in ADJUDICATING_ROLES and project.adjudicators_may_annotate
+
+
+# --- source metadata: leads only, but for an explicit allow-list ------------------------------------
+
+# The keys of ``metadata`` (Dialogue, Turn, ClaimTriplet) that annotators may read, by model: the one
+# place that says so. Everything else an import keeps there is data for leads only: imported
+# annotations, adjudications and ``decided_by`` (JSONL), CogniBench's labels and list fields, its
+# ``current_turn_processed`` with the ``<irrelevant>`` marks and ``num_irrelevant``, record ids that
+# find the public labels. Nothing imported so far is meant for annotators except which knowledge-graph
+# field and extractor a RefChecker triplet came from.
+ANNOTATOR_METADATA_KEYS = {
+    "dialogue": frozenset(),
+    "turn": frozenset(),
+    "triplet": frozenset({"kg_field", "extractor"}),
+}
+
+
+class MetadataAccess:
+    """Who reads the whole metadata of what: a lead, except on the turns (and their dialogues) they are
+    blind on. Built once per request (``metadata_access``); serializers ask ``visible``."""
+
+    def __init__(self, is_lead: bool = False, blind_turns=(), blind_dialogues=()):
+        self.is_lead = is_lead
+        self.blind_turns = frozenset(blind_turns)
+        self.blind_dialogues = frozenset(blind_dialogues)
+
+    def visible(self, kind: str, metadata, *, turn_id=None, dialogue_id=None) -> dict:
+        """``metadata`` of a dialogue, turn or triplet (of ``turn_id`` / ``dialogue_id``), as this reader may see it."""
+        metadata = metadata if isinstance(metadata, dict) else {}
+        if self.is_lead and turn_id not in self.blind_turns and dialogue_id not in self.blind_dialogues:
+            return metadata
+        allowed = ANNOTATOR_METADATA_KEYS[kind]
+        return {key: value for key, value in metadata.items() if key in allowed}
+
+
+ANNOTATOR_METADATA = MetadataAccess()  # what anyone but a lead gets (the default of every serializer)
+
+
+def metadata_access(user, project: Project) -> MetadataAccess:
+    if role_in(user, project) not in LEAD_ROLES:
+        return ANNOTATOR_METADATA
+    blind = list(Turn.objects.filter(pk__in=blind_turn_ids(user, project)).values_list("pk", "dialogue_id"))
+    return MetadataAccess(True, [turn for turn, _ in blind], [dialogue for _, dialogue in blind])

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from . import models
+from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
@@ -31,8 +32,9 @@ def _export_action(fmt, description):
 
 
 @admin.register(models.Project)
-class ProjectAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "protocol_mode", "overlap", "show_prelabels"]
+class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
+    project_path = ""
+    list_display = ["name", "slug", "protocol_mode", "overlap", "show_prelabels", "adjudicators_may_annotate"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]
@@ -41,20 +43,20 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["user", "project", "role", "joined_at"]
     list_filter = ["project", "role"]
     autocomplete_fields = ["user"]
 
 
 @admin.register(models.GuidelineExample)
-class GuidelineExampleAdmin(admin.ModelAdmin):
+class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["project", "step", "is_positive", "text"]
     list_filter = ["project", "step", "is_positive"]
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(admin.ModelAdmin):
+class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -69,7 +71,8 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(admin.ModelAdmin):
+class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+    project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]
     search_fields = ["dialogue__external_id", "external_id"]
@@ -90,23 +93,30 @@ class ImportUploadForm(forms.ModelForm):
         }
 
     def clean(self):
-        data = super().clean()
-        if not data.get("upload"):
-            self.add_error("upload", "Choose the file to import.")
-        if data.get("second_upload") and data.get("kind") != models.ImportBatch.Kind.COGNIBENCH:
-            self.add_error("second_upload", "Only a CogniBench import takes a second file (labels.json).")
-        return data
+        from .import_forms import upload_problems_add
+
+        # The same checks as the project page's form and the API (kind, size, extension, content).
+        return upload_problems_add(self, super().clean())
 
 
 @admin.register(models.ImportBatch)
 class ImportBatchAdmin(admin.ModelAdmin):
     list_display = ["filename", "project", "kind", "status", "created_by", "created_at", "finished_at"]
     list_filter = ["project", "kind", "status"]
-    readonly_fields = ["project", "kind", "filename", "status", "live_status", "sha256", "summary", "error",
-                       "progress", "total", "created_by", "created_at", "finished_at"]
+    # The files are shown by name with a link to the role-checked download, never as FileFields:
+    # the private storage has no URL (its url() raises), and a file is only ever an attachment.
+    readonly_fields = ["project", "kind", "filename", "uploaded_files", "status", "live_status", "sha256", "summary",
+                       "error", "progress", "total", "created_by", "created_at", "finished_at"]
 
     class Media:
         js = ["vendor/htmx.min.js"]
+
+    def get_queryset(self, request):
+        # A staff lead sees the imports of the projects they lead only (admin_scoping.py).
+        return scope_to_led_projects(super().get_queryset(request), request.user, "project")
+
+    def get_list_filter(self, request):
+        return led_list_filter(super().get_list_filter(request), request.user)
 
     def get_form(self, request, obj=None, **kwargs):
         if obj is None:
@@ -128,14 +138,13 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .services.imports import import_batch_enqueue
+        from .services.imports import import_batch_start
 
-        names = [f.name.rsplit("/", 1)[-1] for f in (form.cleaned_data["upload"], form.cleaned_data.get("second_upload")) if f]
-        obj.filename = ", ".join(names)
-        obj.created_by = request.user
-        obj.status = models.ImportBatch.Status.PENDING
-        super().save_model(request, obj, form, change)
-        import_batch_enqueue(obj)
+        data = form.cleaned_data
+        batch = import_batch_start(data["project"], data["kind"], data["upload"], data.get("second_upload"),
+                                   actor=request.user)
+        obj.pk = batch.pk
+        obj.refresh_from_db()
 
     def response_add(self, request, obj, post_url_continue=None):
         from django.http import HttpResponseRedirect
@@ -143,6 +152,12 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
         self.message_user(request, f"Import #{obj.pk} of {obj.filename} is queued; its progress is shown below.")
         return HttpResponseRedirect(reverse("admin:annotator_importbatch_change", args=[obj.pk]))
+
+    @admin.display(description="Uploaded files")
+    def uploaded_files(self, obj):
+        from django.template.loader import render_to_string
+
+        return render_to_string("data/partials/import_files.html", {"project": obj.project, "batch": obj})
 
     @admin.display(description="Progress")
     def live_status(self, obj):
@@ -157,14 +172,27 @@ class ImportBatchAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.ExportJob)
-class ExportJobAdmin(admin.ModelAdmin):
+class ExportJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["project", "format", "status", "progress", "total", "created_by", "created_at", "finished_at"]
     list_filter = ["project", "format", "status"]
-    readonly_fields = ["project", "format", "status", "progress", "total", "file", "error", "created_by",
+    # "download", not the FileField: the private storage has no URL (a FileField's display called url()
+    # and the change page answered 500); the file goes out through the role-checked download.
+    readonly_fields = ["project", "format", "status", "progress", "total", "download", "error", "created_by",
                        "created_at", "finished_at"]
+    exclude = ["file"]
 
     def has_add_permission(self, request):
         return False  # started from the project page or the project list's actions
+
+    @admin.display(description="File")
+    def download(self, obj):
+        from django.urls import reverse
+        from django.utils.html import format_html
+
+        if obj.status != models.ExportJob.Status.DONE or not obj.file:
+            return "-"
+        return format_html('<a href="{}" download>Download</a>',
+                           reverse("export_job_download", args=[obj.project.slug, obj.pk]))
 
 
 from . import admin_workspace  # noqa: E402,F401  (assignments and audit history)

@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from . import models
+from .admin_scoping import LedProjectsAdmin, others_not_on_blind_turns
 
 
 class AnnotationEventInline(admin.TabularInline):
@@ -18,7 +19,7 @@ class AnnotationEventInline(admin.TabularInline):
 
 
 @admin.register(models.Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(LedProjectsAdmin, admin.ModelAdmin):
     """Who holds what; changes go through the lead's Assignments page (release / reassign), so read-only here."""
 
     list_display = ["id", "annotator", "turn", "status", "is_qualification", "version", "assigned_at", "last_activity_at", "submitted_at"]
@@ -28,6 +29,10 @@ class AssignmentAdmin(admin.ModelAdmin):
     readonly_fields = [f.name for f in models.Assignment._meta.fields]
     inlines = [AnnotationEventInline]
 
+    def get_queryset(self, request):
+        # Not another person's slot (with its audit history) on a turn the user holds an unsubmitted slot on.
+        return others_not_on_blind_turns(super().get_queryset(request), request.user, "")
+
     def has_add_permission(self, request):
         return False
 
@@ -36,7 +41,8 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.AnnotationEvent)
-class AnnotationEventAdmin(admin.ModelAdmin):
+class AnnotationEventAdmin(LedProjectsAdmin, admin.ModelAdmin):
+    project_path = "assignment__project"
     """The audit history: every change to an annotation, who made it, old -> new. Never edited."""
 
     list_display = ["created_at", "actor", "action", "assignment", "sentence"]
@@ -44,6 +50,9 @@ class AnnotationEventAdmin(admin.ModelAdmin):
     search_fields = ["actor__username", "request_id"]
     list_select_related = ["actor", "assignment", "sentence"]
     readonly_fields = [f.name for f in models.AnnotationEvent._meta.fields]
+
+    def get_queryset(self, request):
+        return others_not_on_blind_turns(super().get_queryset(request), request.user, "assignment__")
 
     def has_add_permission(self, request):
         return False

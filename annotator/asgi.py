@@ -11,6 +11,8 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'annotator.settings')
+# A server started from this module is production: production settings unless told otherwise (they refuse
+# to start without a SECRET_KEY). `manage.py devserver` names the development settings explicitly.
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings_production")
 
 application = get_asgi_application()

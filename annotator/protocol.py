@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .vocabulary import STEP_ANSWERS, Answer, Label, Step
+from .definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
+from .vocabulary import STEP_ANSWERS, YES_NO_KEYS, Answer, Label, Step
 
 Path = dict[str, str]
 
@@ -161,3 +162,64 @@ def divergence(first: Mapping[str, str], second: Mapping[str, str]) -> Step | No
 def _plain(path: Mapping[str, str]) -> Path:
     """Store plain strings, so paths serialise to JSON and compare equal."""
     return {str(k): str(v) for k, v in path.items()}
+
+
+def describe(node_extras=None) -> dict:
+    """The protocol as data, for the annotation page to walk in the browser.
+
+    Produced from the functions above (``next_step``, ``label_of``,
+    ``path_for_label``) and the vocabulary, so the page never carries a second
+    copy of the rules:
+
+    - ``steps``: each question's wording, definition and its two answers with
+      their keys (``1``/``2`` and ``y``/``n`` as the question is worded);
+    - ``tree``: from the empty path, the step asked and, for each answer, the
+      node that follows: another step, or ``{"label": ...}`` where a path ends;
+    - ``labels``: the seven labels in key order (``1``-``7``) with their
+      wording, definition and the one path that yields each (independent mode).
+
+    ``node_extras(path)``, if given, adds its keys to the node of each path
+    (the page marks where an answer needs evidence).
+    """
+    steps = {
+        str(step): {
+            "question": str(step.label),
+            "definition": STEP_DEFINITIONS[step],
+            "answers": [
+                {"value": str(value), "label": str(value.label), "key": str(number), "yn": YES_NO_KEYS.get(value, "")}
+                for number, value in enumerate(STEP_ANSWERS[step], start=1)
+            ],
+        }
+        for step in Step
+    }
+
+    def node(path: Path) -> dict:
+        step = next_step(path)
+        extras = node_extras(path) if node_extras else {}
+        if step is None:
+            return {"label": str(label_of(path)), **extras}
+        return {"step": str(step), **extras,
+                "then": {str(value): node({**path, str(step): str(value)}) for value in STEP_ANSWERS[step]}}
+
+    labels = [
+        {"value": str(label), "label": str(label.label), "key": str(number), "definition": LABEL_DEFINITIONS[label],
+         "path": path_for_label(label)}
+        for number, label in enumerate(Label, start=1)
+    ]
+    return {"steps": steps, "tree": node({}), "labels": labels}
+
+
+def paths() -> list[Path]:
+    """Every complete path the protocol allows (one per label), in key order of their answers."""
+    found: list[Path] = []
+
+    def walk(path: Path) -> None:
+        step = next_step(path)
+        if step is None:
+            found.append(path)
+            return
+        for value in STEP_ANSWERS[step]:
+            walk({**path, str(step): str(value)})
+
+    walk({})
+    return found

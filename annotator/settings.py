@@ -7,6 +7,8 @@ Production settings live in ``annotator.settings_production``.
 """
 
 import os
+import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -22,8 +24,38 @@ def env_bool(name, default=False):
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")
-DEBUG = env_bool("DEBUG", True)
+def machine_secret_key():
+    """SECRET_KEY from the environment, else a random key made once for this machine in VAR_DIR/secret_key.
+
+    Never a key written in the repository: `make run` is what many teams put on a server first, and a
+    public key lets anyone sign what the server trusts. The file keeps sessions valid across restarts and
+    is shared by the web server and the worker that `make run` starts. (annotator.settings_production
+    reads the environment only and refuses to start without it.)
+    """
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        # Written whole under a name of our own, then linked into place: a process starting at the same
+        # moment either makes the link first (and everyone reads its key) or reads a complete file.
+        draft = path.with_name(f"secret_key.{os.getpid()}")
+        with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+            handle.write(secrets.token_urlsafe(64) + "\n")
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_text().strip()
+
+
+SECRET_KEY = machine_secret_key()
+# Off unless asked for (DEBUG=true): `make run` is what many teams put on a server first, and a debug page
+# lists every URL and shows tracebacks with settings to anyone who reaches it. Static files are served
+# either way (WhiteNoise, below).
+DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h.strip()]
 
 INSTALLED_APPS = [
@@ -34,6 +66,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
@@ -47,6 +80,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "annotator.middleware.RefuseNulInQueryMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -54,7 +88,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: it turns a locked-out sign-in into the lock-out answer (annotator.auth_backend.lockout_response).
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "annotator.urls"
@@ -107,14 +144,44 @@ def database_from_env():
 DATABASES = {"default": database_from_env()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# The first logs people in; the second only serves sessions that name it (started before the first
-# existed), so that a deploy logs nobody out.
-AUTHENTICATION_BACKENDS = ["annotator.auth_backend.SessionUserBackend", "django.contrib.auth.backends.ModelBackend"]
+# Axes first: it refuses a locked-out account or address before any password is checked (every sign-in
+# route goes through authenticate(): the login page, the admin's, the API token exchange). The second logs
+# people in; the third only serves sessions that name it (started before the second existed), so that a
+# deploy logs nobody out.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "annotator.auth_backend.SessionUserBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Sign-in lock-out (django-axes) ----------------------------------------------
+# The client's address: REMOTE_ADDR, or, behind TRUSTED_PROXY_COUNT reverse proxies that each append to
+# X-Forwarded-For, the address the outermost of them saw. Anything further left in that header is written
+# by the client and never trusted (annotator.auth_backend.client_address; DRF's NUM_PROXIES, below).
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+# After LOGIN_FAILURE_LIMIT failed sign-ins for one username, or from one address, within
+# LOGIN_COOLOFF_MINUTES, further attempts are refused (even with the right password) until that many
+# minutes after the last failure. Failures while locked out are not counted, so the time shown holds.
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# Not reset by a success: a success deletes every attempt from its address, so anyone with an account
+# could sign in between guesses at someone else's password and never reach the limit.
+AXES_RESET_ON_SUCCESS = False
+AXES_CLIENT_IP_CALLABLE = "annotator.auth_backend.client_address"
+AXES_LOCKOUT_CALLABLE = "annotator.auth_backend.lockout_response"
+# Failed attempts are kept (admin: Axes → Access attempts); successful sign-ins are not logged a second time.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_VERBOSE = False
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -125,10 +192,12 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-# In development WhiteNoise serves straight from static/ (no collectstatic needed).
-WHITENOISE_USE_FINDERS = DEBUG
+# Outside production WhiteNoise serves straight from static/ (no collectstatic needed), DEBUG on or off,
+# and picks up edited files (settings_production turns both off and serves the collected files).
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True
+# Uploads and exports (annotator.storage): private, never served by URL; no route serves MEDIA_ROOT.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
-MEDIA_URL = "media/"
 EXPORT_ROOT = VAR_DIR / "exports"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -142,6 +211,12 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads larger than this go to a temporary file rather than memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Imports (README, "Configuration"): an uploaded file larger than this is refused before it is
+# stored; a sentence or a reference longer than these refuses the import, naming it. The real
+# CogniBench and RefChecker samples peak at 806 characters per sentence and 6,270 per reference.
+IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", 200 * 1000 * 1000))
+IMPORT_MAX_SENTENCE_CHARS = int(os.environ.get("IMPORT_MAX_SENTENCE_CHARS", 5_000))
+IMPORT_MAX_REFERENCE_CHARS = int(os.environ.get("IMPORT_MAX_REFERENCE_CHARS", 200_000))
 
 # --- Celery -----------------------------------------------------------------
 # Default broker: kombu's filesystem transport. It needs no server process and
@@ -198,6 +273,11 @@ SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 # --- LLM endpoint (pre-labeler) ------------------------------------------------
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
 OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1")
+# The environment variables an LLM profile may name as its API key (sent as a Bearer token to the
+# profile's base URL): these, and any name ending in _API_KEY. Never SECRET_KEY, DATABASE_URL...
+LLM_API_KEY_ENV_ALLOWED = [
+    name.strip() for name in os.environ.get("LLM_API_KEY_ENV_ALLOWED", "").split(",") if name.strip()
+]
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {
@@ -218,6 +298,9 @@ REST_FRAMEWORK = {
         "token": os.environ.get("API_TOKEN_RATE", "1200/minute"),
         "login": os.environ.get("API_LOGIN_RATE", "20/minute"),
     },
+    # The throttles' client address: the same trusted-proxy count as the sign-in lock-out. With None
+    # (DRF's default) the whole X-Forwarded-For header, which any client writes, was the key.
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
 }
 SPECTACULAR_SETTINGS = {
@@ -250,6 +333,26 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "autolabel.models.AutoLabelJob.Status",
         "StepEnum": "annotator.vocabulary.Step",
         "AnswerEnum": "annotator.vocabulary.Answer",
+    },
+}
+
+# --- Content-Security-Policy (django-csp) -------------------------------------------
+# Scripts only from our own static files: no inline script, no event-handler attribute, no eval (htmx
+# runs with allowEval off: the htmx-config meta tag of templates/base.html). Inline styles stay allowed:
+# htmx injects its indicator style and the pages set widths (progress bars) in style attributes.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
     },
 }
 

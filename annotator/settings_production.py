@@ -1,7 +1,8 @@
-"""Production settings: DEBUG off, a real SECRET_KEY required, secure cookies.
+"""Production settings: DEBUG off, a real SECRET_KEY required, HTTPS only, secure cookies.
 
-Use with DJANGO_SETTINGS_MODULE=annotator.settings_production; `manage.py check --deploy`
-passes with it (tested).
+The default of annotator.wsgi, annotator.asgi and the Celery app (`celery -A annotator`); set
+DJANGO_SETTINGS_MODULE=annotator.settings_production for manage.py too. `manage.py check --deploy`
+passes with exactly the environment docs/deploy.md gives (tests/test_security_deploy.py).
 """
 
 import os
@@ -12,6 +13,7 @@ from .settings import *  # noqa: F403
 
 DEBUG = False
 WHITENOISE_USE_FINDERS = False
+WHITENOISE_AUTOREFRESH = False
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("dev-only"):

@@ -1,9 +1,8 @@
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import claims, data, gold, home, reports, workspace
+from .views import annotation_sync, claims, data, gold, home, reports, workspace
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -17,6 +16,9 @@ urlpatterns = [
     path("p/<slug:slug>/exports/<int:job_id>/download/", data.export_job_download, name="export_job_download"),
     path("p/<slug:slug>/imports/", data.import_list, name="import_list"),
     path("p/<slug:slug>/imports/<int:batch_id>/", data.import_status, name="import_status"),
+    path("p/<slug:slug>/imports/new/", data.import_upload, name="import_upload"),
+    path("p/<slug:slug>/imports/<int:batch_id>/files/<int:number>/", data.import_file_download,
+         name="import_file_download"),
     # Adjudication, gold and reports (adjudicators and leads).
     path("p/<slug:slug>/adjudication/", gold.queue, name="gold_queue"),
     path("p/<slug:slug>/adjudication/turn/<int:turn_id>/", gold.turn_screen, name="gold_turn"),
@@ -35,6 +37,7 @@ urlpatterns = [
     path("p/<slug:slug>/assignments/<int:assignment_id>/release/", workspace.lead_release, name="workspace_release"),
     path("p/<slug:slug>/assignments/<int:assignment_id>/reassign/", workspace.lead_reassign, name="workspace_reassign"),
     path("a/<int:assignment_id>/", workspace.annotate, name="annotate"),
+    path("a/<int:assignment_id>/sync/", annotation_sync.sync, name="annotate_sync"),
     path("a/<int:assignment_id>/<slug:action>/", workspace.act, name="annotate_act"),
     path("", include("annotator.urls_qa")),
     # Claims, evidence, severity and error types (RefChecker, PROBE, HalluDetect, Face4RAG views; views/claims.py)
@@ -52,10 +55,8 @@ urlpatterns = [
     path("api/", include("api.urls")),
 ]
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
-
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+# No route serves the private files folder (uploads, exports), DEBUG or not: they are sent only by
+# views that check the role (views/data.py).
 
 # A database outage answers 503 with a clear message (views/errors.py); other errors the default 500 page.
 handler500 = "annotator.views.errors.server_error"

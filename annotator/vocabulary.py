@@ -69,6 +69,9 @@ STEP_ANSWERS: dict[Step, tuple[Answer, Answer]] = {
     Step.UNEQUIVOCAL: (Answer.YES, Answer.NO),
 }
 
+# y / n answer a question as it is worded: "Is the sentence irrelevant?" yes -> irrelevant.
+YES_NO_KEYS: dict[Answer, str] = {Answer.YES: "y", Answer.NO: "n", Answer.IRRELEVANT: "y", Answer.RELEVANT: "n"}
+
 COGNITIVE_CRITERIA = (Step.RATIONAL, Step.GROUNDED, Step.UNEQUIVOCAL)
 
 

@@ -9,7 +9,14 @@ whose role is not allowed for the method gets 404 as well, as the pages do.
 from django.http import Http404
 from rest_framework.generics import GenericAPIView
 
-from annotator.access import ADJUDICATING_ROLES, LEAD_ROLES, access_project
+from annotator.access import (
+    ADJUDICATING_ROLES,
+    LEAD_ROLES,
+    access_project,
+    blind_turn_ids,
+    metadata_access,
+    refuse_if_blind_in,
+)
 from annotator.vocabulary import Role
 
 ANY_MEMBER = None
@@ -21,7 +28,8 @@ ANNOTATORS = frozenset({Role.ANNOTATOR, Role.ADJUDICATOR, Role.LEAD})
 class ProjectScopedView(GenericAPIView):
     """Base for project views. ``method_roles`` maps an HTTP method to the roles allowed.
 
-    A method missing from ``method_roles`` is open to any member. Staff count as leads.
+    A method missing from ``method_roles`` is open to any member. A role comes from the user's
+    membership (superusers are leads everywhere; the staff flag grants nothing).
     """
 
     method_roles: dict[str, frozenset | None] = {}
@@ -56,8 +64,30 @@ class ProjectScopedView(GenericAPIView):
 
     @property
     def sees_labels(self):
-        """Adjudicators and leads read gold and everyone's labels; annotators never do."""
+        """Adjudicators and leads read gold and everyone's labels; annotators never do.
+
+        Even then, not on the turns they hold an unsubmitted slot on: lists leave those out
+        (``blind_turns``) and a detail of one answers 404.
+        """
         return self.role in ADJUDICATING_ROLES
+
+    @property
+    def blind_turns(self):
+        """The project's turns on which the user holds an unsubmitted slot (a subquery of turn ids)."""
+        return blind_turn_ids(self.request.user, self.project)
+
+    def refuse_if_blind(self, message=None):
+        """A view of the whole project's gold (report, export, evaluation): 403 while the user is blind on a turn."""
+        if message is None:
+            refuse_if_blind_in(self.request.user, self.project)
+        else:
+            refuse_if_blind_in(self.request.user, self.project, message)
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not getattr(self, "swagger_fake_view", False) and hasattr(self, "project"):
+            context["metadata_access"] = metadata_access(self.request.user, self.project)
+        return context
 
     model = None  # the model listed, for schema generation (which runs without a project)
 

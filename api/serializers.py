@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotator.access import ANNOTATOR_METADATA
 from annotator.models import (
     Adjudication,
     Assignment,
@@ -33,15 +34,28 @@ def _severity():
     return serializers.ChoiceField(choices=Severity.choices, allow_null=True, read_only=True)
 
 
+def _metadata_field():
+    return serializers.SerializerMethodField(
+        help_text="Source metadata kept by the import. Leads get all of it (not on a turn they hold an "
+                  "unsubmitted slot on); everyone else only the keys meant for annotators.")
+
+
+def _metadata_access(serializer):
+    """The reader's ``annotator.access.MetadataAccess`` (views put it in the context); without one, what an
+    annotator may see."""
+    return serializer.context.get("metadata_access") or ANNOTATOR_METADATA
+
+
 class ProjectSerializer(serializers.ModelSerializer):
-    my_role = serializers.SerializerMethodField(help_text="Your role in the project (staff count as leads).")
+    my_role = serializers.SerializerMethodField(
+        help_text="Your role in the project (from your membership; superusers are leads everywhere).")
 
     class Meta:
         model = Project
         fields = [
             "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types", "created_at", "my_role",
+            "severity_threshold", "error_types", "adjudicators_may_annotate", "created_at", "my_role",
         ]
         read_only_fields = fields
 
@@ -59,7 +73,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         fields = [
             "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types",
+            "severity_threshold", "error_types", "adjudicators_may_annotate",
         ]
         extra_kwargs = {
             "overlap": {"min_value": 1, "max_value": 10},
@@ -114,6 +128,7 @@ class ImportBatchSerializer(serializers.ModelSerializer):
 
 class DialogueSerializer(serializers.ModelSerializer):
     turn_count = serializers.IntegerField(read_only=True)
+    metadata = _metadata_field()
 
     class Meta:
         model = Dialogue
@@ -122,6 +137,9 @@ class DialogueSerializer(serializers.ModelSerializer):
             "turn_count",
         ]
         read_only_fields = fields
+
+    def get_metadata(self, dialogue) -> dict:
+        return _metadata_access(self).visible("dialogue", dialogue.metadata, dialogue_id=dialogue.pk)
 
 
 class SentenceBriefSerializer(serializers.ModelSerializer):
@@ -134,6 +152,7 @@ class SentenceBriefSerializer(serializers.ModelSerializer):
 class TurnSerializer(serializers.ModelSerializer):
     dialogue_external_id = serializers.CharField(source="dialogue.external_id", read_only=True)
     sentences = SentenceBriefSerializer(many=True, read_only=True)
+    metadata = _metadata_field()
 
     class Meta:
         model = Turn
@@ -142,6 +161,9 @@ class TurnSerializer(serializers.ModelSerializer):
             "assistant_response", "history", "metadata", "is_qualification", "sentences",
         ]
         read_only_fields = fields
+
+    def get_metadata(self, turn) -> dict:
+        return _metadata_access(self).visible("turn", turn.metadata, turn_id=turn.pk, dialogue_id=turn.dialogue_id)
 
 
 class SentenceSerializer(serializers.ModelSerializer):
@@ -381,14 +403,17 @@ class AgreementReportSerializer(serializers.Serializer):
 
 class ImportUploadSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=ImportBatch.Kind.choices)
-    upload = serializers.FileField(help_text="CogniBench dialogues.json, a RefChecker *_answers.json or a .jsonl.")
+    upload = serializers.FileField(help_text="CogniBench dialogues.json, a RefChecker *_answers.json or a .jsonl "
+                                             "(at most IMPORT_MAX_UPLOAD_BYTES, 200 MB by default).")
     second_upload = serializers.FileField(required=False, help_text="CogniBench labels.json (optional).")
 
     def validate(self, data):
-        if data.get("second_upload") and data["kind"] != ImportBatch.Kind.COGNIBENCH:
-            raise serializers.ValidationError(
-                {"second_upload": "Only a CogniBench import takes a second file (labels.json)."}
-            )
+        from annotator.importers.uploads import uploads_problems
+
+        # The same checks as the project page's form and the admin (kind, size, extension, content).
+        problems = uploads_problems(data["kind"], data.get("upload"), data.get("second_upload"))
+        if problems:
+            raise serializers.ValidationError(problems)
         return data
 
 

@@ -32,7 +32,12 @@ class TokenClientThrottle(_LiveRate, UserRateThrottle):
 
 
 class LoginThrottle(_LiveRate, AnonRateThrottle):
-    """Password attempts on the token endpoint: ``login`` rate per client address."""
+    """Password attempts on the token endpoint: ``login`` rate per client address.
+
+    The address is DRF's ``get_ident``: REMOTE_ADDR, or behind ``NUM_PROXIES`` (= TRUSTED_PROXY_COUNT)
+    proxies the one the outermost proxy saw; never the client-written part of X-Forwarded-For. Failed
+    passwords are also counted per account and address by django-axes (annotator.auth_backend).
+    """
 
     scope = "login"
 

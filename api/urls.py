@@ -1,7 +1,7 @@
 """The REST API: /api/v1/ (versioned), the OpenAPI schema and its two viewers."""
 
 from django.urls import include, path, re_path, register_converter
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from . import pages
 from .exceptions import api_not_found
@@ -25,11 +25,17 @@ class IdConverter:
 register_converter(IdConverter, "id")
 
 
-class SwaggerView(SpectacularSwaggerView):
+class SwaggerView(SpectacularSwaggerSplitView):
+    """Swagger UI with its start-up script served from this URL (``?script``), not inline: the
+    Content-Security-Policy allows scripts from the site only (settings.CONTENT_SECURITY_POLICY)."""
+
     http_method_names = ["get", "head"]  # an HTML page: OPTIONS would have no template to render
 
 
 class RedocView(SpectacularRedocView):
+    """ReDoc, started by static/js/redoc-init.js. Its menu always asks for Redocly's logo from their CDN (no
+    setting hides it); the Content-Security-Policy blocks that image, so the page makes no outside request."""
+
     http_method_names = ["get", "head"]
 
 project_patterns = [

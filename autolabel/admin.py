@@ -16,10 +16,13 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotator.access import led_projects
+from annotator.admin_scoping import LedProjectsAdmin
 from annotator.models import Dialogue, Project, Turn
 
 from . import selectors, services
 from .forms import JobStartForm
+from .llm import api_key_env_refusal
 from .models import AutoLabelJob, ContrastiveExample, LLMProfile, PromptVersion
 
 SESSION_KEY = "autolabel_selection"
@@ -35,7 +38,8 @@ class LLMProfileAdmin(admin.ModelAdmin):
         (None, {"fields": ["name", "base_url", "default_model"]}),
         ("API key", {"fields": ["api_key_env", "key_available"],
                      "description": "The key is read from this environment variable of the worker; it is never stored "
-                                    "in the database nor shown here."}),
+                                    "in the database nor shown here. Only API-key variables qualify: a name ending "
+                                    "in _API_KEY, or one listed in the server's LLM_API_KEY_ENV_ALLOWED."}),
         ("Requests", {"fields": ["supports_n", "supports_batch", "concurrency", "timeout_seconds", "max_retries",
                                  "temperature", "max_tokens"]}),
         ("Prices per million tokens", {"fields": ["input_price_per_million", "output_price_per_million"]}),
@@ -43,11 +47,14 @@ class LLMProfileAdmin(admin.ModelAdmin):
 
     @admin.display(boolean=True, description="key set in this process")
     def key_available(self, obj):
-        return bool(obj.api_key_env and os.environ.get(obj.api_key_env))
+        # Says nothing about a variable that is not an API key (not even whether SECRET_KEY is set).
+        if not obj.api_key_env or api_key_env_refusal(obj.api_key_env):
+            return False
+        return bool(os.environ.get(obj.api_key_env))
 
 
 @admin.register(PromptVersion)
-class PromptVersionAdmin(admin.ModelAdmin):
+class PromptVersionAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["__str__", "project", "version", "job_count", "created_at"]
     list_filter = ["project"]
     readonly_fields = ["version", "created_at"]
@@ -76,7 +83,7 @@ class PromptVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(ContrastiveExample)
-class ContrastiveExampleAdmin(admin.ModelAdmin):
+class ContrastiveExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["sentence_text", "project", "wrong_label", "right_label", "active", "position"]
     list_filter = ["project", "active", "right_label"]
     list_editable = ["active", "position"]
@@ -95,7 +102,7 @@ class ContrastiveExampleAdmin(admin.ModelAdmin):
 
     def candidates_view(self, request):
         """Gold sentences an earlier job got wrong, to pick as contrastive examples."""
-        projects = Project.objects.order_by("name")
+        projects = led_projects(request.user).order_by("name")
         project = projects.filter(pk=request.GET.get("project") or request.POST.get("project")).first() or projects.first()
         job = None
         job_id = request.GET.get("job") or request.POST.get("job")
@@ -124,11 +131,15 @@ class ContrastiveExampleAdmin(admin.ModelAdmin):
 
 
 class ProjectChoiceForm(forms.Form):
-    project = forms.ModelChoiceField(queryset=Project.objects.order_by("name"))
+    project = forms.ModelChoiceField(queryset=Project.objects.none())
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["project"].queryset = led_projects(user).order_by("name")  # a staff lead: their projects
 
 
 @admin.register(AutoLabelJob)
-class AutoLabelJobAdmin(admin.ModelAdmin):
+class AutoLabelJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["job_number", "project", "progress_bar", "model", "voting", "faults", "cost", "created_at", "job_page"]
     list_filter = ["status", "project", "batch_mode"]
     actions = ["cancel_jobs"]
@@ -177,11 +188,12 @@ class AutoLabelJobAdmin(admin.ModelAdmin):
         selection = request.session.get(SESSION_KEY) if request.GET.get("selection") else None
         project = None
         if selection:
-            project = get_object_or_404(Project, pk=selection["project"])
+            project = get_object_or_404(led_projects(request.user), pk=selection["project"])
         elif request.GET.get("project") or request.POST.get("project"):
-            project = get_object_or_404(Project, pk=request.GET.get("project") or request.POST.get("project"))
+            project = get_object_or_404(led_projects(request.user),
+                                        pk=request.GET.get("project") or request.POST.get("project"))
         if project is None:
-            chooser = ProjectChoiceForm(request.GET or None)
+            chooser = ProjectChoiceForm(request.GET or None, user=request.user)
             context = {**self.admin_site.each_context(request), "title": "Start an auto-label job", "chooser": chooser,
                        "opts": self.model._meta}
             return render(request, "admin/autolabel/job_start.html", context)
@@ -260,7 +272,7 @@ class ExtractionJobAddForm(forms.ModelForm):
 
 
 @admin.register(ExtractionJob)
-class ExtractionJobAdmin(admin.ModelAdmin):
+class ExtractionJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
     """Leads start an extraction with "Add": project, endpoint profile, model; a worker runs it."""
 
     list_display = ("id", "project", "kind", "model", "status", "done_turns", "total_turns", "triplets_created", "faults",

@@ -1,5 +1,7 @@
 from django import forms
 
+from annotator.forms.fields import IdField
+
 from .models import LLMProfile, PromptVersion
 from .services import MAX_SAMPLES
 
@@ -31,3 +33,9 @@ class JobStartForm(forms.Form):
         if data.get("batch_mode") and profile and not profile.supports_batch:
             self.add_error("batch_mode", f"The profile {profile.name} does not offer the Batch API.")
         return data
+
+
+class PredictionsQueryForm(forms.Form):
+    """``?job=`` of a turn's predictions: one job's, or (blank) the latest of each sentence."""
+
+    job = IdField(required=False)

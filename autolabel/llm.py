@@ -53,8 +53,30 @@ class CallResult:
     error: str = ""
 
 
+def api_key_env_refusal(variable: str) -> str:
+    """Why a profile may not name ``variable`` as its API key, or "" when it may.
+
+    The key is sent as a Bearer token to the profile's base URL, which anyone who edits profiles chooses:
+    naming SECRET_KEY or DATABASE_URL there would send that secret to any server. Only variables meant as
+    API keys qualify: a name ending in ``_API_KEY``, or one listed in ``LLM_API_KEY_ENV_ALLOWED``.
+    """
+    from django.conf import settings
+
+    if not variable or variable.endswith("_API_KEY") or variable in settings.LLM_API_KEY_ENV_ALLOWED:
+        return ""
+    return (f"The environment variable {variable!r} is not an API-key variable: use a name ending in _API_KEY, "
+            f"or add it to LLM_API_KEY_ENV_ALLOWED (comma-separated) in the server's environment.")
+
+
 def api_key_from_env(variable: str) -> str:
-    """The key named by a profile; local servers accept any non-empty key."""
+    """The key named by a profile; local servers accept any non-empty key.
+
+    Refused (the job fails with the reason) for a variable that is not meant as an API key, whatever the
+    profile's form let through: the rule is enforced where the key is read.
+    """
+    refusal = api_key_env_refusal(variable)
+    if refusal:
+        raise EndpointConfigurationError(refusal)
     return os.environ.get(variable, "") if variable else ""
 
 

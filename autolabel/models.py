@@ -37,8 +37,13 @@ class LLMProfile(models.Model):
         return self.name
 
     def clean(self):
+        from .llm import api_key_env_refusal
+
         if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
             raise ValidationError({"api_key_env": "An environment variable name: letters, digits and underscores."})
+        refusal = api_key_env_refusal(self.api_key_env)
+        if refusal:
+            raise ValidationError({"api_key_env": refusal})
 
 
 class PromptVersion(models.Model):

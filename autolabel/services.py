@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotator.models import Sentence, Turn
 
-from . import prompting
+from . import llm, prompting
 from .llm import Caller, CallResult, Choice, EndpointConfigurationError, api_key_from_env, cost_of, request_body
 from .models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, Prediction, PromptVersion, SampleReply
 from .voting import decide
@@ -96,6 +96,8 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
         raise JobError(f"threshold must be between 1 and the number of samples ({samples}), not {threshold}")
     if batch_mode and not profile.supports_batch:
         raise JobError(f"the endpoint profile {profile.name!r} does not offer the Batch API")
+    if refusal := llm.api_key_env_refusal(profile.api_key_env):
+        raise JobError(refusal)
     if prompt_version is None:
         prompt_version = prompt_version_current(project)
     elif prompt_version.project_id != project.pk:

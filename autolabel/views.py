@@ -2,15 +2,15 @@
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotator.access import access_project_as_lead
-from annotator.models import Turn
+from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
+from annotator.views.data import blind_refusal
+from annotator.views.common import bad_request
 
 from . import selectors, services
-from .forms import JobStartForm
+from .forms import JobStartForm, PredictionsQueryForm
 from .models import AutoLabelJob, Prediction
 
 
@@ -35,7 +35,9 @@ def job_list(request, slug):
             messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
             return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
     jobs = AutoLabelJob.objects.filter(project=project).select_related("prompt_version", "profile")[:50]
-    return render(request, "autolabel/job_list.html", {"project": project, "jobs": jobs, "form": form})
+    # A malformed form is answered 400 (the page again, with what was wrong); a job the service refuses, 200.
+    status = 400 if request.method == "POST" and form.errors and not form.non_field_errors() else 200
+    return render(request, "autolabel/job_list.html", {"project": project, "jobs": jobs, "form": form}, status=status)
 
 
 def job_detail(request, slug, job_id):
@@ -47,7 +49,9 @@ def job_detail(request, slug, job_id):
     if request.htmx and partial == "admin_progress":
         return render(request, "autolabel/partials/admin_progress.html", {"project": project, "job": job})
     predictions = (
-        Prediction.objects.filter(job=job).select_related("sentence__turn__dialogue", "sentence__gold")
+        # Not the pre-labels (nor gold) of the turns the lead holds an unsubmitted slot on.
+        Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=blind_turn_ids(request.user, project))
+        .select_related("sentence__turn__dialogue", "sentence__gold")
         .order_by("sentence__turn_id", "sentence__index")
     )
     page = Paginator(predictions, 100).get_page(request.GET.get("page"))
@@ -67,6 +71,9 @@ def job_cancel(request, slug, job_id):
 def job_evaluation(request, slug, job_id):
     project = access_project_as_lead(request.user, slug)
     job = _job(project, job_id)
+    refused = blind_refusal(request, project)  # scored against all gold, that of the lead's open slots included
+    if refused:
+        return refused
     report = selectors.job_evaluation(job)
     rows = []
     for threshold, views in report["thresholds"].items():
@@ -82,13 +89,11 @@ def job_evaluation(request, slug, job_id):
 def turn_predictions(request, slug, turn_id):
     """The per-turn predictions partial, for the lead's turn page (included or fetched with htmx)."""
     project = access_project_as_lead(request.user, slug)
-    turn = get_object_or_404(Turn.objects.select_related("dialogue"), pk=turn_id, dialogue__project=project)
-    job = None
-    if request.GET.get("job"):
-        try:
-            job = _job(project, int(request.GET["job"]))
-        except ValueError:
-            raise Http404("No such job") from None
+    turn = access_turn_not_blind(request.user, project, turn_id)
+    query = PredictionsQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query)
+    job = _job(project, query.cleaned_data["job"]) if query.cleaned_data["job"] is not None else None
     return render(request, "autolabel/partials/turn_predictions.html", {
         "project": project, "turn": turn, "predictions": selectors.predictions_for_turn(turn, job),
     })

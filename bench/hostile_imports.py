@@ -12,8 +12,14 @@ refused file):
   nothing imported (the whole file was written and rolled back);
 * ``jsonl-invalid-utf8-last-line``: the last line holds invalid UTF-8;
 * ``jsonl-one-huge-line``: a single 200 MB line (one turn with a 200 MB response);
-* ``cognibench-200mb-array``: a 200 MB CogniBench dialogues.json (one JSON array);
-  this format is a single JSON document, read whole, so memory grows with it.
+* ``cognibench-array``: a valid CogniBench dialogues.json of ``--cognibench-mb`` MB (105 by
+  default, one JSON array), imported whole: read one record at a time since issue #14 (it was
+  read whole before, 5.4x the file in memory);
+* ``cognibench-sample-array``: the records of the real CogniBench sample (``../shared/data``),
+  repeated under new ids until the file has ``--cognibench-mb`` MB: the real release's shape
+  (many short fields), which costs more memory per byte than the synthetic records;
+* ``cognibench-array-bad-last-record``: the same whose very last record has ``turn_index: -5``:
+  refused by name, nothing imported.
 """
 
 from __future__ import annotations
@@ -60,17 +66,38 @@ def make_huge_line(path: Path, megabytes: int) -> None:
     path.write_text(json.dumps({"dialogue": {"id": "huge"}, "turn": {"index": 0, "response": response}}) + "\n")
 
 
-def make_cognibench(path: Path, megabytes: int) -> None:
-    sentence = "The northern basin was founded in 1820 after a long dispute over land. "
+def make_cognibench(path: Path, megabytes: int, bad_last: bool = False) -> None:
+    """Valid records (ten sentences each, a 40-sentence reference) until the file has ``megabytes`` MB."""
+    sentence = "The northern basin was founded in 1820 after a long dispute over land."
+    response = " ".join([sentence] * 10)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("[")
         n = 0
         while handle.tell() < megabytes * 1_000_000:
-            record = {"id": f"{n}_en_1", "dialogue": "<user> Tell me. <assistant> " + sentence * 10,
-                      "current_turn": sentence * 10, "current_turn_processed": "", "turn_index": 1,
-                      "topic": "history", "language": "english", "model": "m", "reference": sentence * 40}
+            current = f"<user> Tell me about basin {n}. <assistant> {response}"
+            record = {"Unnamed: 0": n, "id": f"{n}_en_0", "dialogue": current, "current_turn": current,
+                      "current_turn_processed": "<>\n".join([sentence] * 10) + "<>\n", "turn_index": 0,
+                      "topic": "history", "language": "english", "type": "fact",
+                      "reference": " ".join([sentence] * 40)}
             handle.write(("," if n else "") + json.dumps(record))
             n += 1
+        if bad_last:
+            handle.write("," + json.dumps({**record, "id": f"{n}_en_0", "turn_index": -5}))
+        handle.write("]")
+
+
+def make_cognibench_from_sample(path: Path, megabytes: int) -> None:
+    """The real sample's records, again and again under new ids (``<n>_<id>``), until ``megabytes`` MB."""
+    from tests.conftest import SHARED_DATA
+
+    sample = json.loads((SHARED_DATA / "cognibench-sample" / "dialogues.json").read_text(encoding="utf-8"))
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write("[")
+        n = 0
+        while handle.tell() < megabytes * 1_000_000:
+            for record in sample:
+                handle.write(("," if n else "") + json.dumps({**record, "id": f"r{n}x{record['id']}"}))
+                n += 1
         handle.write("]")
 
 
@@ -101,6 +128,7 @@ def run_case(name: str, command: list[str], workdir: Path) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200)
+    parser.add_argument("--cognibench-mb", type=int, default=105)
     parser.add_argument("--only", nargs="*")
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
@@ -113,7 +141,9 @@ def main(argv=None):
             "jsonl-invalid-utf8-last-line": lambda p: make_jsonl(
                 p, args.mb, tail=b'{"dialogue": {"id": "\xff\xfe"}, "turn": {"index": 0, "response": "a"}}'),
             "jsonl-one-huge-line": lambda p: make_huge_line(p, args.mb),
-            "cognibench-200mb-array": lambda p: make_cognibench(p, args.mb),
+            "cognibench-array": lambda p: make_cognibench(p, args.cognibench_mb),
+            "cognibench-sample-array": lambda p: make_cognibench_from_sample(p, args.cognibench_mb),
+            "cognibench-array-bad-last-record": lambda p: make_cognibench(p, args.cognibench_mb, bad_last=True),
         }
         for name, make in cases.items():
             if args.only and name not in args.only:

@@ -226,13 +226,14 @@ class Gunicorn:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> None:
+    def start(self, cwd: Path = ROOT) -> None:
+        """Serve the application in ``cwd`` (this repository unless a benchmark compares another copy)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         args = [PYTHON, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
                 "-w", str(self.workers), "--threads", str(self.threads), "--worker-class", self.worker_class,
                 "--backlog", "2048",
                 "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning"]
-        self.proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=open(self.log, "w"),
+        self.proc = subprocess.Popen(args, cwd=cwd, env=self.env, stdout=open(self.log, "w"),
                                      stderr=subprocess.STDOUT, start_new_session=True)
         wait_for_port(self.port, timeout=60, proc=self.proc)
 

@@ -12,6 +12,7 @@ bodies. Nothing else: no redirects followed, no TLS, no compression.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from urllib.parse import urlencode, urlsplit
@@ -66,13 +67,19 @@ class LeanClient:
             self._writer.close()
             self._reader = self._writer = None
 
-    async def request(self, method: str, path: str, *, data: dict | None = None, headers: dict | None = None) -> Response:
+    async def request(self, method: str, path: str, *, data: dict | None = None, headers: dict | None = None,
+                      json_body=None) -> Response:
+        """``data``: a form (urlencoded); ``json_body``: any JSON value, sent as application/json."""
         body = urlencode(data).encode() if data is not None else b""
+        if json_body is not None:
+            body = json.dumps(json_body).encode()
         lines = [f"{method} {path} HTTP/1.1", f"Host: {self.host_header}"]
         if self.cookies:
             lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
         if data is not None:
             lines.append("Content-Type: application/x-www-form-urlencoded")
+        elif json_body is not None:
+            lines.append("Content-Type: application/json")
         if method != "GET":
             lines.append(f"Content-Length: {len(body)}")
         for name, value in (headers or {}).items():

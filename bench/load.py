@@ -12,11 +12,17 @@ What it does, in one command (``.venv/bin/python bench/load.py``):
    screen), one ``POST /a/<id>/answer/`` per protocol decision with the
    version the page last saw, a fresh ``request_id`` and the ``HX-Request`` and
    ``X-CSRFToken`` headers, and ``POST /a/<id>/submit/`` when every sentence
-   has a label. Like static/js/workspace.js, a request that fails on the
+   has a label (the per-step requests the page sent before issue 15 and the API
+   still takes). ``--sync`` sends what the page sends now instead: the decisions
+   of a sentence at the same pace, kept by the client, then one ``POST
+   /a/<id>/sync/`` (JSON) when the sentence has its label, with the version the
+   last answer gave and the steps taken. Like the page, a request that fails on the
    network or with a 5xx/429 is retried with the same ``request_id`` (backoff
    0.5 s doubling, at most 8 s);
-4. reports decisions/s, latency percentiles (per request, first attempt to
-   final answer, so a retried request counts with its whole wait), errors;
+4. reports decisions/s, latency percentiles of the requests that save (per
+   decision, or per sentence with ``--sync``; first attempt to final answer, so a
+   retried request counts with its whole wait), errors, the server requests and
+   the server CPU per labelled sentence;
 5. checks the database: every acknowledged decision stored exactly once, the
    final label of each sentence the one the annotator chose, every submitted
    turn complete, no turn with more live slots than the project's overlap.
@@ -104,6 +110,7 @@ class Stats:
     last_failure: float | None = None
     recovered_at: float | None = None
     error_samples: list = field(default_factory=list)
+    requests: Counter = field(default_factory=Counter)  # attempts sent to the server in the window, by kind
 
 
 class Annotator:
@@ -141,7 +148,8 @@ class Annotator:
         self.stats.latencies.append(elapsed)
         self.stats.acked[request_id] = what
 
-    async def request(self, method: str, path: str, *, data=None, htmx=False, kind="other", give_up=None):
+    async def request(self, method: str, path: str, *, data=None, json_body=None, htmx=False, kind="other",
+                      give_up=None):
         """One logical request, retried like the page does until it gets an answer (or the run is over)."""
         headers = {"X-CSRFToken": self.csrf} if method == "POST" else {}
         if htmx:
@@ -150,8 +158,9 @@ class Annotator:
         attempt = 0
         give_up = give_up or (self.deadline + 30)
         while True:
+            self.stats.requests[kind] += 1
             try:
-                response = await self.client.request(method, path, data=data, headers=headers)
+                response = await self.client.request(method, path, data=data, headers=headers, json_body=json_body)
             except Exception as error:  # noqa: BLE001 - any network failure: retry with the same request id
                 failure = f"network: {type(error).__name__}"
             else:
@@ -205,19 +214,10 @@ class Annotator:
         from annotator import protocol
         from annotator.vocabulary import Label
 
-        assignment_id = await self.start()
-        if assignment_id is None:
+        opened = await self.open_turn()
+        if opened is None:
             return False
-        response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
-        if response is None:
-            return False
-        self.stats.other_latencies.append(elapsed)
-        sentence_ids = [int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)]
-        sentence_ids = list(dict.fromkeys(sentence_ids))
-        version = int(VERSION_RE.search(response.text).group(1))
-        if not sentence_ids:
-            self.stats.errors["screen: no sentences found"] += 1
-            return False
+        assignment_id, sentence_ids, version = opened
         for sentence_id in sentence_ids:
             label = self.rng.choice(list(Label))
             for step, value in protocol.path_for_label(label).items():
@@ -230,6 +230,21 @@ class Annotator:
             if self.labels_sentences:
                 self.stats.chosen[(assignment_id, sentence_id)] = label.value
         return await self.submit(assignment_id, version)
+
+    async def open_turn(self) -> tuple[int, list[int], int] | None:
+        """Start and the screen: the assignment, its sentences and the version shown, or None to stop."""
+        assignment_id = await self.start()
+        if assignment_id is None:
+            return None
+        response, elapsed = await self.request("GET", f"/a/{assignment_id}/", kind="screen")
+        if response is None:
+            return None
+        self.stats.other_latencies.append(elapsed)
+        sentence_ids = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)))
+        if not sentence_ids:
+            self.stats.errors["screen: no sentences found"] += 1
+            return None
+        return assignment_id, sentence_ids, int(VERSION_RE.search(response.text).group(1))
 
     async def start(self) -> int | None:
         """Start / Continue: the id of the assignment the server hands out, or None to stop."""
@@ -273,6 +288,59 @@ class Annotator:
             return True
         self.stats.errors[f"submit: HTTP {response.status_code}"] += 1
         return False
+
+
+class SyncAnnotator(Annotator):
+    """``--sync``: what the annotation page sends now (static/js/annotation_outbox.js), one request per sentence.
+
+    The decisions keep the same pace (the annotator's keys); the page keeps them and
+    sends the sentence's walk when it has its label, one change per request, with the
+    version the last answer gave. The request ids of the steps (``<id>:<n>``) are the
+    ones the audit history stores, so the database checks see every decision.
+    """
+
+    async def annotate_turn(self) -> bool:
+        from annotator import protocol
+        from annotator.vocabulary import Label
+
+        opened = await self.open_turn()
+        if opened is None:
+            return False
+        assignment_id, sentence_ids, version = opened
+        for sentence_id in sentence_ids:
+            label = self.rng.choice(list(Label))
+            path = {str(step): str(value) for step, value in protocol.path_for_label(label).items()}
+            steps, seconds = [], 0.0
+            for step, value in path.items():
+                await self.wait_for_slot()
+                if time.monotonic() >= self.deadline:
+                    return False
+                steps.append({"action": "answer", "step": step, "value": value, "at": int(time.time() * 1000)})
+                seconds += self.rng.uniform(1, 9)
+            version = await self.save_sentence(assignment_id, sentence_id, steps, path, seconds, version)
+            if version is None:
+                return False
+            self.stats.chosen[(assignment_id, sentence_id)] = label.value
+        return await self.submit(assignment_id, version)
+
+    async def save_sentence(self, assignment_id, sentence_id, steps, path, seconds, version) -> int | None:
+        request_id = uuid.uuid4().hex
+        body = {"version": version, "changes": [{"request_id": request_id, "sentence": sentence_id, "steps": steps,
+                                                 "path": path, "seconds": round(seconds, 2)}]}
+        response, elapsed = await self.request("POST", f"/a/{assignment_id}/sync/", json_body=body, kind="sync")
+        if response is None:
+            return None
+        if response.status_code != 200:
+            self.stats.errors[f"sync: HTTP {response.status_code}"] += 1
+            if len(self.stats.error_samples) < 5:
+                self.stats.error_samples.append(f"sync {response.status_code}: {response.text[:300]!r}")
+            return None
+        self.stats.latencies.append(elapsed)
+        for number, step in enumerate(steps, start=1):
+            self.stats.decisions += 1
+            self.stats.decision_times.append(time.monotonic())
+            self.stats.acked[f"{request_id}:{number}"] = (assignment_id, sentence_id, step["step"], step["value"])
+        return json.loads(response.text)["version"]
 
 
 class FloorAnnotator(Annotator):
@@ -323,9 +391,10 @@ class FloorAnnotator(Annotator):
 
 
 async def run_annotators(base_url: str, count: int, duration: float, rate: float, seed: int,
-                         on_start=None, floor: bool = False, with_screens: bool = False) -> tuple[Stats, float, float]:
+                         on_start=None, floor: bool = False, with_screens: bool = False,
+                         sync: bool = False) -> tuple[Stats, float, float]:
     stats = Stats()
-    kind = FloorAnnotator if floor else Annotator
+    kind = FloorAnnotator if floor else SyncAnnotator if sync else Annotator
     annotators = [kind(n, base_url, stats, float("inf"), rate, seed + n) for n in range(count)]
     all_logged_in = asyncio.Event()
     # PBKDF2 makes a login cost about a second of server CPU on a slow day: fifty at once time out
@@ -343,6 +412,7 @@ async def run_annotators(base_url: str, count: int, duration: float, rate: float
         await asyncio.gather(*(a.logged_in.wait() for a in annotators))
         # Failures while logging in are not part of the fault figures of the measured window.
         stats.first_failure = stats.last_failure = stats.recovered_at = None
+        stats.requests.clear()
         if on_start is not None:
             on_start()
         deadline = time.monotonic() + duration
@@ -483,6 +553,9 @@ def main(argv=None):
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--statement-stats", action="store_true",
                         help="report the statements that took the database's time (pg_stat_statements)")
+    parser.add_argument("--sync", action="store_true",
+                        help="send what the annotation page sends now: one /a/<id>/sync/ per labelled sentence "
+                             "(its decisions at the same pace) instead of one /answer/ per decision")
     parser.add_argument("--floor", action="store_true",
                         help="measure the floor instead: the least a decision request costs on this stack "
                              "(bench/floor/urls.py)")
@@ -547,7 +620,7 @@ def main(argv=None):
         cpu_before = {}
         stats, started, ended = asyncio.run(run_annotators(
             server.url, args.annotators, args.duration, args.rate, args.seed,
-            on_start=window_starts, floor=args.floor, with_screens=args.with_screens))
+            on_start=window_starts, floor=args.floor, with_screens=args.with_screens, sync=args.sync))
         cpu_after = {**server_cpu_seconds(server, pg), "client": time.process_time()}
         wall = ended - started
         checks = verify(pg.url, stats)
@@ -558,8 +631,11 @@ def main(argv=None):
         pg.destroy()
 
     window = [t for t in stats.decision_times if started <= t]
+    labelled = len(stats.chosen)
+    saving_requests = stats.requests["sync"] + stats.requests["answer"]
     figures = {
-        "what": ("annotation screen" if not args.floor else
+        "what": (("annotation screen, one /sync/ per sentence" if args.sync else "annotation screen, one /answer/ "
+                  "per decision") if not args.floor else
                  "floor (bench/floor/urls.py)" + (" inside each turn's Start, screen and submit" if args.with_screens else "")
                  + f" + {args.floor_extra_ms} ms of CPU per floor request"),
         "annotators": args.annotators,
@@ -574,6 +650,18 @@ def main(argv=None):
             "p95": round(percentile(stats.latencies, 95) * 1000, 1),
             "p99": round(percentile(stats.latencies, 99) * 1000, 1),
             "max": round(max(stats.latencies, default=0) * 1000, 1),
+        },
+        "labelled_sentences": labelled,
+        # Attempts sent in the measured window (a retried request counts each time): the requests that save
+        # (answer / sync), and all of them (with each turn's Start, screen and submit).
+        "server_requests_per_labelled_sentence": {
+            "saving": round(saving_requests / labelled, 2) if labelled else None,
+            "all": round(sum(stats.requests.values()) / labelled, 2) if labelled else None,
+        },
+        "requests_by_kind": dict(stats.requests),
+        "server_cpu_ms_per_labelled_sentence": {
+            part: round((cpu_after[part] - cpu_before[part]) * 1000 / labelled, 1) if labelled else None
+            for part in ("app", "database")
         },
         "server_cpu_ms_per_decision": {
             part: round((cpu_after[part] - cpu_before[part]) * 1000 / max(stats.decisions, 1), 1)

@@ -189,3 +189,16 @@ def page_for(browser, live_server):
     finally:
         request_started.disconnect(requests.started)
         request_finished.disconnect(requests.finished)
+
+
+@pytest.fixture
+def private_files(tmp_path, settings):
+    """A private files folder of the test's own (uploads, exports), for this process and any worker it starts.
+
+    The private storage follows MEDIA_ROOT (Django resets a FileSystemStorage when the setting changes).
+    Pass ``{"MEDIA_ROOT": str(private_files)}`` in a worker's environment.
+    """
+    root = tmp_path / "private"
+    root.mkdir()
+    settings.MEDIA_ROOT = root
+    return root

@@ -14,7 +14,8 @@ from autolabel.services import job_create
 from annotator.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 
-ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "lead", "staff")
+# "staff" has the staff flag and no membership: it grants nothing. "superuser" leads every project.
+ROLES = ("anonymous", "annotator", "outsider", "adjudicator", "lead", "staff", "superuser")
 
 
 @dataclass
@@ -45,6 +46,7 @@ def make_world() -> World:
         "adjudicator": member(project, Role.ADJUDICATOR, username="adj"),
         "lead": member(project, Role.LEAD, username="lea"),
         "staff": UserFactory(username="sta", is_staff=True),
+        "superuser": UserFactory(username="sup", is_staff=True, is_superuser=True),
     }
     world.batch = models.ImportBatch.objects.create(
         project=project, kind=models.ImportBatch.Kind.JSONL, filename="pilot.jsonl",

@@ -31,15 +31,13 @@ def jsonl(records, name):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_upload_runs_as_a_job_and_fails_with_the_command_line_message(start_celery_worker, settings, tmp_path):
+def test_upload_runs_as_a_job_and_fails_with_the_command_line_message(start_celery_worker, private_files):
     cache.clear()
-    # A media folder of its own: the stored upload keeps its name (the parsers name the stored file).
-    settings.MEDIA_ROOT = tmp_path
     project = ProjectFactory(slug="imp")
     lead = member(project, Role.LEAD)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=lead).key}")
-    start_celery_worker(concurrency=1, extra_env={"MEDIA_ROOT": str(tmp_path)})
+    start_celery_worker(concurrency=1, extra_env={"MEDIA_ROOT": str(private_files)})
     endpoint = reverse("api:import-list", kwargs={"slug": project.slug})
 
     bad = client.post(endpoint, {"kind": "jsonl", "upload": jsonl(BAD, "in.jsonl")}, format="multipart")

@@ -15,10 +15,11 @@ from api import urls as api_urls
 from tests.factories_api import FAST_HASHERS, ROLES, make_world
 
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
-MEMBERS = {"annotator", "adjudicator", "lead", "staff"}  # staff count as leads in every project
-LEADS = {"lead", "staff"}
-ADJUDICATORS = {"adjudicator", "lead", "staff"}
-AUTHENTICATED = {"annotator", "outsider", "adjudicator", "lead", "staff"}
+# A role comes from a membership: superusers lead every project; the staff flag alone is nobody's role.
+MEMBERS = {"annotator", "adjudicator", "lead", "superuser"}
+LEADS = {"lead", "superuser"}
+ADJUDICATORS = {"adjudicator", "lead", "superuser"}
+AUTHENTICATED = {"annotator", "outsider", "adjudicator", "lead", "staff", "superuser"}
 
 
 ASSIGNMENT = {"pk": lambda w: w.assignment.pk}
@@ -53,7 +54,8 @@ PROJECT_ENDPOINTS = {
     # Only its holder (the annotator) and leads read an assignment.
     "assignment-detail": ({"pk": lambda w: w.assignment.pk}, {"GET": ({"annotator"} | LEADS, 200)}),
     "annotation-list": ({}, {"GET": (MEMBERS, 200)}),
-    # Any member may ask for work (the world has an open turn for each of them).
+    # Any member may ask for work (the world has an open turn for each of them); only annotators get a slot
+    # unless the project lets adjudicators annotate (SLOT_REFUSED below).
     "assignment-next": ({}, {"POST": (MEMBERS, 200)}),
     # Writes on an assignment: its holder only (an empty body is invalid; the turn is not complete).
     "assignment-answer": (ASSIGNMENT, {"POST": ({"annotator"}, 400)}),
@@ -135,13 +137,19 @@ GLOBAL_ENDPOINTS = {
 }
 
 
+# Members who take no annotation slot while Project.adjudicators_may_annotate is off (the default).
+SLOT_REFUSED = ADJUDICATORS
+
+
 def expected_project_status(name, role, method):
     """HEAD answers as GET does; OPTIONS (200) to whoever may use one of the endpoint's methods."""
     _, spec = PROJECT_ENDPOINTS[name]
     if role == "anonymous":
         return 401
-    if role == "outsider":
+    if role in ("outsider", "staff"):
         return 404
+    if name == "assignment-next" and method == "POST" and role in SLOT_REFUSED:
+        return 403
     if method == "HEAD":
         method = "GET"
     if method == "OPTIONS":

@@ -9,14 +9,9 @@ from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
 from bench import load
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_load_generator_annotates_through_the_screen_and_reports_what_was_stored(live_server):
-    load.setup(annotators=2, turns=6, sentences=2, overlap=2)
-    stats, _, _ = _in_own_thread(load.run_annotators(live_server.url, count=2, duration=3.0, rate=0, seed=1))
-
-    assert not stats.errors, stats.error_samples
-    assert stats.decisions == len(stats.acked) > 0 and stats.submitted
-    # Every acknowledged decision is stored once, as the answer that was sent.
+def assert_stored_as_sent(stats):
+    """Every acknowledged decision is stored once, as the answer that was sent; the label of every sentence the
+    run finished is the one it chose; what it submitted is submitted."""
     events = {e.request_id: e for e in AnnotationEvent.objects.filter(request_id__in=stats.acked)}
     assert len(events) == len(stats.acked)
     for request_id, (assignment_id, sentence_id, step, value) in stats.acked.items():
@@ -27,6 +22,30 @@ def test_the_load_generator_annotates_through_the_screen_and_reports_what_was_st
     for (assignment_id, sentence_id), label in stats.chosen.items():
         assert SentenceAnnotation.objects.get(assignment_id=assignment_id, sentence_id=sentence_id).label == label
     assert set(Assignment.objects.filter(pk__in=stats.submitted).values_list("status", flat=True)) == {"submitted"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_load_generator_annotates_through_the_screen_and_reports_what_was_stored(live_server):
+    load.setup(annotators=2, turns=6, sentences=2, overlap=2)
+    stats, _, _ = _in_own_thread(load.run_annotators(live_server.url, count=2, duration=3.0, rate=0, seed=1))
+
+    assert not stats.errors, stats.error_samples
+    assert stats.decisions == len(stats.acked) > 0 and stats.submitted
+    assert_stored_as_sent(stats)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sync_mode_sends_one_request_per_labelled_sentence_and_every_decision_is_stored_once(live_server):
+    load.setup(annotators=2, turns=200, sentences=2, overlap=2)  # more than one request per sentence can get through
+    stats, _, _ = _in_own_thread(load.run_annotators(live_server.url, count=2, duration=3.0, rate=0, seed=1, sync=True))
+
+    assert not stats.errors, stats.error_samples
+    assert stats.decisions == len(stats.acked) > 0 and stats.submitted and stats.chosen
+    # One /sync/ per labelled sentence (the last one may be cut by the end of the run), none per decision.
+    assert stats.requests["answer"] == 0
+    assert len(stats.chosen) <= stats.requests["sync"] <= len(stats.chosen) + 2
+    # Each decision the run counted is one step event of the audit history, on its sentence, as sent.
+    assert_stored_as_sent(stats)
 
 
 @pytest.mark.urls("bench.floor.urls")

@@ -55,7 +55,7 @@ def test_label_a_triplet_returns_the_panel_and_the_new_version(client):
     assert stale.status_code == 409 and "another tab" in stale.content.decode()
     assert TripletAnnotation.objects.get(triplet=triplet).label == "Contradiction"
     bad = client.post(url, {"triplet": triplet.pk, "label": "supported", "version": 1}, **HTMX)
-    assert bad.status_code == 422 and "Unknown triplet label" in bad.content.decode()
+    assert bad.status_code == 400 and "Unknown triplet label" in bad.content.decode()
 
 
 def test_add_a_triplet_and_rate_a_sentence_through_the_panels(client):

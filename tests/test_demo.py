@@ -5,6 +5,7 @@ from io import StringIO
 import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from annotator.models import GoldLabel, Membership, Project, Turn
 
@@ -27,8 +28,10 @@ def test_load_demo_twice(settings):
                      "annotator2": "annotator", "annotator3": "annotator"}
     for username in ("admin", "lead", "adjudicator", "annotator1", "annotator2", "annotator3"):
         assert f"{username}-demo" in text
-        assert authenticate(username=username, password=f"{username}-demo") is not None
-    assert authenticate(username="admin", password="admin-demo").is_superuser
+        # With the request, as every sign-in route calls it (the lock-out backend requires one).
+        assert authenticate(RequestFactory().post("/accounts/login/"), username=username,
+                            password=f"{username}-demo") is not None
+    assert authenticate(RequestFactory().post("/accounts/login/"), username="admin", password="admin-demo").is_superuser
 
     out = StringIO()
     call_command("load_demo", stdout=out)

@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -25,6 +26,10 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path / "var"),
            "CELERY_BROKER_URL": "filesystem://", "CACHE_URL": ""}
     env.pop("TEST_DATABASE_NAME", None)
+    # As `make run` starts it: no settings module named (the Celery app alone would pick the production
+    # settings, which refuse to start without a SECRET_KEY), no DEBUG.
+    for name in ("DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY"):
+        env.pop(name, None)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     port = free_port()
     out = open(tmp_path / "out.txt", "w")
@@ -43,6 +48,13 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
         assert f"http://127.0.0.1:{port}/" in text and "annotator1" in text
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
             assert response.status == 200
+        # DEBUG is off by default, static files are served all the same.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/js/app.js") as response:
+            assert response.status == 200
+        with pytest.raises(urllib.error.HTTPError) as not_found:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/")
+        assert not_found.value.code in (302, 404)
+        assert b"URLconf" not in not_found.value.read()  # no debug page listing every URL
         children = [int(line.split()[0]) for line in subprocess.run(
             ["ps", "-o", "pid=", "--ppid", str(process.pid)], capture_output=True, text=True).stdout.splitlines()]
         assert len(children) == 2  # web server and worker

@@ -15,9 +15,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]
 
 
 @pytest.fixture
-def worker(start_celery_worker, tmp_path, settings):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    start_celery_worker(extra_env={"MEDIA_ROOT": str(settings.MEDIA_ROOT)})
+def worker(start_celery_worker, private_files):
+    start_celery_worker(extra_env={"MEDIA_ROOT": str(private_files)})
 
 
 def upload(client, project, kind, *files):
@@ -68,8 +67,26 @@ def test_a_malformed_upload_fails_with_the_error_and_imports_nothing(client, wor
     assert "field &#x27;turn.response&#x27;: is missing" in page and "Nothing was imported" in page
 
 
-def test_second_file_only_for_cognibench(client, settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
+def test_a_lead_who_is_not_staff_imports_from_the_project_page(client, worker):
+    """The page's form starts the same job as the admin; the status page polls, then shows the summary."""
+    from annotator.vocabulary import Role
+    from tests.factories import member
+
+    project = ProjectFactory(slug="cb")
+    client.force_login(member(project, Role.LEAD))
+    response = client.post(reverse("import_upload", args=["cb"]), {
+        "kind": "cognibench",
+        "upload": SimpleUploadedFile("dialogues.json", (CB / "dialogues.json").read_bytes()),
+        "second_upload": SimpleUploadedFile("labels.json", (CB / "labels.json").read_bytes()),
+    })
+    batch = models.ImportBatch.objects.get(project=project)
+    assert response.status_code == 302 and response["Location"] == reverse("import_status", args=["cb", batch.pk])
+    wait_until(lambda: models.ImportBatch.objects.get(pk=batch.pk).status in ("done", "failed"), message="import job")
+    page = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
+    assert "48 dialogues, 50 turns, 431 sentences, 253 labels" in page and "hx-trigger" not in page
+
+
+def test_second_file_only_for_cognibench(client, private_files):
     project = ProjectFactory(slug="x")
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
     response = client.post(reverse("admin:annotator_importbatch_add"), {
@@ -111,18 +128,25 @@ def test_background_export_job_with_progress_and_download(client, worker):
     assert client.post(reverse("export_job_start", args=["ex", "jsonl"])).status_code == 404
 
 
-def test_demo_lead_can_open_the_upload_form_and_the_project_actions(client, settings):
-    """The demo's lead is staff with only the permissions load_demo gives; the upload works for them."""
+def test_a_staff_lead_can_open_the_upload_form_and_the_project_actions(client, settings):
+    """A lead who is also staff, with the admin permissions for imports, uploads in the admin; the demo's lead
+    is not staff (a project role needs no staff flag) and the admin sends them to its login."""
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
     from django.core.management import call_command
+
+    from annotator.vocabulary import Role
+    from tests.factories import member
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     call_command("load_demo", stdout=open("/dev/null", "w"))
-    lead = get_user_model().objects.get(username="lead")
-    client.force_login(lead)
+    staff_lead = member(models.Project.objects.get(slug="demo"), Role.LEAD, username="staff-lead", is_staff=True)
+    staff_lead.user_permissions.add(*Permission.objects.filter(
+        codename__in=["add_importbatch", "view_importbatch", "view_project", "change_project"]))
+    client.force_login(staff_lead)
     assert client.get(reverse("admin:annotator_importbatch_add")).status_code == 200
     changelist = client.get(reverse("admin:annotator_project_changelist")).content.decode()
     assert "Export gold JSONL" in changelist
-    annotator = get_user_model().objects.get(username="annotator1")
-    client.force_login(annotator)
-    assert client.get(reverse("admin:annotator_importbatch_add")).status_code == 302  # not staff: to the login
+    for username in ("lead", "annotator1"):
+        client.force_login(get_user_model().objects.get(username=username))
+        assert client.get(reverse("admin:annotator_importbatch_add")).status_code == 302  # not staff: to the login

@@ -31,7 +31,9 @@ def test_project_of_which_i_am_not_a_member_is_404(client):
     assert client.get(reverse("project_detail", args=[project.slug])).status_code == 404
 
 
-def test_staff_see_every_project(client):
+def test_superusers_see_every_project_and_the_staff_flag_grants_nothing(client):
     project = ProjectFactory()
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
     assert client.get(reverse("project_detail", args=[project.slug])).status_code == 200
+    client.force_login(UserFactory(is_staff=True))
+    assert client.get(reverse("project_detail", args=[project.slug])).status_code == 404

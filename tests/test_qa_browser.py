@@ -70,11 +70,10 @@ def test_lead_answers_in_the_thread_and_the_asker_sees_it_without_reloading(page
 
 # --- on the annotation screen -----------------------------------------------------------------
 
-def press(page, key, version):
-    """Press a key that saves an answer; wait until the panel shows the next version."""
-    page.keyboard.press(key)
-    expect(page.locator("#decision-panel")).to_have_attribute("data-version", str(version + 1))
-    return version + 1
+def press(page, keys):
+    """Press keys; the page applies each at once and saves in the background."""
+    for key in keys:
+        page.keyboard.press(key)
 
 
 def start_from_queue(page, project):
@@ -99,15 +98,12 @@ def test_a_new_annotator_takes_the_qualification_fails_one_item_and_sees_why(pag
     expect(page.get_by_test_id("qualification-notice")).to_contain_text("1 of 1 turn(s) left")
     start_from_queue(page, project)
     assert Assignment.objects.get(annotator=ann).turn_id == qualification.pk
-    v = 0
-    for key in "111":  # relevant, factual, faithful: right
-        v = press(page, key, v)
+    press(page, "111")  # relevant, factual, faithful: right
     expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
-    for key in "12112":  # relevant, cognitive, rational, grounded, not unequivocal -> reliable: wrong
-        v = press(page, key, v)
+    press(page, "12112")  # relevant, cognitive, rational, grounded, not unequivocal -> reliable: wrong
     expect(page.locator("#panel-title")).to_have_text("Sentence 3 of 3")
-    v = press(page, "2", v)  # irrelevant: right
-    page.keyboard.press("s")
+    press(page, "2")  # irrelevant: right
+    page.keyboard.press("s")  # waits for the page's saving, then submits
     page.wait_for_url(f"**/p/{project.slug}/qa/qualification/score/")
     expect(page.get_by_test_id("qualification-score")).to_have_text("2 of 3 sentences right (67%)")
     expect(page.get_by_test_id("qualification-verdict")).to_contain_text("Not passed")
@@ -133,11 +129,8 @@ def test_ask_mid_turn_lead_answers_annotator_sees_it_live_then_it_becomes_a_guid
     ann, other = member(project, Role.ANNOTATOR), member(project, Role.ANNOTATOR)
     page = page_for(ann)
     start_from_queue(page, project)
-    v = 0
-    for key in "111":
-        v = press(page, key, v)
-    v = press(page, "1", v)  # sentence 2: relevant
-    v = press(page, "2", v)  # cognitive
+    press(page, "111")
+    press(page, "12")  # sentence 2: relevant, cognitive (not saved yet: the sentence is unfinished)
     expect(page.locator("#question-text")).to_have_text("Is it rational?")
     page.evaluate("window.__notReloaded = true")
 
@@ -169,7 +162,7 @@ def test_ask_mid_turn_lead_answers_annotator_sees_it_live_then_it_becomes_a_guid
     expect(pane.get_by_test_id("turn-question-answer")).to_contain_text(
         "Rational (a coherent evaluation) but not grounded", timeout=20000)
     assert page.evaluate("window.__notReloaded") is True
-    expect(page.locator("#decision-panel")).to_have_attribute("data-version", str(v))  # work untouched
+    expect(page.locator("#question-text")).to_have_text("Is it rational?")  # work untouched
 
     # The lead promotes it: "yes" is the right answer at "Is it rational?".
     expect(lead_page.get_by_label("Step", exact=True)).to_have_value("rational")
@@ -182,9 +175,9 @@ def test_ask_mid_turn_lead_answers_annotator_sees_it_live_then_it_becomes_a_guid
     start_from_queue(other_page, project)
     other_page.keyboard.press("j")
     expect(other_page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
-    w = press(other_page, "1", 0)
+    press(other_page, "1")
     expect(other_page.locator("#decision-panel .examples")).to_have_count(0)
-    w = press(other_page, "2", w)
+    press(other_page, "2")
     expect(other_page.locator("#question-text")).to_have_text("Is it rational?")
     examples = other_page.locator("#decision-panel .examples")
     expect(examples).to_contain_text("It is probably the most important river on Earth.")

@@ -150,7 +150,7 @@ def test_amend_through_the_feedback_inbox(client, reviewed):
     feedback.annotation.refresh_from_db()
     assert feedback.annotation.label == "speculative"
     bad = client.post(reverse("qa:feedback_amend", args=[feedback.pk]), {"label": "dubious"}, HTTP_HX_REQUEST="true")
-    assert bad.status_code == 200 and b"Unknown label" in bad.content
+    assert bad.status_code == 400 and b"Unknown label" in bad.content
 
 
 def test_the_queue_offers_the_qualification_even_when_no_real_slot_is_open(client, project_with_qualification):

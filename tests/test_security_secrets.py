@@ -40,8 +40,8 @@ def everything_visible_to_staff(client, project, job):
 
 
 def test_the_llm_key_and_api_tokens_never_reach_logs_admin_pages_or_exports(profile, baseline_llm, monkeypatch, caplog):
-    monkeypatch.setenv("RELIABILITY_LLM_KEY", SECRET_KEY_VALUE)
-    profile.api_key_env = "RELIABILITY_LLM_KEY"
+    monkeypatch.setenv("RELIABILITY_LLM_API_KEY", SECRET_KEY_VALUE)
+    profile.api_key_env = "RELIABILITY_LLM_API_KEY"
     profile.save()
     project = ProjectFactory()
     plain_turns(project, 3)
@@ -65,7 +65,7 @@ def test_the_llm_key_and_api_tokens_never_reach_logs_admin_pages_or_exports(prof
         assert secret not in caplog.text, "a secret was logged"
         assert secret not in " ".join(stored), "a secret was stored with the job"
         assert secret not in visible, "a secret is shown in the admin, an export or the API"
-    assert "RELIABILITY_LLM_KEY" in visible  # the profile names the variable, which is not a secret
+    assert "RELIABILITY_LLM_API_KEY" in visible  # the profile names the variable, which is not a secret
 
 
 def test_marker_strings_in_dialogue_text_do_not_steer_the_parse(profile, baseline_llm):

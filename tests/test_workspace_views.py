@@ -1,5 +1,7 @@
 """The workspace pages through the test client: access, blindness, escaping, CSRF, conflicts, query counts."""
 
+import json
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -161,10 +163,17 @@ def test_guideline_examples_of_the_current_step_are_shown_escaped():
     GuidelineExample.objects.create(project=ProjectFactory(), step=Step.RELEVANCE, text="OTHER-PROJECT", is_positive=True)
     client = Client()
     client.force_login(user)
-    page = client.get(reverse("annotate", args=[assignment.pk])).content.decode()
+    whole = client.get(reverse("annotate", args=[assignment.pk])).content.decode()
+    # The page embeds every step's examples for the browser to show as it walks the protocol (escaped, by step).
+    marker = '<script id="annotation-data" type="application/json">'
+    page, embedded = whole.split(marker)
+    examples = json.loads(embedded[:embedded.index("</script>")])["examples"]
+    assert examples["grounded"]["positive"] == [{"text": "NOT-THIS-STEP", "explanation": ""}]
+    assert [e["text"] for e in examples["relevance"]["positive"]] == ["Water is wet.", "Paris is in France."]
+    assert "<b>" not in embedded and "OTHER-PROJECT" not in whole
     assert "Hope this &lt;b&gt;helps&lt;/b&gt;!" in page and "A pleasantry." in page and "Paris is in France." in page
     assert page.index("Water is wet.") < page.index("Paris is in France.")  # the lead's order
-    assert "NOT-THIS-STEP" not in page and "OTHER-PROJECT" not in page
+    assert "NOT-THIS-STEP" not in page
     # The panel sent after an answer shows the next step's examples.
     sentence = turns[0].sentences.first()
     panel = act(client, assignment, "answer", sentence=sentence.pk, step=Step.RELEVANCE, value="relevant",

@@ -8,6 +8,7 @@ the database.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -31,25 +32,38 @@ class ImportFormatError(ValueError):
         self.problem = problem
         super().__init__(f"{filename}: record {record}: field {field_name!r}: {problem}")
 
+    def renamed(self, names: dict[str, str]) -> "ImportFormatError":
+        """The same error naming the file as its uploader knows it (stored uploads have random names)."""
+        return ImportFormatError(names.get(self.filename, self.filename), self.record, self.field, self.problem)
+
+
+# The largest index (turn, sentence, triplet) an integer column holds on every database.
+MAX_INDEX = 2**31 - 1
 
 NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
+SURROGATE_PROBLEM = "contains a lone surrogate (\\ud800-\\udfff), which is not text the database can store"
+
+# JSON carries NUL and lone surrogates only as escapes: the walk runs only when the raw text holds one.
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+_UNSTORABLE_ESCAPE_BYTES = re.compile(_UNSTORABLE_ESCAPE.pattern.encode())
 
 
-def refuse_nul(raw: bytes | str, data, filename: str, record=None) -> None:
-    """Raise ImportFormatError if a string (or key) of ``data`` holds a NUL character.
+def refuse_unstorable_text(raw: bytes | str, data, filename: str, record=None) -> None:
+    """Raise ImportFormatError if a string (or key) of ``data`` holds text no database can store.
 
-    PostgreSQL text cannot hold one, so such a file failed half-way through its import with a
-    driver error naming nothing. JSON can only carry NUL as the escape ``\\u0000``, so the walk
-    runs only when ``raw`` (the text ``data`` was parsed from) contains that escape.
+    A NUL character (PostgreSQL text cannot hold one) or a lone surrogate (not UTF-8 at all) failed
+    half-way through an import with a driver error naming nothing. JSON can only carry either as an
+    escape, so the walk runs only when ``raw`` (the text ``data`` was parsed from) contains one.
     ``record`` names the record when ``data`` is one (a JSONL line); otherwise the first step of
     the path into ``data`` does.
     """
-    needle = b"\\u0000" if isinstance(raw, bytes) else "\\u0000"
-    if needle not in raw:
+    pattern = _UNSTORABLE_ESCAPE_BYTES if isinstance(raw, bytes) else _UNSTORABLE_ESCAPE
+    if not pattern.search(raw):
         return
-    path = _nul_path(data)
-    if path is None:
+    found = _unstorable_path(data)
+    if found is None:
         return
+    path, problem = found
     if record is None:
         if not path:
             record = "(file)"
@@ -62,7 +76,7 @@ def refuse_nul(raw: bytes | str, data, filename: str, record=None) -> None:
                 item = data[first]
                 record = f"#{first} (id {item['id']})" if isinstance(item, dict) and "id" in item else f"#{first}"
     field_name = "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in path).lstrip(".")
-    raise ImportFormatError(filename, record, field_name or "(value)", NUL_PROBLEM)
+    raise ImportFormatError(filename, record, field_name or "(value)", problem)
 
 
 def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
@@ -83,6 +97,33 @@ def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, st
         if len(value) > limit:
             raise ImportFormatError(filename, record.position, field_names.get(attribute, attribute),
                                     f"is {len(value)} characters long; at most {limit} fit")
+    refuse_long_texts(record, filename, field_names)
+
+
+def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
+    """Raise ImportFormatError if the reference or a sentence is longer than the settings allow.
+
+    A 15 MB "sentence" was accepted and then sent whole to every annotator's screen and to the
+    pre-labeler. ``field_names["sentence"]`` names a sentence's field, with ``{index}`` in it.
+    """
+    from django.conf import settings
+
+    reference_limit = settings.IMPORT_MAX_REFERENCE_CHARS
+    if len(record.dialogue.reference) > reference_limit:
+        raise ImportFormatError(
+            filename, record.position, field_names.get("dialogue.reference", "dialogue.reference"),
+            f"is {len(record.dialogue.reference):,} characters long; at most {reference_limit:,} are accepted "
+            "(IMPORT_MAX_REFERENCE_CHARS)",
+        )
+    sentence_limit = settings.IMPORT_MAX_SENTENCE_CHARS
+    for sentence in record.sentences:
+        if len(sentence.text) > sentence_limit:
+            field_name = field_names.get("sentence", "sentences[{index}].text").format(index=sentence.index)
+            raise ImportFormatError(
+                filename, record.position, field_name,
+                f"sentence {sentence.index} is {len(sentence.text):,} characters long; at most {sentence_limit:,} "
+                "are accepted (IMPORT_MAX_SENTENCE_CHARS)",
+            )
 
 
 @cache
@@ -95,19 +136,31 @@ def _column_lengths() -> dict[str, int]:
     return lengths
 
 
-def _nul_path(value):
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return NUL_PROBLEM
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return SURROGATE_PROBLEM
+    return None
+
+
+def _unstorable_path(value):
+    """(path, problem) of the first string or key of ``value`` a database cannot store, else None."""
     if isinstance(value, str):
-        return [] if "\x00" in value else None
+        problem = _text_problem(value)
+        return ([], problem) if problem else None
     if isinstance(value, dict):
         for key, item in value.items():
-            if "\x00" in key:
-                return [key]  # shown as repr() shows it: \x00
-            if (rest := _nul_path(item)) is not None:
-                return [key, *rest]
+            if problem := _text_problem(key):
+                return [key.encode("utf-8", "backslashreplace").decode()], problem
+            if (found := _unstorable_path(item)) is not None:
+                return [key, *found[0]], found[1]
     elif isinstance(value, list):
         for position, item in enumerate(value):
-            if (rest := _nul_path(item)) is not None:
-                return [position, *rest]
+            if (found := _unstorable_path(item)) is not None:
+                return [position, *found[0]], found[1]
     return None
 
 

@@ -20,21 +20,22 @@ exact character offsets.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ..vocabulary import Label
 from . import (
+    MAX_INDEX,
     DialogueRecord,
     ImportFormatError,
     ImportSummary,
     SentenceRecord,
     TurnRecord,
     gold_from_label,
-    refuse_nul,
+    refuse_unstorable_text,
     refuse_too_long,
 )
+from .reading import records_of, refuse_deep, refuse_not_a_number
 
 # sentence_label_dict values -> our labels. An empty list is "misleading" when
 # the sentence is in misleading_list, otherwise the sentence is unlabelled.
@@ -122,41 +123,48 @@ class _Locator:
         return self.positions[at], self.positions[at + len(needle) - 1] + 1
 
 
-def _load(path: Path, expect):
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ImportFormatError(path.name, "(file)", "(file)", f"not valid JSON: {exc}") from None
-    refuse_nul(text, data, path.name)
-    if not isinstance(data, expect):
-        raise ImportFormatError(path.name, "(file)", "(top level)", f"must be a JSON {expect.__name__}")
-    return data
+def _checked(value, raw, filename, record):
+    """A record as the database can store it: nesting, NUL characters, NaN/Infinity refused by name."""
+    refuse_deep(value, filename, record, raw)
+    refuse_unstorable_text(raw, value, filename, record)
+    refuse_not_a_number(value, filename, record, raw)
+    return value
 
 
-def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None, progress=None):
-    """Yield a TurnRecord per dialogues.json record (labels applied from labels.json)."""
-    dialogues_path = Path(dialogues_path)
-    summary = summary if summary is not None else ImportSummary()
-    records = _load(dialogues_path, list)
+def _labels_load(labels_path: Path, filename: str) -> dict:
+    """labels.json as a dict (looked up by record id); read one record at a time, never as one text."""
     labels = {}
-    if labels_path is not None:
-        labels_path = Path(labels_path)
-        labels = _load(labels_path, dict)
-        ids = {r.get("id") for r in records if isinstance(r, dict)}
-        for record_id in labels:
-            if record_id not in ids:
-                summary.inconsistencies.append(f"{labels_path.name}: {record_id}: no such record in {dialogues_path.name}")
-    for position, record in enumerate(records):
-        label_record = None
-        if isinstance(record, dict) and record.get("id") in labels:
-            label_record = labels[record["id"]]
-        yield turn_record(record, position, dialogues_path.name, label_record,
-                          labels_path.name if labels_path else "", summary)
-        if progress is not None and (position + 1) % 500 == 0:
-            progress(position + 1, len(records))
-    if progress is not None:
-        progress(len(records), len(records))
+    for record_id, value, raw in records_of(labels_path, dict, filename=filename):
+        labels[record_id] = _checked(value, raw, filename, f"id {record_id}")
+    return labels
+
+
+def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None, progress=None, names=None):
+    """Yield a TurnRecord per dialogues.json record (labels applied from labels.json).
+
+    dialogues.json is read one record at a time (``reading.records_of``): memory stays flat
+    whatever its size. labels.json is held whole: records are looked up in it by id. ``names``
+    are the files' original names, for messages (an upload is stored under another name).
+    """
+    dialogues_path = Path(dialogues_path)
+    names = list(names) if names else [dialogues_path.name] + ([Path(labels_path).name] if labels_path else [])
+    dialogues_name = names[0]
+    labels_name = names[1] if labels_path is not None and len(names) > 1 else ""
+    summary = summary if summary is not None else ImportSummary()
+    labels = _labels_load(Path(labels_path), labels_name) if labels_path is not None else {}
+    seen_ids = set()
+    for position, record, raw in records_of(dialogues_path, list, progress=progress, filename=dialogues_name):
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            where = f"#{position} (id {record['id']})"
+        else:
+            where = f"#{position}"
+        _checked(record, raw, dialogues_name, where)
+        turn = turn_record(record, position, dialogues_name, None, labels_name, summary, labels)
+        seen_ids.add(turn.external_id)
+        yield turn
+    for record_id in labels:
+        if record_id not in seen_ids:
+            summary.inconsistencies.append(f"{labels_name}: {record_id}: no such record in {dialogues_name}")
 
 
 def _require(record, key, types, filename, where):
@@ -168,12 +176,19 @@ def _require(record, key, types, filename, where):
     return value
 
 
-def turn_record(record, position, filename, label_record, labels_filename, summary) -> TurnRecord:
+def turn_record(record, position, filename, label_record, labels_filename, summary, labels=None) -> TurnRecord:
+    """One dialogues.json record; its labels are ``label_record``, or looked up by id in ``labels``."""
     if not isinstance(record, dict):
         raise ImportFormatError(filename, f"#{position}", "(record)", "must be a JSON object")
     record_id = _require(record, "id", str, filename, f"#{position}")
     where = f"#{position} (id {record_id})"
+    if not record_id.strip():
+        raise ImportFormatError(filename, where, "id", "is empty")
+    if label_record is None and labels:
+        label_record = labels.get(record_id)
     turn_index = _require(record, "turn_index", int, filename, where)
+    if not 0 <= turn_index <= MAX_INDEX:
+        raise ImportFormatError(filename, where, "turn_index", f"is {turn_index}; must be 0 to {MAX_INDEX}")
     current_turn = _require(record, "current_turn", str, filename, where)
     processed = _require(record, "current_turn_processed", str, filename, where)
     reference = _require(record, "reference", str, filename, where)
@@ -213,8 +228,10 @@ def turn_record(record, position, filename, label_record, labels_filename, summa
         dialogue=dialogue, index=turn_index, response=response, sentences=sentences, user_message=user_message,
         external_id=record_id, history=history, metadata=metadata, position=where,
     )
+    sentence_field = "current_turn_processed" if label_record is None else "sentence_label_dict[{index}]"
     refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
-                                     "dialogue.topic": "topic", "dialogue.language": "language"})
+                                     "dialogue.topic": "topic", "dialogue.language": "language",
+                                     "dialogue.reference": "reference", "sentence": sentence_field})
     return turn
 
 

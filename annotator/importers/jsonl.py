@@ -16,6 +16,7 @@ from ..segmentation import split_sentences
 from ..vocabulary import GoldProvenance, TripletSource
 from . import (
     CANONICAL_PATHS,
+    MAX_INDEX,
     IMPORTED_TRIPLET_EXTRAS,
     PROVENANCES,
     GoldRecord,
@@ -26,10 +27,11 @@ from . import (
     TripletRecord,
     TurnRecord,
     gold_from_label,
-    refuse_nul,
+    refuse_unstorable_text,
     refuse_too_long,
     triplet_label,
 )
+from .reading import refuse_deep
 
 TOP_LEVEL_KEYS = {"dialogue", "turn", "sentences", "triplets"}
 # One turn per line: a line longer than this is refused (a 700-word reference and ten sentences take ~10 KB).
@@ -82,14 +84,14 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         metadata=check.get(d, "metadata", dict, "dialogue.metadata", {}),
     )
     index = check.get(t, "index", int, "turn.index", required=True)
-    if index < 0:
-        check.fail("turn.index", "must be 0 or more")
+    if not 0 <= index <= MAX_INDEX:
+        check.fail("turn.index", f"is {index}; must be 0 to {MAX_INDEX}")
     response = check.get(t, "response", str, "turn.response", required=True)
     metadata = dict(check.get(t, "metadata", dict, "turn.metadata", {}))
     for key in obj:
         if key not in TOP_LEVEL_KEYS:
             metadata[key] = obj[key]  # unknown fields are kept, not dropped
-    history = check.get(t, "history", list, "turn.history", [])
+    history = _history(check, check.get(t, "history", list, "turn.history", []))
 
     raw_sentences = check.get(obj, "sentences", list, "sentences")
     if raw_sentences is None:
@@ -114,11 +116,31 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         is_qualification=check.get(t, "is_qualification", bool, "turn.is_qualification", False),
         position=where,
     )
-    refuse_too_long(record, filename, _FIELD_NAMES)
+    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences is not None else _FIELD_NAMES_SPLIT)
     return record
 
 
 _FIELD_NAMES = {"dialogue.external_id": "dialogue.id", "turn.external_id": "turn.id"}
+# Without "sentences" the response is split here: a sentence too long is the response's.
+_FIELD_NAMES_SPLIT = {**_FIELD_NAMES, "sentence": "turn.response"}
+HISTORY_ROLES = ("user", "assistant")
+
+
+def _history(check, history: list) -> list:
+    """The messages before the turn: each ``{"role": "user" | "assistant", "text": "..."}`` (as exported)."""
+    for position, message in enumerate(history):
+        field_name = f"turn.history[{position}]"
+        if not isinstance(message, dict):
+            check.fail(field_name, f"must be an object with role and text, not {_type_name(message)}")
+        role = message.get("role")
+        if role not in HISTORY_ROLES:
+            check.fail(f"{field_name}.role", f"must be one of {', '.join(HISTORY_ROLES)}, not {role!r}")
+        check.get(message, "text", str, f"{field_name}.text", required=True)
+    return history
+
+
+def _type_name(value) -> str:
+    return "null" if value is None else type(value).__name__
 
 
 # The shape of an exported sentence with gold and nothing else (fast path).
@@ -201,8 +223,11 @@ def _triplet(check, raw, position, sentence_count) -> TripletRecord:
     annotations = check.get(raw, "annotations", list, f"{field_name}.annotations", [])
     if annotations:
         metadata[IMPORTED_TRIPLET_EXTRAS] = annotations
+    index = check.get(raw, "index", int, f"{field_name}.index", position)
+    if not 0 <= index <= MAX_INDEX:
+        check.fail(f"{field_name}.index", f"is {index}; must be 0 to {MAX_INDEX}")
     return TripletRecord(
-        index=check.get(raw, "index", int, f"{field_name}.index", position),
+        index=index,
         head=check.get(raw, "head", str, f"{field_name}.head", required=True),
         relation=check.get(raw, "relation", str, f"{field_name}.relation", required=True),
         tail=check.get(raw, "tail", str, f"{field_name}.tail", required=True),
@@ -249,9 +274,10 @@ def _check_dialogue(record, line_number, first_seen, filename, summary):
         )
 
 
-def parse(path: Path, summary: ImportSummary, progress=None):
-    """Yield the records of a JSONL file; blank lines are allowed."""
+def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None):
+    """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages."""
     path = Path(path)
+    filename = name or path.name
     total = path.stat().st_size
     done = 0
     first_seen: dict[str, tuple[int, int]] = {}
@@ -262,7 +288,7 @@ def parse(path: Path, summary: ImportSummary, progress=None):
             done += len(raw_line)
             if len(raw_line) > MAX_LINE_BYTES and not raw_line.endswith(b"\n"):
                 # Refused before it is read whole or parsed: memory stays bounded whatever the file.
-                raise ImportFormatError(path.name, f"line {line_number}", "(line)",
+                raise ImportFormatError(filename, f"line {line_number}", "(line)",
                                         f"longer than {MAX_LINE_BYTES // 1_000_000} MB; one turn per line is expected")
             if not raw_line.strip():
                 continue
@@ -270,10 +296,11 @@ def parse(path: Path, summary: ImportSummary, progress=None):
                 # orjson: 2.5x the standard parser, and it refuses lone surrogates, which no database stores.
                 obj = orjson.loads(raw_line)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ImportFormatError(path.name, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
-            refuse_nul(raw_line, obj, path.name, f"line {line_number}")
-            record = record_from_object(obj, path.name, line_number, summary)
-            _check_dialogue(record, line_number, first_seen, path.name, summary)
+                raise ImportFormatError(filename, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
+            refuse_deep(obj, filename, f"line {line_number}", raw_line)
+            refuse_unstorable_text(raw_line, obj, filename, f"line {line_number}")
+            record = record_from_object(obj, filename, line_number, summary)
+            _check_dialogue(record, line_number, first_seen, filename, summary)
             yield record
             if progress is not None and line_number % 1000 == 0:
                 progress(done, total)

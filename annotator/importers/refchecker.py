@@ -11,7 +11,6 @@ fields fill the user message and the reference; any other field is kept in the t
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -24,40 +23,40 @@ from . import (
     SentenceRecord,
     TripletRecord,
     TurnRecord,
-    refuse_nul,
+    refuse_unstorable_text,
     refuse_too_long,
     triplet_label,
 )
+from .reading import records_of, refuse_deep, refuse_not_a_number
 
 KG_FIELD = re.compile(r"^(?P<extractor>.+)_response_kg$")
 FILE_NAME = re.compile(r"^(?P<dataset>[a-z0-9]+)_(?P<model>.+)_answers$", re.IGNORECASE)
 KNOWN = {"id", "response", "question", "reference", "context"}
 
 
-def parse(paths, summary: ImportSummary | None = None, progress=None):
+def parse(paths, summary: ImportSummary | None = None, progress=None, names=None):
+    """Yield a TurnRecord per record of each file, read one record at a time.
+
+    ``names`` are the files' original names (an upload is stored under another name): ids,
+    the dataset and the model come from them.
+    """
     summary = summary if summary is not None else ImportSummary()
-    loaded = []
-    for path in map(Path, paths):
-        try:
-            text = path.read_text(encoding="utf-8")
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ImportFormatError(path.name, "(file)", "(file)", f"not valid JSON: {exc}") from None
-        refuse_nul(text, data, path.name)
-        if not isinstance(data, list):
-            raise ImportFormatError(path.name, "(file)", "(top level)", "must be a JSON list")
-        loaded.append((path, data))
-    total = sum(len(data) for _, data in loaded)
-    done = 0
-    for path, data in loaded:
-        match = FILE_NAME.match(path.stem)
-        for position, record in enumerate(data):
-            yield turn_record(record, position, path, match, summary)
-            done += 1
-            if progress is not None and done % 500 == 0:
-                progress(done, total)
-    if progress is not None:
-        progress(total, total)
+    paths = [Path(p) for p in paths]
+    names = list(names) if names else [p.name for p in paths]
+    total = sum(p.stat().st_size for p in paths)
+    offset = 0
+    for path, name in zip(paths, names):
+        named = Path(name)
+        match = FILE_NAME.match(named.stem)
+        for position, record, raw in records_of(path, list, progress=progress, offset=offset, total=total,
+                                                filename=named.name):
+            record_id = record.get("id") if isinstance(record, dict) else None
+            where = f"#{position} (id {record_id})" if isinstance(record_id, (str, int)) else f"#{position}"
+            refuse_deep(record, named.name, where, raw)
+            refuse_unstorable_text(raw, record, named.name, where)
+            refuse_not_a_number(record, named.name, where, raw)
+            yield turn_record(record, position, named, match, summary)
+        offset += path.stat().st_size
 
 
 def _text(record, key, filename, where, required=False):
@@ -123,5 +122,7 @@ def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord
     )
     # The dataset and the model come from the file's name (<dataset>_<model>_answers.json).
     refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
-                                     "dialogue.topic": "(file name)", "dialogue.generator_model": "(file name)"})
+                                     "dialogue.topic": "(file name)", "dialogue.generator_model": "(file name)",
+                                     "dialogue.reference": "reference" if record.get("reference") else "context",
+                                     "sentence": "response"})
     return turn

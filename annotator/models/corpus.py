@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 
+from ..storage import import_upload_path, private_storage
 from ..vocabulary import TripletLabel, TripletSource
 from .projects import Project
 
@@ -28,9 +29,12 @@ class ImportBatch(models.Model):
     total = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
-    upload = models.FileField(upload_to="imports/", blank=True)
+    upload = models.FileField(upload_to=import_upload_path, storage=private_storage, blank=True, max_length=300)
     # CogniBench comes as two files: dialogues.json (upload) and labels.json (this one).
-    second_upload = models.FileField(upload_to="imports/", blank=True, help_text="CogniBench labels.json (optional).")
+    second_upload = models.FileField(
+        upload_to=import_upload_path, storage=private_storage, blank=True, max_length=300,
+        help_text="CogniBench labels.json (optional).",
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,6 +1,7 @@
 from django.conf import settings
 from django.db import models
 
+from ..storage import export_file_path, private_storage
 from .projects import Project
 
 
@@ -22,7 +23,7 @@ class ExportJob(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     progress = models.PositiveIntegerField(default=0, help_text="Turns written.")
     total = models.PositiveIntegerField(default=0, help_text="Turns in the project when the job started.")
-    file = models.FileField(upload_to="exports/", blank=True)
+    file = models.FileField(upload_to=export_file_path, storage=private_storage, blank=True, max_length=300)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -27,6 +27,11 @@ class Project(models.Model):
     require_evidence = models.BooleanField(
         default=False, help_text="Faithful and grounded answers need at least one evidence span."
     )
+    adjudicators_may_annotate = models.BooleanField(
+        default=False,
+        help_text="Adjudicators may also take annotation slots. Whoever holds a slot on a turn is blind on it "
+        "until they submit, and never adjudicates a turn they annotated.",
+    )
     qualification_pass_mark = models.FloatField(
         default=0.85, help_text="Sentence accuracy needed on the qualification set (0-1)."
     )
@@ -48,7 +53,7 @@ class Project(models.Model):
 
 
 class Membership(models.Model):
-    """A person's role in one project. Staff users see every project."""
+    """A person's role in one project: the only source of a project role (superusers lead every project)."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")

@@ -10,7 +10,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from ..models import Assignment, Feedback, GuidelineExample, Membership, Project, QualificationResult, Question, QuestionMessage, SentenceAnnotation, Turn
+from .. import access
+from ..models import Assignment, Feedback, GuidelineExample, Membership, QualificationResult, Question, QuestionMessage, SentenceAnnotation, Turn
 from ..vocabulary import Role
 
 PER = 500  # CogniBench reports QA instances per 500 statements (Table 1).
@@ -19,11 +20,12 @@ PER = 500  # CogniBench reports QA instances per 500 statements (Table 1).
 # --- Who leads what --------------------------------------------------------
 
 def led_projects(user):
-    if not user.is_authenticated:
-        return Project.objects.none()
-    if user.is_staff:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user, memberships__role=Role.LEAD)
+    return access.led_projects(user)
+
+
+def _blind_turns(user):
+    """Turns on which ``user`` holds an unsubmitted slot (any project): others' threads there are hidden."""
+    return Assignment.objects.filter(annotator=user, status__in=access.UNSUBMITTED).values("turn_id")
 
 
 # --- Questions -------------------------------------------------------------
@@ -43,7 +45,9 @@ def _first_message():
 
 def questions_for_lead(user, status=Question.Status.OPEN, project=None):
     """Questions in the projects ``user`` leads, oldest open first (the inbox)."""
-    qs = Question.objects.filter(project__in=led_projects(user)).select_related(
+    qs = Question.objects.filter(project__in=led_projects(user)).exclude(
+        ~Q(asked_by=user), turn_id__in=_blind_turns(user)
+    ).select_related(
         "project", "asked_by", "sentence", "turn__dialogue"
     ).annotate(message_count=_message_count(), first_message=_first_message())
     if status:
@@ -54,14 +58,16 @@ def questions_for_lead(user, status=Question.Status.OPEN, project=None):
 
 
 def open_question_count_for_lead(user) -> int:
-    return Question.objects.filter(project__in=led_projects(user), status=Question.Status.OPEN).count()
+    return Question.objects.filter(project__in=led_projects(user), status=Question.Status.OPEN).exclude(
+        ~Q(asked_by=user), turn_id__in=_blind_turns(user)
+    ).count()
 
 
 def questions_of(user, project=None, turn=None):
-    """The questions ``user`` asked, newest activity first."""
-    qs = Question.objects.filter(asked_by=user).select_related("project", "sentence", "turn__dialogue").annotate(
-        first_message=_first_message()
-    )
+    """The questions ``user`` asked in the projects they still belong to, newest activity first."""
+    qs = Question.objects.filter(asked_by=user, project__in=access.projects_for(user)).select_related(
+        "project", "sentence", "turn__dialogue"
+    ).annotate(first_message=_first_message())
     if project is not None:
         qs = qs.filter(project=project)
     if turn is not None:
@@ -85,7 +91,7 @@ def saved_path(user, sentence):
 
 
 def unread_answer_count(user, project=None) -> int:
-    qs = Question.objects.filter(asked_by=user, unread_by_asker=True)
+    qs = Question.objects.filter(asked_by=user, unread_by_asker=True, project__in=access.projects_for(user))
     if project is not None:
         qs = qs.filter(project=project)
     return qs.count()
@@ -103,7 +109,9 @@ def guideline_examples_at(project, step):
 # --- Feedback --------------------------------------------------------------
 
 def feedback_for_annotator(user, project=None, pending_only=False):
-    qs = Feedback.objects.filter(annotation__assignment__annotator=user).select_related(
+    qs = Feedback.objects.filter(
+        annotation__assignment__annotator=user, project__in=access.projects_for(user)
+    ).select_related(
         "project", "lead", "annotation__sentence__turn__dialogue", "annotation__assignment"
     )
     if project is not None:
@@ -114,7 +122,8 @@ def feedback_for_annotator(user, project=None, pending_only=False):
 
 
 def unacknowledged_feedback_count(user, project=None) -> int:
-    qs = Feedback.objects.filter(annotation__assignment__annotator=user, acknowledged_at__isnull=True)
+    qs = Feedback.objects.filter(annotation__assignment__annotator=user, acknowledged_at__isnull=True,
+                                 project__in=access.projects_for(user))
     if project is not None:
         qs = qs.filter(project=project)
     return qs.count()
@@ -124,7 +133,7 @@ def nav_counts(user) -> dict:
     """The three navigation badges. Three COUNT queries, whatever the data size."""
     if not user.is_authenticated:
         return {}
-    is_lead_anywhere = user.is_staff or Membership.objects.filter(user=user, role=Role.LEAD).exists()
+    is_lead_anywhere = user.is_superuser or Membership.objects.filter(user=user, role=Role.LEAD).exists()
     return {
         "is_lead": is_lead_anywhere,
         "open_questions": open_question_count_for_lead(user) if is_lead_anywhere else 0,

@@ -25,11 +25,8 @@ from ..assignment import UNFINISHED, is_stale
 from ..definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation, Turn
 from ..services.annotation import evidence_required
-from ..vocabulary import STEP_ANSWERS, Answer, Label, ProtocolMode, Step
+from ..vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, ProtocolMode, Step
 from .joined import JoinedSelect
-
-# y / n answer the question as it is worded: "Is the sentence irrelevant?" yes -> irrelevant.
-YES_NO_KEYS = {Answer.YES: "y", Answer.NO: "n", Answer.IRRELEVANT: "y", Answer.RELEVANT: "n"}
 DEFAULT_STALE_AFTER = timedelta(hours=24)
 
 

@@ -325,17 +325,7 @@ def annotation_evidence_add(
 ) -> Outcome:
     """Attach ``reference[start:end]`` (character offsets into Dialogue.reference) as evidence."""
     reference = assignment.turn.dialogue.reference
-    try:
-        start, end = int(start), int(end)
-    except (TypeError, ValueError):
-        raise AnnotationError("Evidence needs a start and an end offset.") from None
-    # Trim surrounding white space so that spans compare equal whatever the selection caught.
-    while start < end and end <= len(reference) and reference[start].isspace():
-        start += 1
-    while end > start and end <= len(reference) and reference[end - 1].isspace():
-        end -= 1
-    if not 0 <= start < end <= len(reference):
-        raise AnnotationError("Select some text in the reference first, then press e to attach it.")
+    start, end = evidence_bounds(reference, start, end)
     created = {}
 
     def mutate(_, annotation):
@@ -351,6 +341,25 @@ def annotation_evidence_add(
                      action="evidence_add", sentence=sentence, mutate=mutate, seconds=seconds)
     outcome.extra["span"] = created.get("span")
     return outcome
+
+
+def evidence_bounds(reference: str, start, end) -> tuple[int, int]:
+    """``(start, end)`` as offsets of a non-empty span of ``reference``, surrounding white space trimmed."""
+    try:
+        start, end = int(start), int(end)
+    except (TypeError, ValueError):
+        raise AnnotationError("Evidence needs a start and an end offset.") from None
+    # Offsets outside the reference are refused before they index it (a negative one would count from its end).
+    if not 0 <= start < end <= len(reference):
+        raise AnnotationError("Select some text in the reference first, then press e to attach it.")
+    # Trim surrounding white space so that spans compare equal whatever the selection caught.
+    while start < end and end <= len(reference) and reference[start].isspace():
+        start += 1
+    while end > start and end <= len(reference) and reference[end - 1].isspace():
+        end -= 1
+    if not 0 <= start < end <= len(reference):
+        raise AnnotationError("Select some text in the reference first, then press e to attach it.")
+    return start, end
 
 
 def annotation_evidence_remove(

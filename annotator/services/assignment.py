@@ -22,11 +22,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from .. import assignment as strategy
+from ..access import may_annotate
 from ..models import AnnotationEvent, Assignment, Project, Turn
 from .qualification import qualification_gate
 
@@ -36,6 +38,16 @@ LIVE = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS, Assignment.St
 
 class AssignmentError(Exception):
     """A lead action on assignments that cannot be done; the message says why."""
+
+
+class SlotsRefused(PermissionDenied):
+    """The user's role does not take annotation slots in this project (403; the message says why)."""
+
+
+SLOTS_REFUSED_MESSAGE = (
+    "In this project only annotators take annotation slots; a lead can let adjudicators (and leads) take them "
+    "too with the project setting \"adjudicators may annotate\"."
+)
 
 
 def assignment_current(project: Project, user) -> Assignment | None:
@@ -68,6 +80,8 @@ def assignment_next(project: Project, user) -> Assignment | None:
     """The assignment the user should work on now: their unfinished one, else a newly claimed slot.
 
     Returns None when the project has no open slot left for this user.
+    Annotators take slots; adjudicators and leads only where the project allows it
+    (``SlotsRefused`` otherwise, though an unfinished slot they already hold is still theirs).
     An annotator who has not passed the project's qualification set gets its
     turns first, and no real work until they pass (None while a failed attempt
     waits for a lead to allow a retry).
@@ -95,6 +109,8 @@ def _claim(project: Project, user) -> Assignment | None:
         current = assignment_current(project, user)
         if current is not None:
             return current
+        if not may_annotate(user, project):
+            raise SlotsRefused(SLOTS_REFUSED_MESSAGE)
         while True:
             queryset = candidate_turns(project, user)
             rows = []

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from ..exporters import FILENAMES, FORMATS
 from ..models import ExportJob, Turn
+from ..storage import export_file_path
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY = 1000
@@ -41,7 +41,8 @@ def export_job_progress(job: ExportJob) -> int:
 
 
 def export_job_execute(job_id: int) -> ExportJob:
-    """Write the export to MEDIA_ROOT/exports/; progress is visible while it runs (through the cache)."""
+    """Write the export to the private files folder under an unguessable name; progress is visible while it
+    runs (through the cache)."""
     job = ExportJob.objects.select_related("project").get(pk=job_id)
     if job.status in (ExportJob.Status.DONE, ExportJob.Status.FAILED):
         return job
@@ -53,8 +54,8 @@ def export_job_execute(job_id: int) -> ExportJob:
     def progress(done):
         cache.set(key, done, timeout=24 * 3600)
 
-    name = f"exports/{job.pk}-{FILENAMES[job.format].format(slug=job.project.slug)}"
-    path = Path(settings.MEDIA_ROOT) / name
+    name = export_file_path(job, FILENAMES[job.format].format(slug=job.project.slug))
+    path = Path(job.file.storage.path(name))
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".part")
     try:

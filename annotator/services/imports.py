@@ -48,24 +48,30 @@ ANALYZE_AFTER_TURNS = 500
 _PATH_JSON = {label: json.dumps(path) for label, path in CANONICAL_PATHS.items()}
 
 
-def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None):
-    """The records of the files, as an iterator (parsing happens as it is consumed)."""
+def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None,
+                names: list[str] | None = None):
+    """The records of the files, as an iterator (parsing happens as it is consumed).
+
+    ``names`` are the files' original names: an upload is stored under an unguessable one, and
+    messages, RefChecker's dialogue ids and its dataset and model come from the name.
+    """
+    names = names if names and len(names) == len(paths) else [p.name for p in paths]
     if kind == ImportBatch.Kind.COGNIBENCH:
         from ..importers import cognibench
 
         if not 1 <= len(paths) <= 2:
             raise ValueError("a CogniBench import takes DIALOGUES.json and optionally LABELS.json")
-        return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress)
+        return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress, names=names)
     if kind == ImportBatch.Kind.REFCHECKER:
         from ..importers import refchecker
 
-        return refchecker.parse(paths, summary, progress)
+        return refchecker.parse(paths, summary, progress, names=names)
     if kind == ImportBatch.Kind.JSONL:
         from ..importers import jsonl
 
         if len(paths) != 1:
             raise ValueError("a JSONL import takes one file")
-        return jsonl.parse(paths[0], summary, progress)
+        return jsonl.parse(paths[0], summary, progress, name=names[0])
     raise ValueError(f"unknown import kind {kind!r}")
 
 
@@ -82,7 +88,7 @@ def import_files(
     """Import ``paths`` into ``project`` atomically; raises ImportFormatError (nothing written) on bad input."""
     paths = [Path(p) for p in paths]
     summary = ImportSummary(files=display_names or [p.name for p in paths])
-    records = parse_files(kind, paths, summary, progress)
+    records = parse_files(kind, paths, summary, progress, names=display_names)
     with transaction.atomic():
         records_import(project, records, summary=summary, batch=batch, actor=actor)
     return summary
@@ -180,6 +186,35 @@ def import_batch_progress(batch: ImportBatch) -> dict:
         done, total = cache.get(import_progress_key(batch)) or (0, 0)
         return {"done": done, "total": total, "percent": round(100 * done / total) if total else 0}
     return {"done": 0, "total": 0, "percent": 0}
+
+
+def import_batch_start(project: Project, kind: str, upload, second_upload=None, *, actor) -> ImportBatch:
+    """Store an uploaded import and queue its job: the one write path of the admin, the API and the project page.
+
+    The caller has checked the files (``importers.uploads.uploads_problems``). They are stored
+    in the private storage under unguessable names; the batch keeps their original names. The
+    job starts after commit; if the batch cannot be saved, the files stored for it are deleted.
+    """
+    files = [upload] + ([second_upload] if second_upload else [])
+    batch = ImportBatch(project=project, kind=kind, filename=", ".join(Path(f.name).name for f in files),
+                        created_by=actor, status=ImportBatch.Status.PENDING)
+    batch.upload = upload
+    batch.second_upload = second_upload or ""
+    try:
+        with transaction.atomic():
+            batch.save()
+            import_batch_enqueue(batch)
+    except BaseException:
+        upload_files_delete(batch)
+        raise
+    return batch
+
+
+def upload_files_delete(batch: ImportBatch) -> None:
+    """Delete the stored files of a batch that is not kept (nothing else refers to them)."""
+    for stored in (batch.upload, batch.second_upload):
+        if stored and stored.name and getattr(stored, "_committed", True):
+            stored.storage.delete(stored.name)
 
 
 def import_batch_enqueue(batch: ImportBatch) -> None:

@@ -11,7 +11,7 @@ from ..vocabulary import Role
 SETTINGS_FIELDS = frozenset({
     "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
     "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-    "severity_threshold", "error_types",
+    "severity_threshold", "error_types", "adjudicators_may_annotate",
 })
 
 

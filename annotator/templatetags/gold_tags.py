@@ -66,7 +66,7 @@ def open_disputes_for_user(context):
     if user is None or not user.is_authenticated:
         return (0, None)
     disputes = Adjudication.objects.filter(status=Adjudication.Status.OPEN)
-    if not user.is_staff:
+    if not user.is_superuser:  # a role comes from a membership; superusers lead every project
         disputes = disputes.filter(
             turn__dialogue__project__memberships__user=user,
             turn__dialogue__project__memberships__role__in=ADJUDICATING_ROLES,

@@ -12,37 +12,31 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ..access import access_assignment, access_project_as_adjudicator, access_project_as_lead, role_in
-from ..models import Assignment, ClaimTriplet, Sentence, TripletAdjudication, Turn
+from ..access import (
+    access_project_as_adjudicator,
+    access_project_as_lead,
+    access_turn_not_blind,
+)
+from ..forms.claims import PANEL_FORMS, TURN_TRIPLET_FORMS, DisputeResolveForm
+from ..forms.fields import error_text
+from ..models import Assignment, ClaimTriplet, Sentence, TripletAdjudication
 from ..selectors import claims as claims_selectors
 from ..selectors.workspace import screen_state
 from ..services import claims as claims_services
 from ..services.annotation import AnnotationError, VersionConflict
 from ..vocabulary import Severity, TripletLabel
+from .common import assignment_for, bad_request
+from .data import blind_refusal
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}
 SENTENCE_ACTIONS = {"severity", "error_type"}
 WORKSPACE_PANEL = "workspace/partials/panel.html"
 
 
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _assignment_for(request, assignment_id) -> Assignment:
-    assignment = access_assignment(request.user, assignment_id)
-    if role_in(request.user, assignment.project) is None:
-        raise Http404("No such assignment")
-    return assignment
-
-
 @require_GET
 def triplet_panel(request, assignment_id):
     """The triplet panel alone (htmx refresh, e.g. after a conflict)."""
-    assignment = _assignment_for(request, assignment_id)
+    assignment = assignment_for(request, assignment_id)
     return _render_triplets(request, assignment)
 
 
@@ -61,50 +55,56 @@ def _render_triplets(request, assignment, message="", status=200):
 @require_POST
 def act(request, assignment_id, action):
     """One change from a claims panel. Triplet actions answer with the triplet panel, sentence ones with the decision panel."""
-    if action not in TRIPLET_ACTIONS | SENTENCE_ACTIONS:
+    if action not in PANEL_FORMS:
         raise Http404("No such action")
-    assignment = _assignment_for(request, assignment_id)
-    data = request.POST
-    common = {"actor": request.user, "request_id": data.get("request_id", ""),
-              "expected_version": _int_or_none(data.get("version"))}
+    assignment = assignment_for(request, assignment_id)
+    form = PANEL_FORMS[action](request.POST)
+    form.is_valid()
     sentence = None
     if action in SENTENCE_ACTIONS:
-        sentence = get_object_or_404(Sentence, pk=_int_or_none(data.get("sentence")), turn_id=assignment.turn_id)
+        if "sentence" in form.errors:
+            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
+        sentence = get_object_or_404(Sentence, pk=form.cleaned_data["sentence"], turn_id=assignment.turn_id)
     status, message = 200, ""
-    try:
-        if action == "triplet_label":
-            outcome = claims_services.triplet_label_set(
-                assignment, _int_or_none(data.get("triplet")), data.get("label", ""), **common)
-        elif action == "triplet_add":
-            outcome = claims_services.assignment_triplet_add(
-                assignment, head=data.get("head", ""), relation=data.get("relation", ""), tail=data.get("tail", ""),
-                sentence=_int_or_none(data.get("sentence")), **common)
-            message = "Triplet added."
-        elif action == "triplet_edit":
-            outcome = claims_services.assignment_triplet_edit(
-                assignment, _int_or_none(data.get("triplet")), head=data.get("head", ""),
-                relation=data.get("relation", ""), tail=data.get("tail", ""),
-                sentence=_int_or_none(data.get("sentence")), **common)
-            message = "Triplet saved."
-        elif action == "triplet_delete":
-            outcome = claims_services.assignment_triplet_delete(assignment, _int_or_none(data.get("triplet")), **common)
-            message = "Triplet deleted."
-        elif action == "severity":
-            outcome = claims_services.annotation_set_severity(
-                assignment, sentence, data.get("severity") or None, data.get("justification", ""), **common)
-            message = "Severity saved."
-        else:
-            outcome = claims_services.annotation_set_error_type(assignment, sentence, data.get("error_type", ""), **common)
-            message = "Error type saved."
-        outcome.assignment.project = assignment.project
-        outcome.assignment.turn = assignment.turn
-        assignment = outcome.assignment
-    except VersionConflict as conflict:
-        status, message = 409, str(conflict)
-        assignment = _assignment_for(request, assignment_id)
-    except AnnotationError as error:
-        status, message = 422, str(error)
-        assignment = _assignment_for(request, assignment_id)
+    if form.errors:
+        if not request.htmx:
+            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
+        status, message = 400, error_text(form)  # shown in the panel the screen swaps in
+    else:
+        data = form.cleaned_data
+        common = {"actor": request.user, **form.common()}
+        try:
+            if action == "triplet_label":
+                outcome = claims_services.triplet_label_set(assignment, data["triplet"], data["label"], **common)
+            elif action == "triplet_add":
+                outcome = claims_services.assignment_triplet_add(
+                    assignment, head=data["head"], relation=data["relation"], tail=data["tail"],
+                    sentence=data["sentence"], **common)
+                message = "Triplet added."
+            elif action == "triplet_edit":
+                outcome = claims_services.assignment_triplet_edit(
+                    assignment, data["triplet"], head=data["head"], relation=data["relation"], tail=data["tail"],
+                    sentence=data["sentence"], **common)
+                message = "Triplet saved."
+            elif action == "triplet_delete":
+                outcome = claims_services.assignment_triplet_delete(assignment, data["triplet"], **common)
+                message = "Triplet deleted."
+            elif action == "severity":
+                outcome = claims_services.annotation_set_severity(
+                    assignment, sentence, data["severity"], data["justification"], **common)
+                message = "Severity saved."
+            else:
+                outcome = claims_services.annotation_set_error_type(assignment, sentence, data["error_type"], **common)
+                message = "Error type saved."
+            outcome.assignment.project = assignment.project
+            outcome.assignment.turn = assignment.turn
+            assignment = outcome.assignment
+        except VersionConflict as conflict:
+            status, message = 409, str(conflict)
+            assignment = assignment_for(request, assignment_id)
+        except AnnotationError as error:
+            status, message = 422, str(error)
+            assignment = assignment_for(request, assignment_id)
     if not request.htmx:
         if message:
             (messages.error if status >= 400 else messages.info)(request, message)
@@ -138,13 +138,17 @@ def disputes(request, slug):
 def dispute_resolve(request, slug, adjudication_id):
     project = access_project_as_adjudicator(request.user, slug)
     adjudication = get_object_or_404(TripletAdjudication, pk=adjudication_id, turn__dialogue__project=project)
+    back = f"{reverse('claims_disputes', args=[project.slug])}#dispute-{adjudication.pk}"
+    form = DisputeResolveForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=back)
     try:
         claims_services.triplet_adjudication_resolve(
-            adjudication, request.user, label=request.POST.get("label", ""), reason=request.POST.get("reason", ""))
+            adjudication, request.user, label=form.cleaned_data["label"], reason=form.cleaned_data["reason"])
         messages.success(request, f"Triplet {adjudication.triplet} decided.")
     except AnnotationError as error:
         messages.error(request, str(error))
-    return redirect(f"{reverse('claims_disputes', args=[project.slug])}#dispute-{adjudication.pk}")
+    return redirect(back)
 
 
 # --------------------------------------------------------------------------- lead: triplets of a turn
@@ -153,7 +157,7 @@ def dispute_resolve(request, slug, adjudication_id):
 @require_GET
 def turn_triplets(request, slug, turn_id):
     project = access_project_as_lead(request.user, slug)
-    turn = get_object_or_404(Turn.objects.select_related("dialogue"), pk=turn_id, dialogue__project=project)
+    turn = access_turn_not_blind(request.user, project, turn_id)
     return render(request, "claims/turn_triplets.html", {
         "project": project, "turn": turn,
         "triplets": ClaimTriplet.objects.filter(turn=turn).select_related("sentence", "gold")
@@ -165,35 +169,38 @@ def turn_triplets(request, slug, turn_id):
 
 @require_POST
 def turn_triplets_change(request, slug, turn_id):
+    """A lead adds, edits, deletes a triplet of the turn or sets its gold label (``action``)."""
     project = access_project_as_lead(request.user, slug)
-    turn = get_object_or_404(Turn, pk=turn_id, dialogue__project=project)
-    data = request.POST
-    action = data.get("action")
+    turn = access_turn_not_blind(request.user, project, turn_id)
+    back = reverse("claims_turn_triplets", args=[project.slug, turn.pk])
+    action = request.POST.get("action", "")
+    if action not in TURN_TRIPLET_FORMS:
+        return bad_request(request, "Unknown action: add, edit, delete or override.", back_url=back)
+    form = TURN_TRIPLET_FORMS[action](request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=back)
+    data = form.cleaned_data
     try:
         if action == "add":
-            claims_services.triplet_create(turn, head=data.get("head", ""), relation=data.get("relation", ""),
-                                           tail=data.get("tail", ""), actor=request.user,
-                                           sentence=_int_or_none(data.get("sentence")))
+            claims_services.triplet_create(turn, head=data["head"], relation=data["relation"], tail=data["tail"],
+                                           actor=request.user, sentence=data["sentence"])
             messages.success(request, "Triplet added.")
         else:
-            triplet = get_object_or_404(ClaimTriplet, pk=_int_or_none(data.get("triplet")), turn=turn)
+            triplet = get_object_or_404(ClaimTriplet, pk=data["triplet"], turn=turn)
             if action == "delete":
                 claims_services.triplet_delete(triplet, actor=request.user)
                 messages.success(request, "Triplet deleted.")
             elif action == "edit":
-                claims_services.triplet_update(triplet, head=data.get("head", ""), relation=data.get("relation", ""),
-                                               tail=data.get("tail", ""), actor=request.user,
-                                               sentence=_int_or_none(data.get("sentence")))
+                claims_services.triplet_update(triplet, head=data["head"], relation=data["relation"],
+                                               tail=data["tail"], actor=request.user, sentence=data["sentence"])
                 messages.success(request, "Triplet saved.")
-            elif action == "override":
-                claims_services.triplet_gold_override(triplet, request.user, label=data.get("label", ""),
-                                                      reason=data.get("reason", ""))
-                messages.success(request, "Gold label set.")
             else:
-                raise Http404("No such action")
+                claims_services.triplet_gold_override(triplet, request.user, label=data["label"],
+                                                      reason=data["reason"])
+                messages.success(request, "Gold label set.")
     except AnnotationError as error:
         messages.error(request, str(error))
-    return redirect("claims_turn_triplets", slug=project.slug, turn_id=turn.pk)
+    return redirect(back)
 
 
 # --------------------------------------------------------------------------- reports
@@ -204,15 +211,17 @@ def _threshold(request, project):
     value = request.GET.get("severity", "project")
     if value == "all":
         return None, "all"
-    number = _int_or_none(value)
-    if number in Severity.values:
-        return number, str(number)
+    if value in {str(number) for number in Severity.values}:
+        return int(value), value
     return project.severity_threshold, "project"
 
 
 @require_GET
 def reports(request, slug):
     project = access_project_as_adjudicator(request.user, slug)
+    refused = blind_refusal(request, project)  # gold and annotations of turns the user is blind on are counted
+    if refused:
+        return refused
     threshold, choice = _threshold(request, project)
     rows = claims_selectors.hallucination_rows(project)
     context = {

@@ -1,16 +1,19 @@
 """Adjudication queue and screen, gold history and lead overrides, annotation reopening."""
 
 from django.contrib import messages
+from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from ..access import access_project_as_adjudicator, access_project_as_lead, is_lead
+from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
+from ..forms.gold import AdjudicationAnswerForm, AdjudicationResolveForm, GoldOverrideForm, ReopenForm
 from ..models import Adjudication, Assignment, Sentence, Turn
 from ..selectors.gold import adjudication_queue, adjudication_screen, dispute_for, gold_history, turn_assignments
 from ..services import gold as gold_services
 from ..services.gold import GoldError, has_annotated
+from .common import bad_request
 
 
 QUEUE_PAGE = 200  # oldest turns shown; deciding them brings the next ones up
@@ -36,8 +39,12 @@ def _turn(project, turn_id):
 def turn_screen(request, slug, turn_id):
     project = access_project_as_adjudicator(request.user, slug)
     turn = _turn(project, turn_id)
+    if has_annotated(request.user, turn):
+        # Nobody adjudicates a turn they annotated; nor do they see its disputes (blind while the slot is open).
+        context = {"project": project, "turn": turn, "dialogue": turn.dialogue, "refused": True}
+        return render(request, "gold/adjudicate.html", context, status=403)
     context = {"project": project, **adjudication_screen(project, turn, request.user)}
-    context["refused"] = has_annotated(request.user, turn)
+    context["refused"] = False
     # The next turn waiting in the queue, to move on once this one is done.
     context["next_turn"] = (
         adjudication_queue(project, request.user).filter(annotated_by_user=False).exclude(pk=turn.pk).first()
@@ -54,6 +61,18 @@ def _adjudication(project, adjudication_id):
     )
 
 
+ANNOTATED_REFUSAL = "You annotated this turn, so someone else must adjudicate it."
+
+
+def _adjudication_for_judge(request, project, adjudication_id):
+    """A dispute the user may decide, or a 403 answer: never one on a turn they annotated (its sides and
+    the draft are not shown to them either, even in the error)."""
+    adjudication = _adjudication(project, adjudication_id)
+    if has_annotated(request.user, adjudication.turn):
+        return adjudication, HttpResponseForbidden(ANNOTATED_REFUSAL, content_type="text/plain; charset=utf-8")
+    return adjudication, None
+
+
 def _render_dispute(request, project, adjudication, error=None, status=200):
     adjudication = _adjudication(project, adjudication.pk)
     dispute = dispute_for(adjudication, turn_assignments(adjudication.turn), is_lead(request.user, project))
@@ -61,17 +80,31 @@ def _render_dispute(request, project, adjudication, error=None, status=200):
     return render(request, "gold/partials/dispute.html", context, status=status)
 
 
+def _judge_post(request, slug, adjudication_id, form_class):
+    """``(project, adjudication, bound form, None)``, or the answer that refuses the POST as the 4th item."""
+    project = access_project_as_adjudicator(request.user, slug)
+    adjudication, refused = _adjudication_for_judge(request, project, adjudication_id)
+    if refused:
+        return project, adjudication, None, refused
+    form = form_class(request.POST)
+    if not form.is_valid():
+        return project, adjudication, form, bad_request(
+            request, form, back_url=reverse("gold_turn", args=[slug, adjudication.turn_id]))
+    return project, adjudication, form, None
+
+
 @require_POST
 def answer(request, slug, adjudication_id):
     """htmx: the adjudicator answers the next protocol question (or takes the last answer back)."""
-    project = access_project_as_adjudicator(request.user, slug)
-    adjudication = _adjudication(project, adjudication_id)
+    project, adjudication, form, refused = _judge_post(request, slug, adjudication_id, AdjudicationAnswerForm)
+    if refused:
+        return refused
     try:
-        if request.POST.get("undo"):
+        if form.cleaned_data["undo"]:
             gold_services.adjudication_undo_step(adjudication, request.user)
         else:
             gold_services.adjudication_answer_step(
-                adjudication, request.user, request.POST.get("step", ""), request.POST.get("value", "")
+                adjudication, request.user, form.cleaned_data["step"], form.cleaned_data["value"]
             )
     except GoldError as error:
         return _render_dispute(request, project, adjudication, error=str(error))
@@ -81,20 +114,19 @@ def answer(request, slug, adjudication_id):
 @require_POST
 def resolve(request, slug, adjudication_id):
     """Save the decision on one dispute: a side, or the adjudicator's own walk, with a reason."""
-    project = access_project_as_adjudicator(request.user, slug)
-    adjudication = _adjudication(project, adjudication_id)
-    decision = request.POST.get("decision", "")
+    project, adjudication, form, refused = _judge_post(request, slug, adjudication_id, AdjudicationResolveForm)
+    if refused:
+        return refused
+    decision = form.cleaned_data["decision"]
     kwargs = {}
-    if decision.startswith("side-"):
-        kwargs["side"] = decision.removeprefix("side-")
-    elif decision == "protocol":
+    if "side" in decision:
+        kwargs["side"] = decision["side"]
+    elif "protocol" in decision:
         kwargs["path"] = adjudication.path or {}
     try:
         if not kwargs:
             raise GoldError("Pick a side or answer the questions first.")
-        if "side" in kwargs and not kwargs["side"].isdigit():
-            raise GoldError("Unknown side.")
-        gold_services.adjudication_resolve(adjudication, request.user, reason=request.POST.get("reason", ""), **kwargs)
+        gold_services.adjudication_resolve(adjudication, request.user, reason=form.cleaned_data["reason"], **kwargs)
     except GoldError as error:
         if not request.htmx:
             messages.error(request, str(error))
@@ -114,13 +146,18 @@ def sentence_gold(request, slug, sentence_id):
     sentence = get_object_or_404(
         Sentence.objects.select_related("turn__dialogue"), pk=sentence_id, turn__dialogue__project=project
     )
+    if is_blind_on(request.user, sentence.turn_id):
+        raise Http404("No such sentence")  # its gold and the others' answers: not while the user holds a slot on it
     lead = is_lead(request.user, project)
     error = None
     if request.method == "POST":
         if not lead:
             access_project_as_lead(request.user, slug)  # 404 for a non-lead
+        form = GoldOverrideForm(request.POST)
+        if not form.is_valid():
+            return bad_request(request, form, back_url=reverse("gold_sentence", args=[slug, sentence.pk]))
         try:
-            gold_services.gold_override(sentence, request.user, request.POST.get("label", ""), request.POST.get("reason", ""))
+            gold_services.gold_override(sentence, request.user, form.cleaned_data["label"], form.cleaned_data["reason"])
         except GoldError as exc:
             error = str(exc)
         else:
@@ -147,13 +184,16 @@ def reopen(request, slug, assignment_id):
     """A lead sends a submitted annotation back to its annotator (gold from it is cleared)."""
     project = access_project_as_lead(request.user, slug)
     assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    form = ReopenForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("project_detail", args=[slug]))
     try:
-        gold_services.annotation_reopen(assignment, request.user, request.POST.get("reason", ""))
+        gold_services.annotation_reopen(assignment, request.user, form.cleaned_data["reason"])
     except GoldError as error:
         messages.error(request, str(error))
     else:
         messages.success(request, f"Reopened {assignment.annotator}'s annotation; its gold will be derived again on submission.")
-    target = request.POST.get("next", "")
+    target = form.cleaned_data["next"]
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         target = reverse("project_detail", args=[slug])
     return redirect(target)

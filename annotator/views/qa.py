@@ -1,7 +1,6 @@
 """Pages of the QA loop: questions, feedback, review, QA measures. Thin: access getter, service, template."""
 
 import csv
-import json
 from functools import wraps
 
 from django.contrib import messages
@@ -10,27 +9,19 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ..access import access_project, access_project_as_lead, is_lead
 from ..access_qa import access_annotation_as_lead, access_own_feedback, access_question, access_question_as_lead
+from ..forms.qa import AmendForm, AskForm, FeedbackForm, MessageForm, PromoteForm, ReviewQueryForm
 from ..models import Question, Sentence, Turn
 from ..selectors import qa as selectors
 from ..services import qa as services
 from ..services.qa import QAError
 from ..vocabulary import STEP_ANSWERS, Label, Step
-
-
-def _parse_path(raw):
-    if not raw:
-        return {}
-    try:
-        path = json.loads(raw)
-    except ValueError:
-        raise QAError("The decision path could not be read.") from None
-    if not isinstance(path, dict):
-        raise QAError("The decision path could not be read.")
-    return path
+from .common import bad_request
+from .data import blind_refusal
 
 
 def polled(view):
@@ -52,20 +43,22 @@ def polled(view):
 @require_POST
 def question_ask(request, slug):
     project = access_project(request.user, slug)
-    turn = get_object_or_404(Turn.objects.select_related("dialogue"), pk=request.POST.get("turn") or 0,
-                             dialogue__project=project)
+    form = AskForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("qa:my_questions"))
+    data = form.cleaned_data
+    turn = get_object_or_404(Turn.objects.select_related("dialogue"), pk=data["turn"], dialogue__project=project)
     sentence = None
-    if request.POST.get("sentence"):
-        sentence = get_object_or_404(Sentence, pk=request.POST["sentence"], turn=turn)
+    if data["sentence"] is not None:
+        sentence = get_object_or_404(Sentence, pk=data["sentence"], turn=turn)
     try:
         # The decision path is the one saved for the sentence (every answer is autosaved); a client
         # without a saved annotation (e.g. the API) may send its own.
         path = selectors.saved_path(request.user, sentence) if sentence is not None else None
         if path is None:
-            path = _parse_path(request.POST.get("path"))
+            path = data["path"]
         question = services.question_ask(
-            project=project, user=request.user, turn=turn, sentence=sentence, path=path,
-            body=request.POST.get("body", ""),
+            project=project, user=request.user, turn=turn, sentence=sentence, path=path, body=data["body"],
         )
     except QAError as error:
         if request.htmx:
@@ -110,11 +103,14 @@ def question_detail(request, pk):
     lead = is_lead(request.user, question.project)
     error = None
     if request.method == "POST":
+        form = MessageForm(request.POST)
+        if not form.is_valid():
+            return bad_request(request, form, back_url=reverse("qa:question", args=[question.pk]))
         try:
             if lead and question.asked_by_id != request.user.pk:
-                services.question_answer(question=question, lead=request.user, body=request.POST.get("body", ""))
+                services.question_answer(question=question, lead=request.user, body=form.cleaned_data["body"])
             else:
-                services.question_follow_up(question=question, user=request.user, body=request.POST.get("body", ""))
+                services.question_follow_up(question=question, user=request.user, body=form.cleaned_data["body"])
         except QAError as exc:
             error = str(exc)
         else:
@@ -159,11 +155,14 @@ def question_close(request, pk):
 @require_POST
 def question_promote(request, pk):
     question = access_question_as_lead(request.user, pk)
+    form = PromoteForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("qa:question", args=[question.pk]))
+    data = form.cleaned_data
     try:
         example = services.question_promote_to_guideline(
-            question=question, actor=request.user, step=request.POST.get("step"),
-            expected_answer=request.POST.get("expected_answer", ""), text=request.POST.get("text"),
-            explanation=request.POST.get("explanation"),
+            question=question, actor=request.user, step=data["step"] or None,
+            expected_answer=data["expected_answer"], text=data["text"], explanation=data["explanation"],
         )
     except QAError as error:
         messages.error(request, str(error))
@@ -222,10 +221,13 @@ def feedback_acknowledge(request, pk):
 def feedback_amend(request, pk):
     """The annotator amends the annotation the feedback is about (while the turn is not adjudicated)."""
     feedback = access_own_feedback(request.user, pk)
+    form = AmendForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("qa:feedback_inbox"))
     error = None
     try:
-        services.feedback_amend(feedback=feedback, user=request.user, label=request.POST.get("label", ""),
-                                request_id=request.POST.get("request_id", ""))
+        services.feedback_amend(feedback=feedback, user=request.user, label=form.cleaned_data["label"],
+                                request_id=form.cleaned_data["request_id"])
     except QAError as exc:
         error = str(exc)
     feedback = access_own_feedback(request.user, pk)
@@ -249,16 +251,21 @@ REVIEW_MODES = {
 def review(request, slug):
     """Lead review of submitted work, three ways in; feedback is given row by row."""
     project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # others' labels and gold, the turns the lead is blind on included
+    if refused:
+        return refused
     mode = request.GET.get("mode", "sample")
     if mode not in REVIEW_MODES:
         mode = "sample"
+    query = ReviewQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query, back_url=reverse("qa:review", args=[project.slug]))
     annotators = selectors.project_annotators(project)
     annotator = None
-    if request.GET.get("annotator"):
-        annotator = annotators.filter(pk=request.GET["annotator"]).first()
-    try:
-        seed = int(request.GET.get("seed", 1))
-    except ValueError:
+    if query.cleaned_data["annotator"] is not None:
+        annotator = annotators.filter(pk=query.cleaned_data["annotator"]).first()
+    seed = query.cleaned_data["seed"]
+    if seed is None:
         seed = 1
     if mode == "sample":
         page = Paginator(list(selectors.review_sample(project, annotator, size=20, seed=seed))
@@ -287,10 +294,13 @@ def review(request, slug):
 def feedback_give(request, slug, annotation_id):
     project = access_project_as_lead(request.user, slug)
     annotation = access_annotation_as_lead(request.user, project, annotation_id)
+    form = FeedbackForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("qa:review", args=[project.slug]))
     error = None
     try:
-        services.feedback_give(annotation=annotation, lead=request.user, comment=request.POST.get("comment", ""),
-                               expected_label=request.POST.get("expected_label", ""))
+        services.feedback_give(annotation=annotation, lead=request.user, comment=form.cleaned_data["comment"],
+                               expected_label=form.cleaned_data["expected_label"])
     except QAError as exc:
         error = str(exc)
     if request.htmx:

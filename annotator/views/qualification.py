@@ -7,6 +7,8 @@ from django.views.decorators.http import require_POST
 
 from ..access import access_project, access_project_as_lead, is_lead
 from ..access_qa import access_qualification_result
+from ..forms.fields import error_text
+from ..forms.qualification import QualificationSetForm
 from ..selectors.qa import qualification_results, turns_with_qualification_counts
 from ..services import qualification as services
 from ..services.qualification import QualificationError
@@ -16,20 +18,23 @@ CANDIDATE_LIMIT = 200
 
 def setup(request, slug):
     project = access_project_as_lead(request.user, slug)
+    status = 200
     if request.method == "POST":
-        try:
-            percent = float(request.POST.get("pass_mark", ""))
-        except ValueError:
-            percent = -1
-        try:
-            turns = services.qualification_set(
-                project=project, actor=request.user, turn_ids=request.POST.getlist("turns"), pass_mark=percent / 100,
-            )
-        except QualificationError as error:
-            messages.error(request, str(error))
+        form = QualificationSetForm(request.POST)
+        if not form.is_valid():
+            # The same page, with what was wrong above it.
+            messages.error(request, error_text(form))
+            status = 400
         else:
-            messages.success(request, f"Qualification set saved: {len(turns)} turn(s), pass mark {percent:g}%.")
-            return redirect("qa:qualification", slug=project.slug)
+            percent = form.cleaned_data["pass_mark"]
+            try:
+                turns = services.qualification_set(project=project, actor=request.user,
+                                                   turn_ids=form.cleaned_data["turns"], pass_mark=percent / 100)
+            except QualificationError as error:
+                messages.error(request, str(error))
+            else:
+                messages.success(request, f"Qualification set saved: {len(turns)} turn(s), pass mark {percent:g}%.")
+                return redirect("qa:qualification", slug=project.slug)
     search = request.GET.get("q", "").strip()
     candidates = (
         turns_with_qualification_counts(project)
@@ -42,7 +47,7 @@ def setup(request, slug):
         "project": project, "candidates": candidates, "search": search, "limit": CANDIDATE_LIMIT,
         "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
         "results": qualification_results(project),
-    })
+    }, status=status)
 
 
 @require_POST

@@ -8,6 +8,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from .. import charts
 from ..access import access_project_as_lead
+from .data import blind_refusal
 from ..selectors.reports import (
     comparison_candidates,
     project_report,
@@ -72,6 +73,9 @@ def _charts(report):
 def reports(request, slug):
     """The page; after new gold it shows the previous numbers at once while a worker computes the new ones."""
     project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
     report, is_current, version = project_report_or_older(project)
     if report is None or (not is_current and not report_refresh_request(project, version)):
         report, is_current = project_report(project, version), True  # nothing older to show, or no worker came
@@ -96,6 +100,9 @@ def reports(request, slug):
 def reports_status(request, slug):
     """Polled while the page shows older numbers: reloads the page once the current ones are ready."""
     project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
     _, is_current, _ = project_report_or_older(project)
     if is_current:
         return HttpResponseClientRefresh()
@@ -105,6 +112,9 @@ def reports_status(request, slug):
 def report_csv(request, slug, table):
     """One table of the reports page as CSV, with the raw (unrounded) numbers."""
     project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
     report = project_report(project)
     comparison = None
     if table == "protocols":

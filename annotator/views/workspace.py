@@ -15,13 +15,18 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..access import access_assignment, access_project, access_project_as_lead, role_in
+from ..access import access_project, access_project_as_lead, may_annotate
+from ..forms.fields import error_text
+from ..forms.workspace import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
 from ..models import Assignment, Membership
+from ..selectors.annotation_page import annotation_page_data
 from ..selectors.projects import project_progress
 from ..selectors.workspace import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
 from ..services import annotation as annotation_services
 from ..services.assignment import (
+    SLOTS_REFUSED_MESSAGE,
     AssignmentError,
+    SlotsRefused,
     assignment_next,
     assignment_reassign,
     assignment_release,
@@ -30,6 +35,7 @@ from ..services.assignment import (
 from ..services.qualification import Status as QualificationStatus
 from ..services.qualification import qualification_may_work, qualification_state
 from ..vocabulary import Role
+from .common import assignment_for, bad_request
 
 PANEL_TEMPLATE = "workspace/partials/panel.html"
 
@@ -40,6 +46,11 @@ PANEL_TEMPLATE = "workspace/partials/panel.html"
 def queue(request, slug):
     project = access_project(request.user, slug)
     context = {"project": project, "progress": project_progress(project), **queue_for(project, request.user)}
+    if not may_annotate(request.user, project):
+        # An adjudicator where the project keeps them out of annotation: only a slot already held goes on.
+        context["has_more_work"] = bool(context["unfinished"])
+        if not context["unfinished"]:
+            messages.info(request, SLOTS_REFUSED_MESSAGE)
     return render(request, "workspace/queue.html", context)
 
 
@@ -47,7 +58,11 @@ def queue(request, slug):
 def next_item(request, slug):
     """Start / Continue: the annotator's unfinished assignment, or a newly claimed slot."""
     project = access_project(request.user, slug)
-    assignment = assignment_next(project, request.user)
+    try:
+        assignment = assignment_next(project, request.user)
+    except SlotsRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("workspace_queue", slug=project.slug)
     if assignment is None and not qualification_may_work(project, request.user):
         messages.error(request, "Your qualification attempt did not reach the pass mark; a project lead can allow a retry.")
         return redirect("qa:qualification_score", slug=project.slug)
@@ -59,76 +74,64 @@ def next_item(request, slug):
 
 # --- the annotation screen ------------------------------------------------------------------------
 
-def _assignment_for(request, assignment_id) -> Assignment:
-    assignment = access_assignment(request.user, assignment_id)
-    if role_in(request.user, assignment.project) is None:
-        raise Http404("No such assignment")
-    return assignment
-
-
-def _int_or_none(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 @require_GET
 def annotate(request, assignment_id):
     """The annotation screen; with htmx and ``?sentence=``, only the decision panel of that sentence."""
-    assignment = _assignment_for(request, assignment_id)
-    state = screen_state(assignment, sentence_id=_int_or_none(request.GET.get("sentence")))
+    assignment = assignment_for(request, assignment_id)
+    query = SentenceQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query, back_url=reverse("annotate", args=[assignment.pk]))
+    state = screen_state(assignment, sentence_id=query.cleaned_data["sentence"])
     if request.htmx:
         return render(request, PANEL_TEMPLATE, {**state, "oob": True, "refresh_reference": True})
-    return render(request, "workspace/annotate.html", state)
-
-
-ACTIONS = {"answer", "pick", "undo", "note", "evidence_add", "evidence_remove", "submit", "time"}
+    return render(request, "workspace/annotate.html", {**state, "page_data": annotation_page_data(assignment, state)})
 
 
 @require_POST
 def act(request, assignment_id, action):
     """One change to the annotator's assignment; answers with the decision panel (htmx) or a redirect."""
-    if action not in ACTIONS:
+    if action not in ACTION_FORMS:
         raise Http404("No such action")
-    assignment = _assignment_for(request, assignment_id)
-    data = request.POST
+    assignment = assignment_for(request, assignment_id)
+    form = ACTION_FORMS[action](request.POST)
+    form.is_valid()
     sentence = None
-    sentence_id = _int_or_none(data.get("sentence"))
     if action != "submit":
-        sentence = turn_sentence(assignment, sentence_id)
+        if "sentence" in form.errors:
+            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
+        sentence = turn_sentence(assignment, form.cleaned_data["sentence"])
         if sentence is None:
             raise Http404("No such sentence in this turn")
+    if form.errors:
+        if not request.htmx:
+            url = reverse("annotate", args=[assignment.pk])
+            return bad_request(request, form, back_url=f"{url}?sentence={sentence.pk}" if sentence else url)
+        # The screen swaps the panel it gets back: the same panel, with what was wrong.
+        return _render_panel(request, assignment, action, sentence, None, 400, error_text(form))
+    data = form.cleaned_data
     if action == "time":
-        annotation_services.annotation_record_time(assignment, sentence, data.get("seconds"))
+        annotation_services.annotation_record_time(assignment, sentence, data["seconds"])
         return HttpResponse(status=204)
-    common = {
-        "actor": request.user,
-        "request_id": data.get("request_id", ""),
-        "expected_version": _int_or_none(data.get("version")),
-    }
-    if action != "submit":
-        common["seconds"] = data.get("seconds", 0)
-    status, message, advance_from, acted = 200, "", None, sentence
+    common = {"actor": request.user, **form.common()}
+    status, message, advance_from = 200, "", None
     try:
         if action == "answer":
             outcome = annotation_services.annotation_answer_step(
-                assignment, sentence, data.get("step", ""), data.get("value", ""), **common)
+                assignment, sentence, data["step"], data["value"], **common)
         elif action == "pick":
-            outcome = annotation_services.annotation_pick_label(assignment, sentence, data.get("label", ""), **common)
+            outcome = annotation_services.annotation_pick_label(assignment, sentence, data["label"], **common)
         elif action == "undo":
             outcome = annotation_services.annotation_undo(assignment, sentence, **common)
         elif action == "note":
-            outcome = annotation_services.annotation_set_note(assignment, sentence, data.get("note", ""), **common)
+            outcome = annotation_services.annotation_set_note(assignment, sentence, data["note"], **common)
             message = "Note saved."
         elif action == "evidence_add":
             reference = assignment.turn.dialogue.reference
-            start = browser_offset_to_reference(reference, _int_or_none(data.get("start")) or 0)
-            end = browser_offset_to_reference(reference, _int_or_none(data.get("end")) or 0)
+            start = browser_offset_to_reference(reference, data["start"])
+            end = browser_offset_to_reference(reference, data["end"])
             outcome = annotation_services.annotation_evidence_add(assignment, sentence, start, end, **common)
         elif action == "evidence_remove":
-            outcome = annotation_services.annotation_evidence_remove(
-                assignment, sentence, _int_or_none(data.get("evidence")), **common)
+            outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
         else:
             outcome = annotation_services.assignment_submit(assignment, **common)
             messages.success(request, f"Turn submitted ({assignment.turn}). Thank you!")
@@ -144,15 +147,21 @@ def act(request, assignment_id, action):
             advance_from = sentence.pk
     except annotation_services.VersionConflict as conflict:
         status, message = 409, str(conflict)
-        assignment = _assignment_for(request, assignment_id)
+        assignment = assignment_for(request, assignment_id)
     except annotation_services.AnnotationError as error:
         status, message = 422, str(error)
-        assignment = _assignment_for(request, assignment_id)
+        assignment = assignment_for(request, assignment_id)
     if not request.htmx:
         if message:
             (messages.error if status >= 400 else messages.info)(request, message)
         url = reverse("annotate", args=[assignment.pk])
         return redirect(f"{url}?sentence={sentence.pk}" if sentence else url)
+    return _render_panel(request, assignment, action, sentence, advance_from, status, message)
+
+
+def _render_panel(request, assignment, action, sentence, advance_from, status, message):
+    """The decision panel after an action on ``sentence`` (with ``message``, an error when ``status`` >= 400)."""
+    acted = sentence
     state = screen_state(assignment, sentence_id=sentence.pk if sentence else None, advance_from=advance_from)
     acted_row = next((row for row in state["rows"] if acted and row.sentence.pk == acted.pk), None)
     # The reference is sent again only when its highlights change: evidence added or removed,
@@ -198,8 +207,11 @@ def lead_assignments_page(request, slug):
 def lead_release(request, slug, assignment_id):
     project = access_project_as_lead(request.user, slug)
     assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    form = ReleaseForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
     try:
-        assignment_release(assignment, actor=request.user, reason=request.POST.get("reason", "released by a lead"))
+        assignment_release(assignment, actor=request.user, reason=form.cleaned_data["reason"] or "released by a lead")
         messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {assignment.turn}.")
     except AssignmentError as error:
         messages.error(request, str(error))
@@ -210,8 +222,11 @@ def lead_release(request, slug, assignment_id):
 def lead_reassign(request, slug, assignment_id):
     project = access_project_as_lead(request.user, slug)
     assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    form = ReassignForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
     target = get_object_or_404(
-        get_user_model(), pk=_int_or_none(request.POST.get("annotator")),
+        get_user_model(), pk=form.cleaned_data["annotator"],
         memberships__project=project, memberships__role=Role.ANNOTATOR,
     )
     try:
@@ -225,8 +240,10 @@ def lead_reassign(request, slug, assignment_id):
 @require_POST
 def lead_release_stale(request, slug):
     project = access_project_as_lead(request.user, slug)
-    key = request.POST.get("stale", "24")
-    idle = STALE_CHOICES.get(key, STALE_CHOICES["24"])
+    form = ReleaseStaleForm(request.POST, stale_choices=STALE_CHOICES)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
+    idle = STALE_CHOICES[form.cleaned_data["stale"] or "24"]
     count = assignment_release_stale(project, actor=request.user, max_idle=idle)
     messages.success(request, f"Released {count} assignment(s) idle for more than {idle}.")
     return redirect("workspace_lead", slug=project.slug)

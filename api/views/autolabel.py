@@ -164,7 +164,8 @@ class PredictionListView(ProjectScopedView, generics.ListAPIView):
 
     def project_queryset(self):
         job = get_object_or_404(AutoLabelJob, pk=self.kwargs["pk"], project=self.project)
-        return Prediction.objects.filter(job=job).select_related("sentence")
+        # Not the pre-labels of the turns the lead holds an unsubmitted slot on.
+        return Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=self.blind_turns).select_related("sentence")
 
 
 class JobEvaluationView(JobQueryMixin, ProjectScopedView):
@@ -199,4 +200,5 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
         tags=["autolabel"],
     )
     def get(self, request, slug, pk):
+        self.refuse_if_blind()  # scored against gold, the gold of the turns the lead is blind on included
         return Response(job_evaluation(get_object_or_404(self.project_queryset(), pk=pk)))

@@ -1,14 +1,13 @@
 """The corpus (dialogues, turns, sentences), gold, import batches: read endpoints."""
 
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
-from django.db import transaction
 from rest_framework import generics, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.exceptions import ValidationError
 
 from annotator.models import Dialogue, GoldLabel, ImportBatch, Sentence, Turn
-from annotator.services.imports import import_batch_enqueue
+from annotator.services.imports import import_batch_start
 from annotator.selectors.corpus import dialogues_of, gold_of, sentences_of, turns_of
 
 from ..filters import DialogueFilter, GoldFilter, LabelledSentenceFilter, SentenceFilter, TurnFilter
@@ -110,7 +109,11 @@ class SentenceAccessMixin:
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Sentence.objects.none()
-        return sentences_of(self.project, with_gold=self.sees_labels)
+        queryset = sentences_of(self.project, with_gold=self.sees_labels)
+        if self.sees_labels:
+            # Gold and agreement state, but not of the turns the user holds an unsubmitted slot on.
+            queryset = queryset.exclude(turn_id__in=self.blind_turns)
+        return queryset
 
     def get_serializer_class(self):
         if getattr(self, "swagger_fake_view", False) or self.sees_labels:
@@ -121,7 +124,8 @@ class SentenceAccessMixin:
 @extend_schema_view(get=extend_schema(
     summary="Sentences (cursor-paginated)",
     description="Annotators get text and position; adjudicators and leads also get `gold_label` and "
-                "`agreement_state` and may filter by them.",
+                "`agreement_state` and may filter by them, except on the turns they hold an unsubmitted "
+                "annotation slot on, which are left out.",
     tags=["corpus"],
     examples=[OpenApiExample("As a lead", value=LABELLED_SENTENCE_EXAMPLE)],
 ))
@@ -150,6 +154,7 @@ class SentenceDetailView(SentenceAccessMixin, ProjectScopedView, generics.Retrie
 
 @extend_schema_view(get=extend_schema(
     summary="Gold labels (adjudicators and leads; cursor-paginated)",
+    description="Not of the turns you hold an unsubmitted annotation slot on.",
     tags=["gold"],
     examples=[OpenApiExample("Gold", value=GOLD_EXAMPLE)],
 ))
@@ -162,7 +167,7 @@ class GoldListView(ProjectScopedView, generics.ListAPIView):
     model = GoldLabel
 
     def project_queryset(self):
-        return gold_of(self.project)
+        return gold_of(self.project).exclude(sentence__turn_id__in=self.blind_turns)
 
 
 @extend_schema_view(get=extend_schema(summary="Import jobs (leads)", tags=["imports"],
@@ -191,14 +196,8 @@ class BatchListView(ProjectScopedView, generics.ListAPIView):
         serializer = ImportUploadSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        files = [data["upload"]] + ([data["second_upload"]] if data.get("second_upload") else [])
-        with transaction.atomic():
-            batch = ImportBatch.objects.create(
-                project=self.project, kind=data["kind"], upload=data["upload"],
-                second_upload=data.get("second_upload") or "", filename=", ".join(f.name for f in files),
-                created_by=request.user, status=ImportBatch.Status.PENDING,
-            )
-            import_batch_enqueue(batch)
+        batch = import_batch_start(self.project, data["kind"], data["upload"], data.get("second_upload"),
+                                   actor=request.user)
         return Response(ImportBatchSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
 
     model = ImportBatch

@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiRespo
 from rest_framework import generics, serializers
 from rest_framework.response import Response
 
-from annotator.access import is_lead
+from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
 from annotator.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.selectors.reports import project_report
@@ -40,7 +40,8 @@ class AdjudicationQueryMixin:
         annotated = Assignment.objects.filter(turn=OuterRef("turn_id"), annotator=self.request.user)
         annotations = SentenceAnnotation.objects.select_related("assignment__annotator").order_by("assignment_id")
         return (
-            Adjudication.objects.filter(turn__dialogue__project=self.project)
+            # Not the disputes of turns the user holds an unsubmitted slot on: they would show the others' answers.
+            Adjudication.objects.filter(turn__dialogue__project=self.project).exclude(turn_id__in=self.blind_turns)
             .select_related("sentence", "turn__dialogue", "adjudicator")
             .prefetch_related(Prefetch("sentence__annotations", queryset=annotations))
             .annotate(annotated_by_you=Exists(annotated))
@@ -117,7 +118,8 @@ class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
         serializer = s.ResolveSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        adjudication = get_object_or_404(Adjudication, pk=pk, turn__dialogue__project=self.project)
+        adjudication = get_object_or_404(Adjudication.objects.exclude(turn_id__in=self.blind_turns), pk=pk,
+                                         turn__dialogue__project=self.project)
         gold = adjudication_resolve(
             adjudication, request.user, reason=data["reason"], path=data.get("path"), label=data.get("label"),
             side=data.get("side"), evidence=[tuple(pair) for pair in data.get("evidence", [])],
@@ -150,8 +152,8 @@ class GoldOverrideView(ProjectScopedView):
         serializer = s.GoldOverrideSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         sentence = get_object_or_404(
-            Sentence.objects.select_related("turn__dialogue__project"), pk=sentence_id,
-            turn__dialogue__project=self.project,
+            Sentence.objects.select_related("turn__dialogue__project").exclude(turn_id__in=self.blind_turns),
+            pk=sentence_id, turn__dialogue__project=self.project,
         )
         gold = gold_override(sentence, request.user, serializer.validated_data["label"],
                              serializer.validated_data["reason"])
@@ -185,6 +187,7 @@ class AgreementReportView(ProjectScopedView):
         tags=["reports"],
     )
     def get(self, request, slug):
+        self.refuse_if_blind()
         return Response(project_report(self.project))
 
 
@@ -209,6 +212,7 @@ class GoldExportView(ProjectScopedView):
         tags=["gold"],
     )
     def get(self, request, slug):
+        self.refuse_if_blind(BLIND_EXPORT_MESSAGE)
         fmt = request.query_params.get("fmt", "jsonl")
         if fmt not in FORMATS:
             raise serializers.ValidationError({"fmt": [f'"{fmt}" is not a valid choice.']})

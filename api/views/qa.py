@@ -5,6 +5,7 @@ An annotator reads and writes only their own questions and the feedback addresse
 to them; a lead reads all of the project's. Someone else's thread is a 404.
 """
 
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
@@ -124,6 +125,8 @@ class QuestionListView(ProjectScopedView, generics.ListAPIView):
         queryset = Question.objects.filter(project=self.project)
         if not _is_lead(self):
             queryset = queryset.filter(asked_by=self.request.user)
+        else:  # not another person's question on a turn the lead is blind on
+            queryset = queryset.exclude(~Q(asked_by=self.request.user), turn_id__in=self.blind_turns)
         state = self.request.query_params.get("status")
         if state is not None:
             if state not in Question.Status.values:
@@ -167,6 +170,8 @@ class QuestionDetailView(ProjectScopedView, generics.RetrieveAPIView):
         queryset = Question.objects.filter(project=self.project)
         if not _is_lead(self):
             queryset = queryset.filter(asked_by=self.request.user)
+        else:  # not another person's question on a turn the lead is blind on
+            queryset = queryset.exclude(~Q(asked_by=self.request.user), turn_id__in=self.blind_turns)
         return queryset.select_related("asked_by").prefetch_related("messages__author")
 
     def retrieve(self, request, *args, **kwargs):
@@ -231,6 +236,9 @@ class FeedbackListView(ProjectScopedView, generics.ListAPIView):
         queryset = Feedback.objects.filter(project=self.project)
         if not _is_lead(self):
             queryset = queryset.filter(annotation__assignment__annotator=self.request.user)
+        else:
+            queryset = queryset.exclude(~Q(annotation__assignment__annotator=self.request.user),
+                                        annotation__sentence__turn_id__in=self.blind_turns)
         pending = self.request.query_params.get("pending")
         if pending is not None:
             if pending not in ("true", "false", "1", "0"):

@@ -4,6 +4,7 @@ A lead also reopens a submitted assignment, releases an unfinished one or gives 
 """
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers
@@ -41,11 +42,15 @@ ANNOTATION_EXAMPLE = {
 
 
 class OwnWorkMixin:
-    """Leads see every annotator's work; everyone else only their own."""
+    """Leads see every annotator's work (but not others' on the turns they hold an unsubmitted slot on);
+    everyone else only their own."""
 
     @property
     def sees_everyone(self):
         return self.role in LEAD_ROLES
+
+    def others_not_on_blind_turns(self, queryset, annotator_field, turn_field):
+        return queryset.exclude(~Q(**{annotator_field: self.request.user}), **{f"{turn_field}__in": self.blind_turns})
 
 
 @extend_schema_view(get=extend_schema(
@@ -83,7 +88,7 @@ class AssignmentDetailView(OwnWorkMixin, ProjectScopedView, generics.RetrieveAPI
         ).prefetch_related("turn__sentences", "sentence_annotations")
         if not self.sees_everyone:
             queryset = queryset.filter(annotator=self.request.user)
-        return queryset
+        return self.others_not_on_blind_turns(queryset, "annotator", "turn_id")
 
 
 @extend_schema_view(get=extend_schema(
@@ -101,7 +106,7 @@ class AnnotationListView(OwnWorkMixin, ProjectScopedView, generics.ListAPIView):
         queryset = SentenceAnnotation.objects.filter(assignment__project=self.project)
         if not self.sees_everyone:
             queryset = queryset.filter(assignment__annotator=self.request.user)
-        return queryset
+        return self.others_not_on_blind_turns(queryset, "assignment__annotator", "assignment__turn_id")
 
 
 class LeadAssignmentActionView(ProjectScopedView):

@@ -48,6 +48,8 @@ class NextAssignmentView(ProjectScopedView):
         responses={
             200: s.AssignmentDetailSerializer,
             204: OpenApiResponse(description="No turn left for you in this project."),
+            403: OpenApiResponse(ErrorSerializer, description="Adjudicators and leads take annotation slots only "
+                                                              "where the project lets adjudicators annotate."),
         },
         examples=[OpenApiExample("Next", response_only=True, value={
             **ASSIGNMENT_EXAMPLE, "turn_detail": None, "annotations": []})],

@@ -5,10 +5,14 @@
   function hide() { const el = status(); if (el) { el.hidden = true; } }
   document.addEventListener("htmx:sendError", () => show("Connection lost - your last action was not saved yet. Retrying…"));
   document.addEventListener("htmx:responseError", (event) => {
-    const code = event.detail.xhr.status;
+    const xhr = event.detail.xhr;
+    const code = xhr.status;
     if (code === 409) { return; } // conflicts are rendered by the page itself
+    // A malformed request is answered 400 with what was wrong, as plain text.
+    const reason = code === 400 && (xhr.getResponseHeader("Content-Type") || "").startsWith("text/plain")
+      ? xhr.responseText : "";
     show(code >= 500 ? "The server had a problem (" + code + "). Your last action was not saved; please retry." :
-                       "That action was refused (" + code + ").");
+         reason ? "That action was refused: " + reason : "That action was refused (" + code + ").");
   });
   document.addEventListener("htmx:afterRequest", (event) => { if (event.detail.successful) { hide(); } });
 })();

@@ -1,11 +1,13 @@
 // The claims panels of the annotation screen: triplet labels (RefChecker), severity and error type
 // (HalluDetect, Face4RAG). Keyboard-only like the rest of the screen.
 //
-// Forms marked data-claims are sent in the background, one at a time, each with a request id (a retry
-// after a network error is applied once) and the assignment version the decision panel holds. Triplet
-// changes answer with the triplet panel, sentence changes with the decision panel; both carry the new
-// version (X-Assignment-Version), which is written back to the decision panel so that the workspace's
-// next answer does not conflict.
+// Forms marked data-claims are sent in the background, each with a request id (a retry after a network
+// error is applied once) and the assignment version the page holds. They take turns with the annotation
+// page's own saving (window.annotationSaving, static/js/annotation_outbox.js): one request on the wire at
+// a time for the whole page, so the two never refuse each other as "changed in another tab". Triplet
+// changes answer with the triplet panel, sentence changes with the decision panel, of which only the
+// severity / error type section is taken; both carry the new version (X-Assignment-Version), which the
+// page's saving continues from.
 //
 // Keys are handled in the capture phase, before the workspace's own document-level handler, and only while
 // the focus is in a claims panel (or for the two keys that enter them: t and v).
@@ -29,12 +31,15 @@
     if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
     return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
   }
+  const saving = () => window.annotationSaving || null;
   function currentVersion() {
+    if (saving()) { return String(saving().version()); }
     const panel = decisionPanel() || tripletPanel();
     return panel ? panel.dataset.version : "";
   }
-  function setVersion(version) {
+  function setVersion(version, saved) {
     if (!version) { return; }
+    if (saving()) { saving().setVersion(version, saved); return; }
     [decisionPanel(), tripletPanel()].forEach((el) => { if (el) { el.dataset.version = version; } });
     document.querySelectorAll('#workspace input[name="version"]').forEach((input) => { input.value = version; });
   }
@@ -82,18 +87,33 @@
         const html = await response.text();
         if (isTriplet) {
           htmx.swap(tripletPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
+        } else if (saving()) {
+          swapExtras(html, form);
         } else {
           htmx.swap(decisionPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
         }
-        setVersion(response.headers.get("X-Assignment-Version"));
+        setVersion(response.headers.get("X-Assignment-Version"), response.ok);
         restoreFocus();
         return;
       }
     };
-    queue = queue.then(run, run).catch((error) => {
-      showBanner("Something went wrong: " + error + ". Reload the page; saved answers are kept.");
-    });
+    const report = (error) => { showBanner("Something went wrong: " + error + ". Reload the page; saved answers are kept."); };
+    if (saving()) { return saving().exclusive(run).catch(report); }
+    queue = queue.then(run, run).catch(report);
     return queue;
+  }
+
+  // The decision panel is drawn by the page (workspace.js): take only the severity / error type section
+  // of the server's answer, with its message if the change was refused.
+  function swapExtras(html, form) {
+    const parsed = new DOMParser().parseFromString(html, "text/html");
+    const fresh = parsed.getElementById("claims-extras");
+    const current = document.getElementById("claims-extras");
+    if (!fresh || !current) { return; }
+    fresh.dataset.sentence = current.dataset.sentence || "";
+    const refusal = parsed.querySelector(".panel-message.error");
+    if (refusal) { fresh.prepend(document.adoptNode(refusal)); }
+    current.replaceWith(document.adoptNode(fresh));
   }
 
   root.addEventListener("submit", (event) => {

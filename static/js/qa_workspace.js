@@ -1,5 +1,5 @@
 // The annotation screen's "ask a question" dialog (button or key q). The question is about the
-// active sentence; the server attaches the annotator's saved decision path on it. The answer
+// active sentence; the server attaches the annotator's saved decision path on it, once the page has saved it. The answer
 // shows up in the "Your questions on this turn" pane, which htmx polls.
 (function () {
   "use strict";
@@ -19,7 +19,8 @@
     const form = document.getElementById("ask-form");
     const sentence = activeSentence();
     form.querySelector("[data-ask-sentence]").value = sentence.id;
-    form.querySelector("[data-ask-path]").value = "";
+    const saving = window.annotationSaving;
+    form.querySelector("[data-ask-path]").value = saving && sentence.id ? JSON.stringify(saving.pathOf(sentence.id)) : "";
     const about = form.querySelector("[data-ask-about]");
     about.textContent = sentence.id ? "About sentence " + sentence.number + ": “" + sentence.text + "”" : "About the whole turn.";
     dialog.showModal();
@@ -39,6 +40,15 @@
 
   dialog.addEventListener("click", (event) => {
     if (event.target.closest("[data-ask-cancel]")) { dialog.close(); }
+  });
+
+  // The question carries the answers on screen: the server reads the saved ones, so the page's unsent answers go
+  // first (the annotation page saves in the background, static/js/annotation_outbox.js).
+  document.body.addEventListener("htmx:confirm", (event) => {
+    const saving = window.annotationSaving;
+    if (!saving || !event.detail.elt || event.detail.elt.id !== "ask-form") { return; }
+    event.preventDefault();
+    saving.drain().finally(() => event.detail.issueRequest(true)); // true: without asking again
   });
 
   // A question sent: the pane of questions was swapped in; empty the form and close the dialog.

@@ -1,236 +1,400 @@
-// The annotation screen: keyboard shortcuts, autosave queue, evidence selection, time per sentence.
+// The annotation screen: the protocol walked in the page, keys applied to what is on screen, saving in the background.
 //
-// Every form marked data-ws is sent in the background instead of reloading the page. Requests go
-// out one at a time, in order, each carrying the assignment version the page last saw and a
-// request id; a request that fails on the network is retried with the same id, so the server
-// applies it once. The server answers with the decision panel, and the sentence chip, progress
-// count and reference highlights swapped out of band (htmx.swap).
+// The page embeds its data (#annotation-data: the protocol's description, the guideline examples, the annotator's
+// saved answers). Every key changes that state and the decision panel is drawn again from it in the same task, so
+// the next question is on screen in the frame that follows the key, and the next key always applies to what the
+// annotator sees. A key that cannot apply is refused with a short message. Saving is the outbox's business
+// (annotation_outbox.js); the status in the bar says what it is doing.
 (function () {
   "use strict";
   const root = document.getElementById("workspace");
-  if (!root) { return; }
-
-  const csrf = (() => {
-    try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
-  })();
-  const actUrl = (action) => root.dataset.actUrl.replace("ACTION", action);
-  const panel = () => document.getElementById("decision-panel");
-  const banner = () => document.getElementById("connection-status");
-  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  let queue = Promise.resolve();
+  const dataElement = document.getElementById("annotation-data");
+  if (!root || !dataElement) { return; }
+  const data = JSON.parse(dataElement.textContent);
+  const protocol = new window.AnnotationProtocol(data.protocol);
+  const independent = data.mode === "independent";
+  let csrf = "";
+  try { csrf = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { csrf = ""; }
+  const sentences = data.sentences.map((s) => ({ ...s, path: protocol.ordered(s.path || {}) }));
+  const byId = new Map(sentences.map((s) => [s.id, s]));
+  const referenceElement = document.getElementById("reference-text");
+  const referenceText = referenceElement ? referenceElement.textContent : "";
+  const statusElement = document.getElementById("save-status");
+  let active = byId.get(data.active) || sentences[0] || null;
+  let closed = data.closed;
   let since = performance.now();
+  let message = null;      // {text, error} shown at the top of the panel until the next key
+  let submitting = false;
+  let stopped = null;      // a conflict or a refusal: the page stops saving and says why
 
-  function showBanner(text) { const el = banner(); if (el) { el.textContent = text; el.hidden = false; } }
-  function hideBanner() { const el = banner(); if (el) { el.hidden = true; } }
-  function newRequestId() {
-    if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
-    return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
-  }
-  function takeSeconds() {
-    const now = performance.now();
-    const seconds = (now - since) / 1000;
-    since = now;
-    return seconds.toFixed(2);
-  }
-  function enqueue(task) {
-    const run = () => task().catch((error) => { showBanner("Something went wrong: " + error + ". Reload the page; saved answers are kept."); });
-    queue = queue.then(run, run);
-    return queue;
-  }
-
-  function swapPanel(html) {
-    const old = panel();
-    const focusWasInPanel = old.contains(document.activeElement) || document.activeElement === document.body;
-    htmx.swap(old, html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
-    syncActive();
-    // Keep keyboard focus where the work is: on the first answer of the new question.
-    if (focusWasInPanel) {
-      const next = panel().querySelector(".question .answer, .label-picker .pick.chosen, .label-picker .pick");
-      if (next) { next.focus({ preventScroll: true }); }
-    }
-  }
-
-  function syncActive() {
-    const current = panel();
-    const id = current ? current.dataset.sentence : "";
-    document.querySelectorAll("a.sentence").forEach((link) => {
-      const on = link.dataset.sentence === id;
-      link.classList.toggle("active", on);
-      if (on) { link.setAttribute("aria-current", "true"); link.scrollIntoView({ block: "nearest" }); }
-      else { link.removeAttribute("aria-current"); }
-    });
-    if (id) { history.replaceState(null, "", "?sentence=" + id); }
-  }
-
-  // Send one change; retried with the same request id until the server has it.
-  function post(action, fields) {
-    const requestId = newRequestId();
-    return enqueue(async () => {
-      const current = panel();
-      const body = new URLSearchParams();
-      for (const [name, value] of fields) { body.append(name, value); }
-      body.set("version", current.dataset.version);
-      body.set("request_id", requestId);
-      if (action !== "submit") {
-        if (!body.get("sentence")) { body.set("sentence", current.dataset.sentence); }
-        body.set("seconds", takeSeconds());
-      }
-      for (let attempt = 0; ; attempt++) {
-        let response;
-        try {
-          response = await fetch(actUrl(action), {
-            method: "POST", body, credentials: "same-origin",
-            headers: { "X-CSRFToken": csrf, "HX-Request": "true" },
-          });
-        } catch (error) {
-          showBanner("Connection lost: your last action is not saved yet. Retrying…");
-          await sleep(Math.min(500 * 2 ** attempt, 8000));
-          continue;
-        }
-        if (response.status >= 500 || response.status === 429) {
-          showBanner(response.status === 503
-            ? "The server cannot reach its database for a moment: your last action is not saved yet. Retrying…"
-            : "The server had a problem (" + response.status + "). Retrying your last action…");
-          await sleep(Math.min(1000 * 2 ** attempt, 15000));
-          continue;
-        }
-        hideBanner();
-        const redirect = response.headers.get("HX-Redirect");
-        if (redirect) { window.location.assign(redirect); return; }
-        if (response.status === 204) { return; }
-        if (response.status === 403 || response.status === 404) {
-          showBanner("That action was refused (" + response.status + "). Reload the page.");
-          return;
-        }
-        swapPanel(await response.text());
-        return;
-      }
-    });
-  }
-
-  function recordTime(sentenceId, seconds) {
-    if (!sentenceId || panel().dataset.closed === "true" || Number(seconds) < 0.5) { return; }
-    const body = new URLSearchParams({ sentence: sentenceId, seconds: seconds, csrfmiddlewaretoken: csrf });
-    fetch(actUrl("time"), { method: "POST", body, credentials: "same-origin", keepalive: true }).catch(() => {});
-  }
-
-  function goTo(sentenceId) {
-    const current = panel();
-    if (!sentenceId || current.dataset.sentence === String(sentenceId)) { return; }
-    const leaving = current.dataset.sentence;
-    const seconds = takeSeconds();
-    enqueue(async () => {
-      recordTime(leaving, seconds);
-      const response = await fetch(root.dataset.panelUrl + "?sentence=" + encodeURIComponent(sentenceId), {
-        headers: { "HX-Request": "true" }, credentials: "same-origin",
+  const outbox = new window.AnnotationOutbox({
+    assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
+    onChange: showStatus,
+    onSaved: (body) => {
+      body.saved.forEach((saved) => {
+        const sentence = byId.get(saved.sentence);
+        // The server's evidence ids replace the page's, unless the sentence changed again meanwhile.
+        if (sentence && !outbox.hasOpenChange(sentence.id)) { sentence.evidence = saved.evidence; }
       });
-      if (response.ok) { swapPanel(await response.text()); hideBanner(); }
-      else { showBanner("Could not open that sentence (" + response.status + ")."); }
+      setVersion(outbox.version);
+      showStatus();
+      if (active && body.saved.some((s) => s.sentence === active.id)) { loadExtras(active); }
+    },
+    onStopped: (kind, text) => { stopped = { kind, text }; render(); showStatus(); },
+  });
+  // The claims panels (claims.js) send on the same line and continue from the version they get back.
+  // qa_workspace.js sends a question after the answers on screen are saved (the server reads the saved path).
+  window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
+    pathOf: (id) => ({ ...((byId.get(Number(id)) || {}).path || {}) }),
+    drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
+    // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
+    setVersion: (v, saved) => { if (saved) { outbox.advance(outbox.version, Number(v)); } setVersion(outbox.version); } };
+
+  function restore(changes) { // returns the sentence of the last change restored: where the unsent work was
+    return changes.reduce((last, change) => {
+      const sentence = byId.get(change.sentence);
+      if (!sentence) { return last; }
+      sentence.path = protocol.ordered(change.path || {});
+      if (change.note !== undefined) { sentence.note = change.note; }
+      if (change.evidence !== undefined) { sentence.evidence = change.evidence; }
+      return sentence;
+    }, null);
+  }
+
+  // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
+  const drawer = new window.AnnotationPanel(protocol, data);
+  const h = window.AnnotationPanel.h;
+  const chipOf = (sentence, id) => drawer.chip(sentence, id);
+  const labelName = (value) => protocol.labelNames[value] || value;
+  const panel = () => document.getElementById("decision-panel");
+  function drawPanel() {
+    const element = panel();
+    if (!element) { return; }
+    drawer.draw(element, { sentences, active, closed, independent, message, stopped, hasNext: !!neighbour(+1),
+                           hasOpenChange: (id) => outbox.hasOpenChange(id) });
+  }
+
+  // Per key, only what changed is touched: the chips of sentences whose label changed, the active link when the
+  // active sentence changed (the pre-label tags are added once, at the end of this file).
+  const links = new Map([...document.querySelectorAll("a.sentence")].map((link) => [Number(link.dataset.sentence), link]));
+  function drawList() {
+    sentences.forEach((sentence) => {
+      const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
+      if (sentence.chipState === state) { return; }
+      const old = document.getElementById("chip-" + sentence.id);
+      const fresh = chipOf(sentence, "chip-" + sentence.id);
+      if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
+      sentence.chipState = state;
     });
+    if (drawList.shown !== active) {
+      drawList.shown = active;
+      links.forEach((link, id) => {
+        const on = !!active && id === active.id;
+        link.classList.toggle("active", on);
+        if (on) { link.setAttribute("aria-current", "true"); link.scrollIntoView({ block: "nearest" }); } else { link.removeAttribute("aria-current"); }
+      });
+    }
+    const done = sentences.filter((s) => protocol.labelOf(s.path)).length;
+    const progress = document.getElementById("ws-progress");
+    const text = done + " of " + sentences.length + " sentences labelled";
+    if (progress && progress.textContent !== text) { progress.textContent = text; }
   }
 
-  function move(delta) {
-    const links = Array.from(document.querySelectorAll("a.sentence"));
-    const index = links.findIndex((link) => link.dataset.sentence === panel().dataset.sentence);
-    const next = links[index + delta];
-    if (next) { goTo(next.dataset.sentence); }
+  function drawReference() {
+    // Redrawn only when the marks change (another sentence, or its evidence: a new list each time it changes).
+    if (!referenceElement || (drawReference.sentence === active && drawReference.evidence === (active && active.evidence))) { return; }
+    drawReference.sentence = active;
+    drawReference.evidence = active && active.evidence;
+    referenceElement.replaceChildren(...window.AnnotationPanel.marked(referenceText, active ? active.evidence : []));
   }
 
-  // Character offsets of the current selection inside the reference (null if none there).
+  function render() {
+    drawPanel();
+    drawList();
+    drawReference();
+    if (render.shown === active) { return; }
+    render.shown = active;
+    // The address (a reload comes back to this sentence) follows once the keys pause: replaceState costs a few ms.
+    clearTimeout(render.addressTimer);
+    if (active) { render.addressTimer = setTimeout(() => history.replaceState(null, "", "?sentence=" + active.id), 250); }
+    document.title = document.title.replace(/^Sentence \d+/, "Sentence " + (active ? active.number : ""));
+  }
+
+  function setVersion(version) {
+    const element = panel();
+    if (element) { element.dataset.version = version; }
+    document.querySelectorAll('#workspace input[name="version"]').forEach((input) => { input.value = version; });
+  }
+
+  function showStatus() {
+    if (!statusElement) { return; }
+    const count = outbox.pendingCount();
+    let text = "Saved";
+    if (stopped) { text = stopped.kind === "conflict" ? "Not saved: changed in another tab" : "Not saved: refused"; }
+    else if (count && outbox.offline) { text = "Offline — " + count + " change" + (count === 1 ? "" : "s") + " kept, will send"; }
+    else if (count) { text = "Saving " + count; }
+    statusElement.textContent = text;
+    statusElement.dataset.state = stopped ? "stopped" : (count ? (outbox.offline ? "offline" : "saving") : "saved");
+  }
+
+  // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
+  function loadExtras(sentence) {
+    if (!data.extras || outbox.hasOpenChange(sentence.id)) { return; }
+    fetch(data.urls.panel + "?sentence=" + sentence.id, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then((response) => (response.ok ? response.text() : ""))
+      .then((html) => {
+        if (active !== sentence || outbox.hasOpenChange(sentence.id)) { return; }
+        const found = new DOMParser().parseFromString(html, "text/html").getElementById("claims-extras");
+        const current = document.getElementById("claims-extras") || document.getElementById("extras-slot");
+        if (!current) { return; }
+        if (found) { found.dataset.sentence = String(sentence.id); current.replaceWith(document.adoptNode(found)); }
+        else { current.replaceWith(h("div", { id: "extras-slot" })); }
+      }).catch(() => {});
+  }
+
+  // ---- changes -------------------------------------------------------------------------------------
+  function takeSeconds() {
+    const now = performance.now(), seconds = (now - since) / 1000;
+    since = now;
+    return seconds;
+  }
+  function change(sentence, step, ready) {
+    const record = Object.assign(outbox.recordFor(sentence, sentence.path), { path: { ...sentence.path } });
+    if (step) { record.steps.push({ ...step, at: Date.now() }); }
+    record.seconds += sentence === active ? takeSeconds() : 0;
+    if (ready) { record.ready = true; }
+    return record;
+  }
+
+  function refuse(text) { message = { text, error: true }; drawPanel(); }
+  function applyPath(newPath, step) {
+    const before = protocol.labelOf(active.path);
+    active.path = newPath;
+    const after = protocol.labelOf(newPath);
+    change(active, step, !!after);
+    const finished = after && !before;
+    if (finished) {
+      // A sentence that got its label: on to the next one without a label.
+      const position = sentences.indexOf(active);
+      const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
+      if (next) { active = next; }
+    }
+    outbox.touched();
+    render();
+    if (finished) { loadExtras(active); }
+  }
+
+  function answer(step, value) {
+    const path = protocol.answer(active.path, step, value);
+    if (!path) { refuse("That answer does not apply to this sentence now."); return; }
+    applyPath(path, { action: "answer", step, value });
+  }
+  function pick(value) {
+    const option = protocol.labels().find((l) => l.value === value);
+    applyPath(protocol.ordered(option.path), { action: "pick", value });
+  }
+  function undo() {
+    if (!Object.keys(active.path).length) { refuse("Nothing to undo on this sentence."); return; }
+    applyPath(independent ? {} : protocol.undo(active.path), { action: "undo" });
+  }
+
+  function goTo(sentence) {
+    if (!sentence || sentence === active) { return; }
+    const leaving = active;
+    const seconds = takeSeconds();
+    const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.recordFor(leaving, leaving.path) : null;
+    if (record) { record.seconds += seconds; record.ready = true; outbox.touched(); }
+    active = sentence;
+    message = null;
+    render();
+    loadExtras(active);
+  }
+  const neighbour = (delta) => (active ? sentences[sentences.indexOf(active) + delta] || null : null);
+
   function referenceSelection() {
-    const reference = document.getElementById("reference-text");
     const selection = document.getSelection();
-    if (!reference || !selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
+    if (!referenceElement || !selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
     const range = selection.getRangeAt(0);
-    if (!reference.contains(range.startContainer) || !reference.contains(range.endContainer)) { return null; }
+    if (!referenceElement.contains(range.startContainer) || !referenceElement.contains(range.endContainer)) { return null; }
     const offset = (node, position) => {
       const prefix = document.createRange();
-      prefix.selectNodeContents(reference);
+      prefix.selectNodeContents(referenceElement);
       prefix.setEnd(node, position);
       return prefix.toString().length;
     };
-    return { start: offset(range.startContainer, range.startOffset), end: offset(range.endContainer, range.endOffset) };
+    let start = offset(range.startContainer, range.startOffset);
+    let end = offset(range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(referenceText[start])) { start++; }
+    while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
+    return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
+  }
+  function attachEvidence() {
+    const span = referenceSelection();
+    if (!span) { refuse("Select some text in the reference first, then press e to attach it."); return; }
+    if (active.evidence.some((s) => s.start === span.start && s.end === span.end)) { refuse("That span is already attached to this sentence."); return; }
+    active.evidence = active.evidence.concat([span]);
+    const record = change(active, null, true);
+    record.evidence = active.evidence.map((s) => ({ start: s.start, end: s.end }));
+    message = null;
+    outbox.touched();
+    render();
+  }
+  function removeEvidence(index) {
+    active.evidence = active.evidence.filter((_, i) => i !== index);
+    const record = change(active, null, true);
+    record.evidence = active.evidence.map((s) => ({ start: s.start, end: s.end }));
+    outbox.touched();
+    render();
+  }
+  function saveNote(input) {
+    active.note = input.value.trim();
+    const record = change(active, null, true);
+    record.note = active.note;
+    message = { text: "Note kept; it is saved with the sentence.", error: false };
+    outbox.touched();
+    input.blur();
+    render();
   }
 
-  root.addEventListener("submit", (event) => {
-    const form = event.target;
-    if (!form.matches("form[data-ws]")) { return; }
-    event.preventDefault();
-    const fields = new FormData(form, event.submitter || undefined);
-    fields.delete("csrfmiddlewaretoken");
-    if (form.id === "evidence-form") {
-      const span = referenceSelection();
-      fields.set("start", span ? span.start : "");
-      fields.set("end", span ? span.end : "");
+  async function submit() {
+    if (submitting) { return; }
+    if (stopped) { refuse(stopped.text); return; }
+    submitting = true;
+    const record = active ? outbox.recordFor(active, active.path) : null;
+    if (record) { record.seconds += takeSeconds(); }
+    outbox.readyAll();
+    if (outbox.pendingCount()) {
+      message = { text: "Saving " + outbox.pendingCount() + " change(s) before submitting…", error: false };
+      drawPanel();
+      while (outbox.pendingCount() && !stopped) { await outbox.pump(); }
+      if (stopped) { submitting = false; return; }
     }
-    const action = new URL(form.action, window.location.href).pathname.split("/").filter(Boolean).pop();
-    post(action, fields);
-  });
-
-  // Keep the reference selection when the attach button is clicked with the mouse.
-  root.addEventListener("mousedown", (event) => {
-    if (event.target.closest("#attach-evidence")) { event.preventDefault(); }
-  });
-
-  root.addEventListener("click", (event) => {
-    const link = event.target.closest("a.sentence");
-    if (link) { event.preventDefault(); goTo(link.dataset.sentence); return; }
-    if (event.target.closest("#help-button")) { document.getElementById("help").showModal(); }
-  });
-
-  function clickAnswer(selector) {
-    const button = panel().querySelector(selector);
-    if (!button) { return false; }
-    button.form.requestSubmit(button);
-    return true;
+    const body = new URLSearchParams({ version: String(outbox.version), request_id: "submit-" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10) });
+    try {
+      const response = await outbox.exclusive(() => fetch(data.urls.submit, {
+        method: "POST", body, credentials: "same-origin", headers: { "X-CSRFToken": csrf, "HX-Request": "true" },
+      }));
+      const redirect = response.headers.get("HX-Redirect");
+      if (redirect) { window.removeEventListener("beforeunload", warnBeforeLeaving); window.location.assign(redirect); return; }
+      const html = await response.text();
+      const refusal = new DOMParser().parseFromString(html, "text/html").querySelector(".panel-message");
+      refuse(refusal ? refusal.textContent : "The turn could not be submitted (" + response.status + ").");
+    } catch (error) {
+      refuse("Submitting needs the connection; your answers are kept. Press s again when you are back online.");
+    }
+    submitting = false;
   }
 
+  // ---- keys and clicks -----------------------------------------------------------------------------
+  const SHORTCUTS = /^([1-7]|[yjkuecsn?]|Arrow(Up|Down|Left|Right))$/;
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
+    const key = event.key;
     if (target.closest && target.closest("textarea, input, select, [contenteditable]")) {
       if (target.id === "note-input") {
-        if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); target.form.requestSubmit(); target.blur(); }
-        else if (event.key === "Escape") { event.preventDefault(); target.blur(); }
+        if (key === "Enter" && !event.shiftKey) { event.preventDefault(); saveNote(target); }
+        else if (key === "Escape") { event.preventDefault(); target.blur(); }
       }
       return;
     }
     const help = document.getElementById("help");
-    if (help.open) {
-      if (event.key === "?") { event.preventDefault(); help.close(); }
+    if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
+    if (document.querySelector("dialog[open]")) {
+      if (SHORTCUTS.test(key)) { event.preventDefault(); flash("Close the dialog first (Esc): the key was not applied."); }
       return;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
-    const key = event.key;
     let handled = true;
     if (key === "?") { help.showModal(); }
-    else if (key === "j" || (!inPane && (key === "ArrowDown" || key === "ArrowRight"))) { move(+1); }
-    else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { move(-1); }
-    else if (key === "u") { if (panel().dataset.closed !== "true") { post("undo", []); } }
-    else if (key === "e") { const form = document.getElementById("evidence-form"); if (form) { form.requestSubmit(); } }
+    else if (key === "j" || (!inPane && (key === "ArrowDown" || key === "ArrowRight"))) { goTo(neighbour(+1)); }
+    else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
+    else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
+    else if (!active) { handled = false; }
+    else if (closed && /^([1-7]|[ynue])$/.test(key)) { refuse("This assignment can no longer be changed: the key was not applied."); }
+    else if (key === "u") { undo(); }
+    else if (key === "e") { attachEvidence(); }
     else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
-    else if (key === "s") { const form = document.getElementById("submit-form"); if (form) { form.requestSubmit(); } }
-    else if (key === "y" || key === "n") { handled = clickAnswer('.question button[data-yn="' + key + '"]'); }
-    else if (/^[1-7]$/.test(key)) {
-      handled = clickAnswer('.question button[data-key="' + key + '"], .label-picker button[data-key="' + key + '"]');
+    else if (independent && /^[1-7]$/.test(key)) {
+      const option = protocol.labels().find((l) => l.key === key);
+      if (option) { message = null; pick(option.value); } else { handled = false; }
+    }
+    else if (!independent && /^([1-7]|[yn])$/.test(key)) {
+      const next = protocol.nextStep(active.path);
+      const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+      if (option) { message = null; answer(next, option.value); }
+      else if (!next) { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
+      else { refuse("Key " + key + " is not an answer to this question."); }
     }
     else { handled = false; }
     if (handled) { event.preventDefault(); }
   });
 
-  // Time on a sentence stops counting while the tab is hidden; what was counted is sent.
+  function flash(text) {
+    const element = document.getElementById("key-refused");
+    if (!element) { return; }
+    element.textContent = text;
+    element.hidden = false;
+    clearTimeout(flash.timer);
+    flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
+  }
+
+  root.addEventListener("mousedown", (event) => {
+    if (event.target.closest("#attach-evidence")) { event.preventDefault(); } // keep the reference selection
+  });
+  root.addEventListener("click", (event) => {
+    const target = event.target;
+    const link = target.closest("a.sentence");
+    if (link) { event.preventDefault(); goTo(byId.get(Number(link.dataset.sentence))); return; }
+    if (target.closest("#help-button")) { document.getElementById("help").showModal(); return; }
+    if (target.closest("#reload-saved")) {
+      outbox.discard();
+      window.removeEventListener("beforeunload", warnBeforeLeaving);
+      window.location.reload();
+      return;
+    }
+    if (!target.closest("#decision-panel") || closed || !active) { return; }
+    const button = target.closest("button");
+    if (!button) { return; }
+    if (button.dataset.pick) { pick(button.dataset.pick); }
+    else if (button.dataset.step) { message = null; answer(button.dataset.step, button.dataset.value); }
+    else if (button.id === "undo-button") { undo(); }
+    else if (button.id === "attach-evidence") { attachEvidence(); }
+    else if (button.dataset.removeEvidence !== undefined) { removeEvidence(Number(button.dataset.removeEvidence)); }
+    else if (button.id === "save-note") { saveNote(document.getElementById("note-input")); }
+  });
+  document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
+
+  function warnBeforeLeaving(event) {
+    if (outbox.pendingCount() && !stopped) { event.preventDefault(); event.returnValue = ""; }
+  }
+  window.addEventListener("beforeunload", warnBeforeLeaving);
+  // Hidden: time stops, what was counted and open changes are sent; not after a conflict (stale copy; Reload hides it).
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") {
-      const current = panel();
-      const seconds = takeSeconds();
-      if (current && current.dataset.closed !== "true" && Number(seconds) >= 0.5) {
-        const body = new URLSearchParams({ sentence: current.dataset.sentence, seconds, csrfmiddlewaretoken: csrf });
-        navigator.sendBeacon(actUrl("time"), body);
+      if (active && !closed && !stopped) {
+        const seconds = takeSeconds();
+        if (seconds >= 0.5 || outbox.hasOpenChange(active.id)) { outbox.recordFor(active, active.path).seconds += seconds; }
       }
+      outbox.readyAll();
     } else {
       since = performance.now();
     }
   });
+  window.addEventListener("online", () => { outbox.pump(); showStatus(); });
 
-  syncActive();
+  // Unsent changes of this tab (kept over a reload) and of closed tabs come back on screen, then go out.
+  if (closed && outbox.pendingCount()) {
+    // Submitted or released meanwhile (another tab, a lead): they can no longer be saved; say so once.
+    stopped = { kind: "refused", text: outbox.pendingCount() + " change(s) kept in this browser could not be saved: " +
+      "this assignment can no longer be changed." };
+    outbox.discard();
+  } else if (!closed) {
+    active = restore(outbox.batches.flatMap((b) => b.changes).concat(outbox.records)) || active; // the address lags
+    outbox.adoptOrphans((changes) => { restore(changes); render(); showStatus(); });
+  }
+  sentences.forEach((sentence) => { if (links.get(sentence.id)) { drawer.tagPrelabel(links.get(sentence.id), sentence); } });
+  render(); showStatus(); setVersion(outbox.version);
+  if (active) { loadExtras(active); }
+  if (!closed) { outbox.pump(); }
 })();

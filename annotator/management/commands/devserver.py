@@ -32,8 +32,11 @@ class Command(BaseCommand):
 
         def start(name, argv):
             log = open(settings.VAR_DIR / f"devserver-{name}.log", "ab")
+            # The settings this command runs with, named explicitly: the Celery app (and wsgi/asgi) default to
+            # production settings, which refuse to start without a SECRET_KEY.
+            env = dict(os.environ, PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
             process = subprocess.Popen(argv, cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                                       start_new_session=True, env=env)
             children.append((name, process, log.name))
             return process
 

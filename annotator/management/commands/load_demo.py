@@ -4,7 +4,6 @@ import json
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -12,11 +11,6 @@ from annotator.models import ImportBatch, Membership, Project
 from annotator.services.imports import import_run
 
 DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
-# What the demo lead may do in the admin: upload imports, see projects and their data.
-LEAD_PERMISSIONS = [
-    "add_importbatch", "view_importbatch", "view_project", "change_project", "view_membership",
-    "add_membership", "change_membership", "view_dialogue", "view_turn",
-]
 
 
 class Command(BaseCommand):
@@ -37,8 +31,7 @@ class Command(BaseCommand):
                 user.email = user.email or f"{entry['username']}@example.org"
                 user.set_password(entry["password"])  # the demo always logs in with the printed password
                 user.save()
-                if entry["role"] == "lead":
-                    user.user_permissions.add(*Permission.objects.filter(codename__in=LEAD_PERMISSIONS))
+                # No staff flag for the lead: a project role is a membership (leads import through the API or the project page).
                 if entry["role"]:
                     Membership.objects.update_or_create(project=project, user=user, defaults={"role": entry["role"]})
             summary, _ = import_run(project, ImportBatch.Kind.JSONL, [DEMO_DIR / "dialogues.jsonl"])

@@ -1,0 +1,25 @@
+"""The import upload form where a page shows it without its view building it (the project page)."""
+
+from django import template
+
+from ..import_forms import ImportUploadForm
+
+register = template.Library()
+
+
+@register.inclusion_tag("data/partials/import_upload_form.html", takes_context=True)
+def import_upload_form(context, project):
+    return {"project": project, "form": ImportUploadForm(), "csrf_token": context.get("csrf_token")}
+
+
+def import_file_names(batch) -> list[tuple[int, str]]:
+    """``(number, original name)`` of each stored file of an import (1: the upload, 2: labels.json)."""
+    names = [name.strip() for name in batch.filename.split(",")]
+    files = []
+    for number, stored in enumerate((batch.upload, batch.second_upload), start=1):
+        if stored:
+            files.append((number, names[number - 1] if len(names) >= number else stored.name.rsplit("/", 1)[-1]))
+    return files
+
+
+register.filter("import_files", import_file_names)

@@ -1,0 +1,264 @@
+// The annotation page's memory: the protocol walked from its description, and the outbox that saves in the background.
+//
+// window.AnnotationProtocol walks the description that annotator/protocol.py `describe()` embeds in the page
+// (steps, answers, keys, the tree of which step follows which answer and the label each path ends on). No rule
+// of the protocol is written here: every question, answer, key and label comes from that description.
+//
+// window.AnnotationOutbox keeps every change not yet confirmed by the server in localStorage (one key per tab and
+// assignment), so a reload, a closed tab or a crash keeps it. Changes are grouped per sentence (one change holds
+// the whole walk on a sentence, its note, evidence and time); a sentence's change is sent when it is ready (the
+// sentence got its label, was left, or its note / evidence changed, or after a few idle seconds), several ready
+// changes in one request. Batches go out one at a time, in order, each with its request ids (a batch retried after a
+// network error is applied once) and the version its changes were made on. The outbox of a tab that is gone
+// (closed, crashed) is taken over by the next page of the same assignment (Web Locks tell which tabs are alive).
+//
+// Versions: every change keeps its base, the assignment version the page showed when the change began, and is sent
+// with it, so the server refuses (409) a change made on a copy that another tab has changed since, also after a
+// reload or when another tab's outbox is taken over. The page's own writes move the bases on: when the server
+// answers that a batch led from version A to B and nothing else was written (`chained`), the changes queued on A
+// are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
+(function () {
+  "use strict";
+
+  // ---- the protocol, walked from its description -----------------------------------------------------
+  function AnnotationProtocol(description) {
+    this.d = description;
+    this.labelNames = {};
+    description.labels.forEach((label) => { this.labelNames[label.value] = label.label; });
+  }
+  // The node a path leads to (a step still to answer, or a label), and the steps answered on the way, in order.
+  AnnotationProtocol.prototype.walk = function (path) {
+    let node = this.d.tree;
+    const answered = [];
+    while (node && node.step && Object.prototype.hasOwnProperty.call(path, node.step)) {
+      answered.push(node.step);
+      node = node.then[path[node.step]];
+    }
+    return { node: node || this.d.tree, answered };
+  };
+  AnnotationProtocol.prototype.nextStep = function (path) { return this.walk(path).node.step || null; };
+  AnnotationProtocol.prototype.labelOf = function (path) { return this.walk(path).node.label || ""; };
+  AnnotationProtocol.prototype.evidenceRequired = function (path) { return !!this.walk(path).node.evidence; };
+  // The path in the order the protocol asks its steps (a path read back from the server may come in any order).
+  AnnotationProtocol.prototype.ordered = function (path) {
+    const walked = this.walk(path);
+    const ordered = {};
+    walked.answered.forEach((step) => { ordered[step] = path[step]; });
+    return ordered;
+  };
+  // Answer `step` (the one asked next, or one already answered: later answers are dropped). Null if not allowed.
+  AnnotationProtocol.prototype.answer = function (path, step, value) {
+    let node = this.d.tree;
+    const kept = {};
+    while (node && node.step && node.step !== step && Object.prototype.hasOwnProperty.call(path, node.step)) {
+      kept[node.step] = path[node.step];
+      node = node.then[path[node.step]];
+    }
+    if (!node || node.step !== step || !Object.prototype.hasOwnProperty.call(node.then, value)) { return null; }
+    kept[step] = value;
+    return kept;
+  };
+  AnnotationProtocol.prototype.undo = function (path) {
+    const answered = this.walk(path).answered;
+    const kept = {};
+    answered.slice(0, -1).forEach((step) => { kept[step] = path[step]; });
+    return kept;
+  };
+  AnnotationProtocol.prototype.step = function (name) { return this.d.steps[name]; };
+  AnnotationProtocol.prototype.labels = function () { return this.d.labels; };
+  window.AnnotationProtocol = AnnotationProtocol;
+
+  // ---- the outbox ---------------------------------------------------------------------------------------
+  const IDLE_MS = 3000;
+  const newId = () => (window.crypto && crypto.randomUUID ? crypto.randomUUID()
+    : Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 12) + Math.random().toString(36).slice(2, 12));
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  // options: assignment, url, csrf, version, onChange(status), onSaved(result), onStopped(kind, message)
+  function AnnotationOutbox(options) {
+    this.o = options;
+    this.version = options.version;
+    this.prefix = "annotator-outbox:" + options.assignment + ":";
+    this.batches = [];   // frozen batches {version, changes}, the first one possibly in flight
+    this.records = [];   // changes not yet in a batch, at most one per sentence, in the order they began
+    this.sending = false;
+    this.offline = false;
+    this.stopped = null; // "conflict" / "refused": nothing more is sent until the page is reloaded
+    this.chain = Promise.resolve();
+    this.idleTimer = null;
+    this.tab = this._claimTab();
+    this._load(this.key());
+  }
+  AnnotationOutbox.prototype.key = function () { return this.prefix + this.tab; };
+
+  // A tab keeps its id across reloads (sessionStorage) and holds a lock on it while it lives.
+  AnnotationOutbox.prototype._claimTab = function () {
+    let tab = "shared";
+    try {
+      tab = sessionStorage.getItem(this.prefix + "tab") || newId();
+      sessionStorage.setItem(this.prefix + "tab", tab);
+    } catch (e) { /* storage refused: one shared key */ }
+    if (navigator.locks) { navigator.locks.request(this.prefix + tab, () => new Promise(() => {})); }
+    return tab;
+  };
+  AnnotationOutbox.prototype._load = function (key) {
+    let stored = null;
+    try { stored = JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { stored = null; }
+    if (!stored) { return []; }
+    const changes = [];
+    (stored.batches || []).forEach((batch) => { this.batches.push(batch); changes.push(...batch.changes); });
+    (stored.records || []).forEach((record) => {
+      // A change kept without its base cannot prove what it was made on: version 0 (never written) is the only safe one.
+      record.base = Number.isInteger(record.base) ? record.base : 0;
+      record.ready = true;
+      this._merge(record);
+      changes.push(record);
+    });
+    return changes;
+  };
+  // Take over the outboxes of tabs of this assignment that are gone; calls back with their changes.
+  AnnotationOutbox.prototype.adoptOrphans = function (restore) {
+    if (!navigator.locks) { return; }
+    const keys = [];
+    for (let i = 0; i < localStorage.length; i++) {
+      const key = localStorage.key(i);
+      if (key && key.startsWith(this.prefix) && key !== this.key()) { keys.push(key); }
+    }
+    keys.forEach((key) => {
+      navigator.locks.request(key, { ifAvailable: true }, (lock) => {
+        if (!lock) { return; } // that tab is alive and sends its own changes
+        const changes = this._load(key);
+        localStorage.removeItem(key);
+        this.persist();
+        if (changes.length) { restore(changes); this.pump(); }
+      });
+    });
+  };
+  AnnotationOutbox.prototype._merge = function (record) {
+    const open = this.records.find((r) => r.sentence === record.sentence);
+    if (!open) { this.records.push(record); return; }
+    open.base = Math.min(open.base, record.base); // the older copy decides: it may not have seen a write    open.steps.push(...record.steps);
+    open.path = record.path;
+    open.seconds += record.seconds;
+    if (record.note !== undefined) { open.note = record.note; }
+    if (record.evidence !== undefined) { open.evidence = record.evidence; }
+  };
+  AnnotationOutbox.prototype.persist = function () {
+    try {
+      if (!this.batches.length && !this.records.length) { localStorage.removeItem(this.key()); return; }
+      localStorage.setItem(this.key(), JSON.stringify({ batches: this.batches, records: this.records }));
+    } catch (e) { /* full or refused: the changes are still in memory and sent */ }
+  };
+  // The open change of a sentence (created on first use).
+  AnnotationOutbox.prototype.recordFor = function (sentence, path) {
+    let record = this.records.find((r) => r.sentence === sentence.id);
+    if (!record) {
+      record = { request_id: newId(), sentence: sentence.id, base: this.version, steps: [], path, seconds: 0, ready: false };
+      this.records.push(record);
+    }
+    return record;
+  };
+  AnnotationOutbox.prototype.pendingCount = function () {
+    return this.records.length + this.batches.reduce((n, batch) => n + batch.changes.length, 0);
+  };
+  AnnotationOutbox.prototype.hasOpenChange = function (sentenceId) {
+    return this.records.some((r) => r.sentence === sentenceId) ||
+      this.batches.some((batch) => batch.changes.some((c) => c.sentence === sentenceId));
+  };
+  // Something changed: keep it, send what is ready, make the rest ready after a pause.
+  AnnotationOutbox.prototype.touched = function () {
+    this.persist();
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => { this.readyAll(); }, IDLE_MS);
+    this.o.onChange();
+    this.pump();
+  };
+  AnnotationOutbox.prototype.readyAll = function () {
+    this.records.forEach((r) => { r.ready = true; });
+    this.persist();
+    this.pump();
+  };
+  // Run `task` when no batch is on the wire (other writers of the page, e.g. the claims panels, share the line).
+  AnnotationOutbox.prototype.exclusive = function (task) {
+    const run = this.chain.then(task, task);
+    this.chain = run.catch(() => {});
+    return run;
+  };
+  AnnotationOutbox.prototype.pump = function () {
+    if (this.sending || this.stopped) { return this.drained; }
+    this.sending = true;
+    this.drained = this.exclusive(() => this._sendAll()).finally(() => {
+      this.sending = false;
+      this.o.onChange();
+      // Something became ready while the last batch was answered: go again.
+      if (!this.stopped && this.records.some((r) => r.ready)) { this.pump(); }
+    });
+    return this.drained;
+  };
+  AnnotationOutbox.prototype._sendAll = async function () {
+    for (;;) {
+      if (!this.batches.length) {
+        // One batch carries one version: the ready changes made on the same base as the oldest ready one.
+        const first = this.records.find((r) => r.ready);
+        if (!first) { return; }
+        const taken = this.records.filter((r) => r.ready && r.base === first.base);
+        this.records = this.records.filter((r) => !taken.includes(r));
+        this.batches.push({ version: first.base, changes: taken.map(({ ready: _, base: __, ...change }) => change) });
+        this.persist();
+      }
+      const batch = this.batches[0];
+      const answer = await this._send(batch);
+      if (answer.status === 200) {
+        this.batches.shift();
+        if (answer.body.chained) { this.advance(batch.version, answer.body.version); }
+        this.persist();
+        this.o.onSaved(answer.body, batch);
+        if (answer.body.chained) { continue; }
+        // Saved before (its answer was lost), and the turn was written since by someone else: what this page shows
+        // and what is still queued were not made on that write.
+        this.stopped = "conflict";
+        this.o.onStopped(this.stopped, "This tab's changes were saved earlier, but the turn was changed in another " +
+          "tab or window since; the changes still kept here were not written.");
+        return;
+      }
+      this.stopped = answer.status === 409 ? "conflict" : "refused";
+      this.o.onStopped(this.stopped, (answer.body && answer.body.error) || ("The server refused the change (" + answer.status + ")."));
+      return;
+    }
+  };
+  // The page's own write led from version `from` to `to` with nothing in between: what was queued on `from` is on `to`.
+  AnnotationOutbox.prototype.advance = function (from, to) {
+    this.batches.forEach((b) => { if (b.version === from) { b.version = to; } });
+    this.records.forEach((r) => { if (r.base === from) { r.base = to; } });
+    if (this.version === from) { this.version = to; }
+    this.persist();
+  };
+  // POST one batch until the server answers it (network errors, 5xx and 429 are retried with the same ids).
+  AnnotationOutbox.prototype._send = async function (batch) {
+    for (let attempt = 0; ; attempt++) {
+      let response = null;
+      try {
+        response = await fetch(this.o.url, {
+          method: "POST", credentials: "same-origin", body: JSON.stringify(batch),
+          headers: { "Content-Type": "application/json", "X-CSRFToken": this.o.csrf },
+        });
+      } catch (error) { response = null; }
+      if (response && response.status < 500 && response.status !== 429) {
+        this.offline = false;
+        let body = null;
+        try { body = await response.json(); } catch (e) { body = null; }
+        return { status: response.status, body };
+      }
+      this.offline = true;
+      this.o.onChange();
+      await sleep(Math.min(500 * 2 ** attempt, 5000));
+    }
+  };
+  // Forget this tab's unsent changes (the annotator chose to reload what is saved after a conflict).
+  AnnotationOutbox.prototype.discard = function () {
+    this.batches = [];
+    this.records = [];
+    this.persist();
+  };
+  window.AnnotationOutbox = AnnotationOutbox;
+})();

@@ -1,0 +1,200 @@
+// The decision panel of the annotation page, drawn from the page's state (static/js/workspace.js).
+//
+// Everything shown comes from the protocol's description and the page's data: the walk so far (each answer a
+// button that changes it), the question asked next with its definition, answers, keys and the project's
+// examples, or the label reached; in independent mode the seven labels; then undo, evidence and the note.
+// Text is always inserted as text (never as HTML).
+(function () {
+  "use strict";
+
+  function h(tag, attributes, ...children) {
+    const element = document.createElement(tag);
+    Object.entries(attributes || {}).forEach(([name, value]) => {
+      if (value === null || value === undefined || value === false) { return; }
+      if (name === "class") { element.className = value; } else { element.setAttribute(name, value === true ? "" : value); }
+    });
+    children.flat().forEach((child) => {
+      if (child === null || child === undefined || child === false) { return; }
+      element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    });
+    return element;
+  }
+  const kbd = (key) => h("kbd", null, key);
+
+  function AnnotationPanel(protocol, data) {
+    this.protocol = protocol;
+    this.data = data;
+    this.drawn = new Map();   // signature -> node, the sections of the last drawing
+    this.listIds = new WeakMap(); // an evidence list -> a number (a sentence's list is replaced when it changes)
+  }
+  // A section of the panel: the node drawn last time when its signature is the same (it stays in place, so the
+  // browser neither rebuilds nor restyles it), else a new one. Signatures say everything the section shows.
+  AnnotationPanel.prototype.section = function (signature, build, drawing) {
+    const node = this.drawn.get(signature) || build();
+    drawing.set(signature, node);
+    return node;
+  };
+  AnnotationPanel.prototype.listId = function (list) {
+    if (!this.listIds.has(list)) { this.listIds.set(list, (this.lastListId = (this.lastListId || 0) + 1)); }
+    return this.listIds.get(list);
+  };
+  // The element's children become `parts`, moving only what changed.
+  function reconcile(element, parts) {
+    let child = element.firstChild;
+    parts.forEach((part) => {
+      if (child === part) { child = child.nextSibling; return; }
+      element.insertBefore(part, child);
+    });
+    while (child) { const next = child.nextSibling; element.removeChild(child); child = next; }
+  }
+  AnnotationPanel.h = h;
+
+  // The reference's text with the evidence spans marked: the pieces to put in its element.
+  AnnotationPanel.marked = function (text, evidence) {
+    const spans = evidence.map((s) => [s.start, s.end]).filter(([a, b]) => a < b).sort((x, y) => x[0] - y[0]);
+    const merged = [];
+    spans.forEach(([start, end]) => {
+      const last = merged[merged.length - 1];
+      if (last && start <= last[1]) { last[1] = Math.max(last[1], end); } else { merged.push([start, end]); }
+    });
+    const pieces = [];
+    let cursor = 0;
+    merged.forEach(([start, end]) => {
+      if (start > cursor) { pieces.push(text.slice(cursor, start)); }
+      pieces.push(h("mark", { class: "evidence" }, text.slice(start, end)));
+      cursor = end;
+    });
+    if (cursor < text.length || !pieces.length) { pieces.push(text.slice(cursor)); }
+    return pieces;
+  };
+
+  // The pre-labeler's label after a sentence in the list (when the project shows pre-labels).
+  AnnotationPanel.prototype.tagPrelabel = function (link, sentence) {
+    if (!sentence.prelabel || link.querySelector(".prelabel-tag")) { return; }
+    link.querySelector(".sentence-text").append(" ", h("span", { class: "prelabel-tag muted", title: "The pre-labeler's label" },
+      "pre-label: " + sentence.prelabel.display));
+  };
+
+  AnnotationPanel.prototype.chip = function (sentence, id) {
+    const protocol = this.protocol;
+    const labelName = (value) => protocol.labelNames[value] || value;
+    const label = protocol.labelOf(sentence.path);
+    const started = Object.keys(sentence.path).length > 0;
+    return h("span", { id, class: "chip chip-" + (label || (started ? "started" : "pending")) },
+      label ? labelName(label) : (started ? "in progress" : "to do"));
+  };
+
+
+  AnnotationPanel.prototype.question = function (stepName) {
+    const protocol = this.protocol;
+    const data = this.data;
+    const step = protocol.step(stepName);
+    const examples = (data.examples || {})[stepName] || { positive: [], negative: [] };
+    const exampleList = (title, list) => list.length ? h("div", null, h("h4", null, "Examples: " + title.toLowerCase()),
+      h("ul", null, list.map((e) => h("li", null, h("q", null, e.text), e.explanation ? [" ", h("span", { class: "muted" }, e.explanation)] : null)))) : null;
+    return h("div", { class: "question", role: "group", "aria-labelledby": "question-text" },
+      h("h3", { id: "question-text" }, step.question),
+      h("p", { class: "definition" }, step.definition),
+      h("div", { class: "answers" }, step.answers.map((a) => h("button", {
+        type: "button", class: "answer primary", "data-step": stepName, "data-value": a.value, "data-key": a.key,
+        "data-yn": a.yn || null, "aria-keyshortcuts": a.key + (a.yn ? " " + a.yn : ""),
+      }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " " + a.label))),
+      (examples.positive.length || examples.negative.length) ? h("div", { class: "examples" },
+        exampleList(step.answers[0].label, examples.positive), exampleList(step.answers[1].label, examples.negative)) : null);
+  };
+
+
+  // view: sentences, active, closed, independent, message, stopped, hasNext, hasOpenChange(sentenceId)
+  AnnotationPanel.prototype.draw = function (element, view) {
+    const protocol = this.protocol;
+    const data = this.data;
+    const labelName = (value) => protocol.labelNames[value] || value;
+    const { sentences, active, closed, independent, message, stopped } = view;
+    element.dataset.sentence = active ? active.id : "";
+    element.dataset.closed = closed ? "true" : "false";
+    const extras = document.getElementById("claims-extras");
+    const keepExtras = extras && active && extras.dataset.sentence === String(active.id) && !view.hasOpenChange(active.id) ? extras : null;
+    const parts = [];
+    const drawing = new Map();
+    const section = (signature, build) => this.section(signature, build, drawing);
+    if (stopped) {
+      parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-stopped" }, stopped.text + " ",
+        h("button", { type: "button", id: "reload-saved", class: "small" }, "Reload and show what is saved")));
+    }
+    if (message) { parts.push(h("p", { class: "panel-message" + (message.error ? " error" : ""), role: "alert" }, message.text)); }
+    if (!active) { parts.push(h("p", null, "This turn has no sentences.")); element.replaceChildren(...parts); return; }
+    const label = protocol.labelOf(active.path);
+    const number = active.number;
+    const id = active.id;
+    parts.push(section("head " + id + " " + sentences.length + " " + this.chip(active).className, () =>
+      h("div", { class: "panel-head" }, h("h2", { id: "panel-title" }, "Sentence " + number + " of " + sentences.length),
+        h("span", { class: "panel-chip" }, this.chip(active)))));
+    parts.push(section("text " + id, () => h("blockquote", { class: "active-sentence" }, active.text)));
+    if (active.prelabel) {
+      parts.push(section("prelabel " + id, () => h("p", { class: "prelabel" }, "Pre-labeler's label: ", h("strong", null, active.prelabel.display))));
+    }
+    const answered = protocol.walk(active.path).answered;
+    if (closed) {
+      parts.push(h("p", { class: "muted" }, "This assignment can no longer be changed."));
+      if (answered.length) { parts.push(h("p", null, "Decision path: ", answered.map((s, i) => [i ? " · " : "", s + " → ", h("strong", null, active.path[s])]))); }
+    } else if (independent) {
+      parts.push(h("fieldset", { class: "label-picker" }, h("legend", null, "Pick the label of this sentence"),
+        protocol.labels().map((option) => h("button", {
+          type: "button", class: "pick chip-border-" + option.value + (label === option.value ? " chosen" : ""),
+          "data-pick": option.value, "data-key": option.key, "aria-keyshortcuts": option.key, "aria-pressed": label === option.value ? "true" : "false",
+        }, kbd(option.key), " ", h("strong", null, option.label), " ", h("span", { class: "muted" }, option.definition)))));
+    } else {
+      if (answered.length) {
+        parts.push(h("ol", { class: "walk", "aria-label": "Answers so far" }, answered.map((stepName) => {
+          const step = protocol.step(stepName);
+          return h("li", { class: "walk-step" }, h("span", { class: "walk-question" }, step.question),
+            step.answers.map((a) => h("button", {
+              type: "button", class: "small" + (active.path[stepName] === a.value ? " chosen" : ""), "data-step": stepName, "data-value": a.value,
+              "aria-pressed": active.path[stepName] === a.value ? "true" : "false",
+              "aria-label": step.question + " " + a.label + (active.path[stepName] === a.value ? "" : " (change the answer; later answers are cleared)"),
+            }, a.label)));
+        })));
+      }
+      const next = protocol.nextStep(active.path);
+      if (next) { parts.push(section("question " + next, () => this.question(next))); } else {
+        parts.push(h("p", { class: "done-line" }, "Labelled ", h("strong", null, labelName(label)), ". ",
+          view.hasNext ? ["Press ", kbd("j"), " for the next sentence"] : "This is the last sentence", "; ", kbd("u"), " takes the last answer back."));
+      }
+    }
+    if (keepExtras) { parts.push(keepExtras); } else { parts.push(h("div", { id: "extras-slot" })); }
+    if (!closed) {
+      if (answered.length) {
+        parts.push(section("undo", () => h("div", { class: "undo" }, h("button", { type: "button", class: "small", id: "undo-button", "aria-keyshortcuts": "u" }, kbd("u"), " Undo the last answer"))));
+      }
+      const needsEvidence = data.require_evidence && label && protocol.evidenceRequired(active.path) && !active.evidence.length;
+      const required = data.require_evidence && protocol.evidenceRequired(active.path);
+      parts.push(section("evidence " + id + " " + required + " " + needsEvidence + " " + this.listId(active.evidence), () => h("section", { class: "evidence", "aria-labelledby": "evidence-heading" },
+        h("h3", { id: "evidence-heading" }, "Evidence in the reference",
+          data.require_evidence && protocol.evidenceRequired(active.path) ? [" ", h("span", { class: "required" }, "(required for this answer)")] : null),
+        needsEvidence ? h("p", { class: "error", role: "status" }, "This project requires evidence for this answer: select the supporting text in the reference and press ", kbd("e"), ".") : null,
+        active.evidence.length ? h("ul", { class: "evidence-list" }, active.evidence.map((span, index) => h("li", null,
+          h("q", null, span.text.length > 160 ? span.text.slice(0, 159) + "…" : span.text), " ", h("span", { class: "muted" }, "(" + span.start + "–" + span.end + ")"), " ",
+          h("button", { type: "button", class: "small", "data-remove-evidence": index, "aria-label": "Remove evidence: " + span.text.slice(0, 60) }, "Remove")))) : null,
+        h("button", { type: "button", class: "small", id: "attach-evidence", "aria-keyshortcuts": "e" }, kbd("e"), " Attach the text selected in the reference"))));
+      parts.push(section("note " + id + " " + JSON.stringify(active.note || ""), () => {
+        const note = h("textarea", { id: "note-input", name: "note", rows: "2", maxlength: "5000" });
+        note.value = active.note || "";
+        return h("div", { class: "note" }, h("label", { for: "note-input" }, "Note on this sentence ",
+          h("span", { class: "muted" }, "(", kbd("c"), " to write, ", kbd("Enter"), " to save, ", kbd("Esc"), " to leave)")),
+          note, h("button", { type: "button", class: "small", id: "save-note" }, "Save note"));
+      }));
+    }
+    const focusWasInPanel = element.contains(document.activeElement) || document.activeElement === document.body;
+    reconcile(element, parts);
+    this.drawn = drawing;
+    const note = document.getElementById("note-input");
+    // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
+    if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
+    if (focusWasInPanel) {
+      const first = element.querySelector(".question .answer, .label-picker .pick.chosen, .label-picker .pick");
+      if (first) { first.focus({ preventScroll: true }); }
+    }
+  };
+
+  window.AnnotationPanel = AnnotationPanel;
+})();
