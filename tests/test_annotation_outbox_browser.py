@@ -286,3 +286,25 @@ def test_changes_kept_over_a_reload_never_overwrite_what_another_tab_saved_meanw
     saved(first)
     assert labels_in_database(user)[:2] == [Label.IRRELEVANT, Label.FAITHFUL]  # (a third row may hold time spent)
 
+
+def test_a_reload_served_before_its_own_save_committed_still_shows_what_was_saved(page_for):
+    """The race CI hit: the reload's page is rendered before the page's own save commits, and the old page hears the
+    save confirmed (and forgets the change) before the new page arrives. The new page must show the saved answers and
+    carry on without taking its own save for another tab's."""
+    project, _ = project_with_turns(1)
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    before_the_save = page.request.get(page.url).text()  # the page as the server renders it before the save commits
+    type_keys(page, ["1", "1", "1"])  # sentence 1: faithful
+    saved(page)
+    assert labels_in_database(user) == [Label.FAITHFUL]
+
+    page.route(re.compile(r"/a/\d+/(\?.*)?$"), lambda route: route.fulfill(
+        status=200, content_type="text/html; charset=utf-8", body=before_the_save), times=1)
+    page.reload()
+    expect(page.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Faithful")
+    page.locator("a.sentence").nth(1).click()  # (the address follows the active sentence only once the keys pause)
+    expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
+    type_keys(page, ["2"])  # sentence 2: irrelevant
+    saved(page)
+    assert labels_in_database(user) == [Label.FAITHFUL, Label.IRRELEVANT]

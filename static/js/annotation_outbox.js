@@ -88,7 +88,25 @@
     this.idleTimer = null;
     this.tab = this._claimTab();
     this._load(this.key());
+    this.savedKey = "annotator-saved:" + options.assignment;
   }
+
+  // The highest version this browser's own saves of the assignment reached, kept across reloads. A reload can race
+  // the page's own save: the server renders the new page before the save commits, while the old page still hears the
+  // save confirmed and forgets the change. That new page shows less than was saved, and its older version would make
+  // the next change look like another tab's: `behind()` tells the page to fetch itself again.
+  AnnotationOutbox.prototype.behind = function () {
+    let saved = 0;
+    try { saved = Number(localStorage.getItem(this.savedKey)) || 0; } catch (e) { saved = 0; }
+    if (saved > this.version) { return true; }
+    try { localStorage.removeItem(this.savedKey); } catch (e) { /* storage refused: nothing kept */ }
+    return false;
+  };
+  AnnotationOutbox.prototype._rememberSaved = function (version) {
+    try {
+      if (version > (Number(localStorage.getItem(this.savedKey)) || 0)) { localStorage.setItem(this.savedKey, String(version)); }
+    } catch (e) { /* storage refused: a racing reload then shows the older copy, as without this check */ }
+  };
   AnnotationOutbox.prototype.key = function () { return this.prefix + this.tab; };
 
   // A tab keeps its id across reloads (sessionStorage) and holds a lock on it while it lives.
@@ -137,7 +155,8 @@
   AnnotationOutbox.prototype._merge = function (record) {
     const open = this.records.find((r) => r.sentence === record.sentence);
     if (!open) { this.records.push(record); return; }
-    open.base = Math.min(open.base, record.base); // the older copy decides: it may not have seen a write    open.steps.push(...record.steps);
+    open.base = Math.min(open.base, record.base); // the older copy decides: it may not have seen a write
+    open.steps.push(...record.steps);
     open.path = record.path;
     open.seconds += record.seconds;
     if (record.note !== undefined) { open.note = record.note; }
@@ -209,6 +228,7 @@
       const batch = this.batches[0];
       const answer = await this._send(batch);
       if (answer.status === 200) {
+        this._rememberSaved(answer.body.version);
         this.batches.shift();
         if (answer.body.chained) { this.advance(batch.version, answer.body.version); }
         this.persist();
@@ -228,6 +248,7 @@
   };
   // The page's own write led from version `from` to `to` with nothing in between: what was queued on `from` is on `to`.
   AnnotationOutbox.prototype.advance = function (from, to) {
+    this._rememberSaved(to);
     this.batches.forEach((b) => { if (b.version === from) { b.version = to; } });
     this.records.forEach((r) => { if (r.base === from) { r.base = to; } });
     if (this.version === from) { this.version = to; }

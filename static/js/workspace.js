@@ -42,6 +42,17 @@
     },
     onStopped: (kind, text) => { stopped = { kind, text }; render(); showStatus(); },
   });
+  if (!data.closed && outbox.behind()) {
+    // Rendered before this browser's own save was committed (a reload that raced it): fetch the page again, once per
+    // version, so that it shows what was saved and carries the version that save reached.
+    let again = true;
+    try {
+      const guard = "annotator-refetched:" + data.assignment;
+      again = sessionStorage.getItem(guard) !== String(data.version);
+      sessionStorage.setItem(guard, String(data.version));
+    } catch (e) { again = false; }
+    if (again) { window.location.reload(); return; }
+  }
   // The claims panels (claims.js) send on the same line and continue from the version they get back.
   // qa_workspace.js sends a question after the answers on screen are saved (the server reads the saved path).
   window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
