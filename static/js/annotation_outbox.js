@@ -1,8 +1,4 @@
-// The annotation page's memory: the protocol walked from its description, and the outbox that saves in the background.
-//
-// window.AnnotationProtocol walks the description that annotator/protocol.py `describe()` embeds in the page
-// (steps, answers, keys, the tree of which step follows which answer and the label each path ends on). No rule
-// of the protocol is written here: every question, answer, key and label comes from that description.
+// The annotation page's memory: the outbox that saves in the background (the protocol is walked by protocol_walk.js).
 //
 // window.AnnotationOutbox keeps every change not yet confirmed by the server in localStorage (one key per tab and
 // assignment), so a reload, a closed tab or a crash keeps it. Changes are grouped per sentence (one change holds
@@ -19,54 +15,6 @@
 // are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
 (function () {
   "use strict";
-
-  // ---- the protocol, walked from its description -----------------------------------------------------
-  function AnnotationProtocol(description) {
-    this.d = description;
-    this.labelNames = {};
-    description.labels.forEach((label) => { this.labelNames[label.value] = label.label; });
-  }
-  // The node a path leads to (a step still to answer, or a label), and the steps answered on the way, in order.
-  AnnotationProtocol.prototype.walk = function (path) {
-    let node = this.d.tree;
-    const answered = [];
-    while (node && node.step && Object.prototype.hasOwnProperty.call(path, node.step)) {
-      answered.push(node.step);
-      node = node.then[path[node.step]];
-    }
-    return { node: node || this.d.tree, answered };
-  };
-  AnnotationProtocol.prototype.nextStep = function (path) { return this.walk(path).node.step || null; };
-  AnnotationProtocol.prototype.labelOf = function (path) { return this.walk(path).node.label || ""; };
-  AnnotationProtocol.prototype.evidenceRequired = function (path) { return !!this.walk(path).node.evidence; };
-  // The path in the order the protocol asks its steps (a path read back from the server may come in any order).
-  AnnotationProtocol.prototype.ordered = function (path) {
-    const walked = this.walk(path);
-    const ordered = {};
-    walked.answered.forEach((step) => { ordered[step] = path[step]; });
-    return ordered;
-  };
-  // Answer `step` (the one asked next, or one already answered: later answers are dropped). Null if not allowed.
-  AnnotationProtocol.prototype.answer = function (path, step, value) {
-    let node = this.d.tree;
-    const kept = {};
-    while (node && node.step && node.step !== step && Object.prototype.hasOwnProperty.call(path, node.step)) {
-      kept[node.step] = path[node.step];
-      node = node.then[path[node.step]];
-    }
-    if (!node || node.step !== step || !Object.prototype.hasOwnProperty.call(node.then, value)) { return null; }
-    kept[step] = value;
-    return kept;
-  };
-  AnnotationProtocol.prototype.undo = function (path) {
-    const answered = this.walk(path).answered;
-    const kept = {};
-    answered.slice(0, -1).forEach((step) => { kept[step] = path[step]; });
-    return kept;
-  };
-  AnnotationProtocol.prototype.step = function (name) { return this.d.steps[name]; };
-  AnnotationProtocol.prototype.labels = function () { return this.d.labels; };
-  window.AnnotationProtocol = AnnotationProtocol;
 
   // ---- the outbox ---------------------------------------------------------------------------------------
   const IDLE_MS = 3000;
