@@ -22,7 +22,6 @@ urlpatterns = [
     # Adjudication, gold and reports (adjudicators and leads).
     path("p/<slug:slug>/adjudication/", gold.queue, name="gold_queue"),
     path("p/<slug:slug>/adjudication/turn/<int:turn_id>/", gold.turn_screen, name="gold_turn"),
-    path("p/<slug:slug>/adjudication/<int:adjudication_id>/answer/", gold.answer, name="gold_answer"),
     path("p/<slug:slug>/adjudication/<int:adjudication_id>/resolve/", gold.resolve, name="gold_resolve"),
     path("p/<slug:slug>/gold/sentence/<int:sentence_id>/", gold.sentence_gold, name="gold_sentence"),
     path("p/<slug:slug>/gold/assignment/<int:assignment_id>/reopen/", gold.reopen, name="gold_reopen"),

@@ -80,3 +80,63 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     page.goto(f"/p/{project.slug}/gold/sentence/{second.pk}/")
     assert page.locator("[data-gold-label]").get_attribute("data-gold-label") == Label.SPECULATIVE
     assert "Plausible but the reference does not say so." in page.locator(".gold-history").inner_text()
+
+
+def _emulate_latency(page, latency):
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": latency, "downloadThroughput": -1, "uploadThroughput": -1})
+
+
+def test_the_adjudicators_walk_is_walked_in_the_page_keys_in_a_burst_apply_to_what_is_shown(page_for):
+    """300 ms of latency, keys 20 ms apart: every key answers the question on screen (no request per step); the walk
+    survives a reload; keys pressed while the decision is on the wire are refused, not applied to the next dispute."""
+    project = ProjectFactory(slug="burst")
+    ann1, ann2 = annotators(project)
+    turn = TurnFactory(dialogue__project=project)
+    submit(turn, ann1, [Label.FAITHFUL, Label.SPECULATIVE, Label.IRRELEVANT])
+    submit(turn, ann2, [Label.INVENTED, Label.RELIABLE, Label.FAITHFUL])
+    gold_derive_for_turn(turn)
+    first, second, third = turn.sentences.order_by("index")
+    judge = member(project, Role.ADJUDICATOR)
+    page = page_for(judge)
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"/p/{project.slug}/adjudication/turn/{turn.pk}/")
+    card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=first).pk}")
+    expect(card).to_have_class(re.compile(r"\bactive\b"))
+    _emulate_latency(page, 300)
+    posts = []
+    page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else None)
+
+    # relevant (1), cognitive (2), rational yes (1), grounded no (2) -> speculative; take the last back, answer yes (1)
+    # -> unequivocal? no (2) -> reliable.
+    for key in ["1", "2", "1", "2", "u", "1", "2"]:
+        page.keyboard.press(key)
+        page.wait_for_timeout(20)
+    expect(card.locator("[data-walk-label] .chip")).to_have_text("Reliable")
+    expect(card.locator("[data-protocol]")).to_be_checked()
+    expect(card.locator(".walk-path li")).to_have_count(5)
+    page.keyboard.press("1")  # the walk has its label: refused on screen
+    expect(card.locator(".walk-refused")).to_contain_text("the key was not applied")
+    assert posts == []  # the walk sent nothing
+
+    # A reload keeps the walk.
+    page.reload()
+    card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=first).pk}")
+    expect(card.locator("[data-walk-label] .chip")).to_have_text("Reliable")
+    expect(card.locator("[data-protocol]")).to_be_checked()
+    _emulate_latency(page, 300)
+
+    page.keyboard.press("r")
+    page.keyboard.type("Hedged and grounded.")
+    page.keyboard.press("Enter")
+    for key in ["2", "2"]:  # while the decision is on the wire
+        page.keyboard.press(key)
+    expect(card).to_have_class(re.compile("dispute-resolved"))
+    gold = GoldLabel.objects.get(sentence=first)
+    assert (gold.label, gold.reason) == (Label.RELIABLE, "Hedged and grounded.")
+    next_card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=second).pk}")
+    expect(next_card).to_have_class(re.compile(r"\bactive\b"))
+    expect(next_card.locator(".walk-path li")).to_have_count(0)  # nothing typed during the save landed here
+    assert not GoldLabel.objects.filter(sentence=second).exists()

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import json
 
 import pytest
 from django.test import Client
@@ -45,7 +46,6 @@ def urls(s):
     return [
         ("get", f"/p/{slug}/adjudication/"),
         ("get", f"/p/{slug}/adjudication/turn/{s['turn'].pk}/"),
-        ("post", f"/p/{slug}/adjudication/{adj}/answer/"),
         ("post", f"/p/{slug}/adjudication/{adj}/resolve/"),
         ("get", f"/p/{slug}/gold/sentence/{s['sentences'][0].pk}/"),
         ("post", f"/p/{slug}/gold/sentence/{s['sentences'][0].pk}/"),
@@ -95,21 +95,30 @@ def test_adjudication_screen_shows_paths_divergence_and_no_names_to_adjudicators
     assert f"Annotator A ({setup['ann1'].username})" in lead_html
 
 
-def test_walking_and_resolving_through_htmx_posts(setup):
+def test_resolving_with_the_walk_the_page_sends(setup):
+    """The adjudicator's walk is walked in the page and sent whole with the decision: the form checks it."""
     client = client_for(setup["judge"])
-    base = f"/p/{setup['project'].slug}/adjudication/{setup['adjudication'].pk}"
-    response = client.post(f"{base}/answer/", {"step": "kind", "value": "factual"}, HTTP_HX_REQUEST="true")
-    assert "is not asked" in response.content.decode()
-    for step, value in (("relevance", "relevant"), ("kind", "factual"), ("faithfulness", "invented")):
-        client.post(f"{base}/answer/", {"step": step, "value": value}, HTTP_HX_REQUEST="true")
-    setup["adjudication"].refresh_from_db()
-    assert setup["adjudication"].label == I and setup["adjudication"].status == Adjudication.Status.OPEN
-    response = client.post(f"{base}/resolve/", {"decision": "protocol", "reason": ""}, HTTP_HX_REQUEST="true")
+    url = f"/p/{setup['project'].slug}/adjudication/{setup['adjudication'].pk}/resolve/"
+    walked = {"relevance": "relevant", "kind": "factual", "faithfulness": "invented"}
+    for path, problem in ((None, "walk is missing"), ("not json", "walk is missing"),
+                          (json.dumps({"relevance": "relevant", "kind": "factual"}), "Answer every question"),
+                          (json.dumps({"kind": "factual"}), "answered where"),
+                          (json.dumps({**walked, "rational": "yes"}), "after the path reached a label")):
+        body = {"decision": "protocol", "reason": "Not in the text.", **({"path": path} if path else {})}
+        response = client.post(url, body, HTTP_HX_REQUEST="true")
+        assert response.status_code == 400 and problem in response.content.decode(), (path, response.content[:300])
+    assert not GoldLabel.objects.filter(sentence=setup["sentences"][0]).exists()
+    response = client.post(url, {"decision": "protocol", "path": json.dumps(walked), "reason": ""}, HTTP_HX_REQUEST="true")
     assert "Give a reason" in response.content.decode()
-    response = client.post(f"{base}/resolve/", {"decision": "protocol", "reason": "Not in the text."}, HTTP_HX_REQUEST="true")
+    # Keys in any order (PostgreSQL's jsonb keeps its own): the walk is the same.
+    in_another_order = json.dumps(dict(reversed(list(walked.items()))))
+    response = client.post(url, {"decision": "protocol", "path": in_another_order, "reason": "Not in the text."},
+                           HTTP_HX_REQUEST="true")
     assert response["HX-Trigger"] == "dispute-resolved"
     gold = GoldLabel.objects.get(sentence=setup["sentences"][0])
     assert (gold.label, gold.provenance) == (I, GoldProvenance.ADJUDICATION)
+    setup["adjudication"].refresh_from_db()
+    assert setup["adjudication"].path == walked
 
 
 def test_resolve_without_javascript_redirects_back(setup):

@@ -290,8 +290,10 @@ def test_a_slot_holder_never_adjudicates_the_turn_nor_sees_its_dispute_in_the_re
     client = Client()
     client.force_login(holder)
     slug = world.project.slug
-    for url, data in ((reverse("gold_answer", args=[slug, adjudication.pk]), {"step": "relevance", "value": "relevant"}),
-                      (reverse("gold_resolve", args=[slug, adjudication.pk]), {"decision": "protocol", "reason": "x"})):
+    walked = json.dumps({"relevance": "relevant", "kind": "factual", "faithfulness": "faithful"})
+    resolve_url = reverse("gold_resolve", args=[slug, adjudication.pk])
+    for url, data in ((resolve_url, {"decision": "protocol", "path": walked, "reason": "x"}),
+                      (resolve_url, {"decision": "protocol", "reason": "x"})):
         for headers in ({}, {"HTTP_HX_REQUEST": "true"}):
             response = client.post(url, data, **headers)
             assert response.status_code == 403, url

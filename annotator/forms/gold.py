@@ -1,24 +1,21 @@
-"""Forms of adjudication and gold: answering a dispute's questions, deciding it, overriding gold, reopening."""
+"""Forms of adjudication and gold: deciding a dispute, overriding gold, reopening."""
+
+import json
 
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..vocabulary import Answer, Label, Step
+from .. import protocol
+from ..vocabulary import Label
 from .fields import MAX_ID, TextField, choice_field
 
 
-class AdjudicationAnswerForm(forms.Form):
-    """The adjudicator answers the next protocol question, or (``undo``) takes the last answer back."""
-
-    undo = forms.CharField(required=False, max_length=10)
-    step = choice_field(Step.choices, "step")  # blank: the service says which question is asked
-    value = choice_field(Answer.choices, "answer")
-
-
 class AdjudicationResolveForm(forms.Form):
-    """``decision``: ``side-<assignment id>`` (side with that annotator) or ``protocol`` (the adjudicator's walk)."""
+    """``decision``: ``side-<assignment id>`` (side with that annotator) or ``protocol`` (the adjudicator's own
+    walk, walked in the page and sent whole as ``path``: a JSON object of step -> answer ending on a label)."""
 
     decision = forms.CharField(required=False, max_length=40)
+    path = forms.CharField(required=False, max_length=1000)
     reason = TextField()
 
     def clean_decision(self):
@@ -33,6 +30,28 @@ class AdjudicationResolveForm(forms.Form):
         if decision:
             raise ValidationError("Pick a side or answer the questions first.")
         return {}
+
+    def clean(self):
+        cleaned = super().clean()
+        decision = cleaned.get("decision") or {}
+        if decision.get("protocol"):
+            cleaned["decision"] = {"path": self._walked_path(cleaned.get("path", ""))}
+        return cleaned
+
+    def _walked_path(self, text: str) -> dict:
+        try:
+            path = json.loads(text or "null")
+        except ValueError:
+            path = None
+        if not isinstance(path, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in path.items()):
+            raise ValidationError({"path": "Answer the questions first: the walk is missing."})
+        try:
+            protocol.validate(path)
+        except protocol.ProtocolError as error:
+            raise ValidationError({"path": str(error)}) from None
+        if not protocol.label_of(path):
+            raise ValidationError({"path": "Answer every question of your walk before saving it."})
+        return path
 
 
 class GoldOverrideForm(forms.Form):

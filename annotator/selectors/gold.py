@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Min, OuterRef, Q
@@ -9,7 +10,7 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 from .. import protocol
 from ..access import is_lead
 from ..models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
-from ..vocabulary import STEP_ANSWERS, Answer, Label, Step
+from ..vocabulary import Answer, Label, Step
 
 SIDE_KEYS = "abcdefgh"
 
@@ -62,14 +63,15 @@ class Dispute:
     sides: list[Side]
     rows: list[StepRow]
     divergence: Step | None
-    next_step: Step | None = None
-    next_answers: tuple = ()
-    draft_rows: list = field(default_factory=list)
-    draft_label: str = ""
+    draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
 
     @property
     def sentence(self):
         return self.adjudication.sentence
+
+    @property
+    def draft_json(self):
+        return json.dumps(self.draft)
 
     @property
     def evidence_id(self):
@@ -116,18 +118,8 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Di
         for step in Step
         if any(step.value in path for path in paths)
     ]
-    draft = protocol.ordered(adjudication.path)
-    next_step = protocol.next_step(draft) if adjudication.status == Adjudication.Status.OPEN else None
-    return Dispute(
-        adjudication=adjudication,
-        sides=sides,
-        rows=rows,
-        divergence=divergence,
-        next_step=next_step,
-        next_answers=STEP_ANSWERS[next_step] if next_step else (),
-        draft_rows=[(Step(step), _answer(value)) for step, value in draft.items()],
-        draft_label=protocol.label_of(draft) or "" if draft else "",
-    )
+    return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
+                   draft=protocol.ordered(adjudication.path or {}))
 
 
 def turn_assignments(turn):

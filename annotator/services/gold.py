@@ -26,7 +26,7 @@ from ..models import (
     SentenceAnnotation,
     Turn,
 )
-from ..vocabulary import GoldProvenance, Label, Step
+from ..vocabulary import GoldProvenance, Label
 
 
 class GoldError(Exception):
@@ -294,29 +294,6 @@ def _open_for(adjudication: Adjudication, adjudicator) -> Adjudication:
         raise GoldError("Only adjudicators and leads decide disputes.")
     if adjudication.status != Adjudication.Status.OPEN:
         raise GoldError("This dispute has already been decided.")
-    return adjudication
-
-
-@transaction.atomic
-def adjudication_answer_step(adjudication: Adjudication, adjudicator, step: str, value: str) -> Adjudication:
-    """The adjudicator answers one protocol question; the walk so far is kept on the open dispute."""
-    adjudication = _open_for(adjudication, adjudicator)
-    try:
-        adjudication.path = protocol.answer(protocol.ordered(adjudication.path), step, value)
-    except protocol.ProtocolError as error:
-        raise GoldError(str(error)) from None
-    adjudication.adjudicator = adjudicator
-    adjudication.label = protocol.label_of(adjudication.path) or ""
-    adjudication.save(update_fields=["path", "adjudicator", "label"])
-    return adjudication
-
-
-@transaction.atomic
-def adjudication_undo_step(adjudication: Adjudication, adjudicator) -> Adjudication:
-    adjudication = _open_for(adjudication, adjudicator)
-    adjudication.path = protocol.undo(protocol.ordered(adjudication.path))
-    adjudication.label = ""
-    adjudication.save(update_fields=["path", "label"])
     return adjudication
 
 

@@ -7,8 +7,9 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from .. import protocol
 from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
-from ..forms.gold import AdjudicationAnswerForm, AdjudicationResolveForm, GoldOverrideForm, ReopenForm
+from ..forms.gold import AdjudicationResolveForm, GoldOverrideForm, ReopenForm
 from ..models import Adjudication, Assignment, Sentence, Turn
 from ..selectors.gold import adjudication_queue, adjudication_screen, dispute_for, gold_history, turn_assignments
 from ..services import gold as gold_services
@@ -45,6 +46,7 @@ def turn_screen(request, slug, turn_id):
         return render(request, "gold/adjudicate.html", context, status=403)
     context = {"project": project, **adjudication_screen(project, turn, request.user)}
     context["refused"] = False
+    context["protocol_description"] = protocol.describe()  # walked in the page by static/js/adjudication.js
     # The next turn waiting in the queue, to move on once this one is done.
     context["next_turn"] = (
         adjudication_queue(project, request.user).filter(annotated_by_user=False).exclude(pk=turn.pk).first()
@@ -94,26 +96,8 @@ def _judge_post(request, slug, adjudication_id, form_class):
 
 
 @require_POST
-def answer(request, slug, adjudication_id):
-    """htmx: the adjudicator answers the next protocol question (or takes the last answer back)."""
-    project, adjudication, form, refused = _judge_post(request, slug, adjudication_id, AdjudicationAnswerForm)
-    if refused:
-        return refused
-    try:
-        if form.cleaned_data["undo"]:
-            gold_services.adjudication_undo_step(adjudication, request.user)
-        else:
-            gold_services.adjudication_answer_step(
-                adjudication, request.user, form.cleaned_data["step"], form.cleaned_data["value"]
-            )
-    except GoldError as error:
-        return _render_dispute(request, project, adjudication, error=str(error))
-    return _render_dispute(request, project, adjudication)
-
-
-@require_POST
 def resolve(request, slug, adjudication_id):
-    """Save the decision on one dispute: a side, or the adjudicator's own walk, with a reason."""
+    """Save the decision on one dispute: a side, or the adjudicator's own walk of the protocol, with a reason."""
     project, adjudication, form, refused = _judge_post(request, slug, adjudication_id, AdjudicationResolveForm)
     if refused:
         return refused
@@ -121,8 +105,8 @@ def resolve(request, slug, adjudication_id):
     kwargs = {}
     if "side" in decision:
         kwargs["side"] = decision["side"]
-    elif "protocol" in decision:
-        kwargs["path"] = adjudication.path or {}
+    elif "path" in decision:
+        kwargs["path"] = decision["path"]  # walked in the page (static/js/adjudication.js), sent whole
     try:
         if not kwargs:
             raise GoldError("Pick a side or answer the questions first.")

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from .. import protocol
 from ..access import access_project, access_project_as_lead, is_lead
 from ..access_qa import access_annotation_as_lead, access_own_feedback, access_question, access_question_as_lead
 from ..forms.qa import AmendForm, AskForm, FeedbackForm, MessageForm, PromoteForm, ReviewQueryForm
@@ -205,7 +206,8 @@ def nav_badges(request):
 def feedback_inbox(request):
     items = selectors.feedback_for_annotator(request.user)
     page = Paginator(items, 50).get_page(request.GET.get("page"))
-    return render(request, "qa/feedback_inbox.html", {"page": page, "labels": Label.choices})
+    # The amend form walks the protocol in the page (static/js/amend_walk.js), from its one description.
+    return render(request, "qa/feedback_inbox.html", {"page": page, "protocol": protocol.describe()})
 
 
 @require_POST
@@ -213,7 +215,7 @@ def feedback_acknowledge(request, pk):
     feedback = access_own_feedback(request.user, pk)
     services.feedback_acknowledge(feedback=feedback, user=request.user)
     if request.htmx:
-        return render(request, "qa/partials/feedback_item.html", {"item": feedback, "labels": Label.choices})
+        return render(request, "qa/partials/feedback_item.html", {"item": feedback})
     return redirect("qa:feedback_inbox")
 
 
@@ -232,8 +234,8 @@ def feedback_amend(request, pk):
         error = str(exc)
     feedback = access_own_feedback(request.user, pk)
     if request.htmx:
-        return render(request, "qa/partials/feedback_item.html", {"item": feedback, "labels": Label.choices,
-                      "error": error, "amended": not error})
+        return render(request, "qa/partials/feedback_item.html", {"item": feedback, "error": error,
+                                                                   "amended": not error})
     if error:
         messages.error(request, error)
     else:

@@ -1,9 +1,17 @@
-// Adjudication screen keyboard: j/k move between disputes, 1/2 answer, u undo,
+// Adjudication screen keyboard: j/k move between disputes, 1/2 (or y/n) answer, u undo,
 // a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field.
+//
+// The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
+// (#protocol-data, annotator/protocol.py describe(), walked by protocol_walk.js): every key changes the walk
+// on screen at once, so the next key applies to the question it shows. The walk is kept in localStorage
+// per dispute until it is decided (a reload keeps it) and is sent whole with the decision.
 (function () {
   const container = document.getElementById("disputes");
   if (!container) { return; }
   let activeId = null;
+  const protocolData = document.getElementById("protocol-data");
+  const protocol = protocolData ? new window.AnnotationProtocol(JSON.parse(protocolData.textContent)) : null;
+  const walks = new Map(); // dispute id -> the adjudicator's walk so far
 
   const disputes = () => Array.from(container.querySelectorAll("[data-dispute]"));
   const openDisputes = () => disputes().filter((el) => el.classList.contains("dispute-open"));
@@ -74,24 +82,105 @@
     return after.find((d) => d.classList.contains("dispute-open")) || null;
   }
 
-  function click(selector) {
-    const el = active();
-    const target = el && el.querySelector(selector);
-    if (target && !target.disabled) {
-      // A key pressed right after a swap can reach a button htmx has not wired yet (it does so when
-      // the swap settles): wire it now, so that no keystroke of a fast adjudicator is lost.
-      if (window.htmx) { window.htmx.process(target); }
-      target.click();
-      return true;
+  // ---- the adjudicator's own walk ----------------------------------------------------------------
+  const draftKey = (id) => "adjudication-draft:" + id;
+  const h = (tag, attributes, ...children) => {
+    const element = document.createElement(tag);
+    Object.entries(attributes || {}).forEach(([name, value]) => { if (value !== null) { element.setAttribute(name, value); } });
+    children.flat().forEach((child) => { if (child !== null) { element.append(child); } });
+    return element;
+  };
+  const kbd = (key) => h("kbd", null, key);
+
+  function pathOf(card) {
+    const id = card.dataset.dispute;
+    if (!walks.has(id)) {
+      let path = null;
+      try { path = JSON.parse(localStorage.getItem(draftKey(id)) || "null"); } catch (e) { path = null; }
+      if (!path) {
+        const walk = card.querySelector("[data-walk]");
+        try { path = JSON.parse((walk && walk.dataset.draft) || "{}"); } catch (e) { path = {}; }
+      }
+      walks.set(id, protocol.ordered(path || {}));
     }
-    return false;
+    return walks.get(id);
   }
+
+  function setPath(card, path, message) {
+    const id = card.dataset.dispute;
+    walks.set(id, path);
+    try {
+      if (Object.keys(path).length) { localStorage.setItem(draftKey(id), JSON.stringify(path)); }
+      else { localStorage.removeItem(draftKey(id)); }
+    } catch (e) { /* storage refused: the walk stays in this page */ }
+    drawWalk(card, message);
+  }
+
+  function drawWalk(card, message) {
+    const walk = card.querySelector("[data-walk]");
+    if (!walk || !protocol) { return; }
+    const path = pathOf(card);
+    const label = protocol.labelOf(path);
+    const next = protocol.nextStep(path);
+    const answerName = (step, value) => (protocol.step(step).answers.find((a) => a.value === value) || { label: value }).label;
+    const undo = Object.keys(path).length ? h("button", { type: "button", class: "link", "data-undo": "" }, "Take back last answer ", kbd("u")) : null;
+    walk.replaceChildren(
+      Object.keys(path).length ? h("ol", { class: "walk-path" }, Object.entries(path).map(([step, value]) =>
+        h("li", null, protocol.step(step).question + " ", h("strong", null, answerName(step, value))))) : null,
+      next ? h("p", { class: "question" }, h("strong", null, protocol.step(next).question)) : null,
+      h("div", { class: "actions" }, next ? protocol.step(next).answers.map((a) => h("button", {
+        type: "button", class: "answer", "data-answer-key": a.key, "data-step": next, "data-value": a.value,
+      }, kbd(a.key), " " + a.label)) : null, undo),
+      message ? h("p", { class: "error walk-refused", role: "status" }, message) : null);
+    const input = card.querySelector("[data-path]");
+    if (input) { input.value = label ? JSON.stringify(path) : ""; }
+    const radio = card.querySelector("[data-protocol]");
+    if (radio) {
+      radio.disabled = !label;
+      if (!label) { radio.checked = false; }
+    }
+    const shown = card.querySelector("[data-walk-label]");
+    if (shown) {
+      shown.replaceChildren(label ? h("span", { class: "chip chip-" + label }, protocol.labelNames[label] || label)
+        : h("span", { class: "muted" }, "(answer the questions below)"));
+    }
+  }
+
+  function answerKey(card, key) {
+    const path = pathOf(card);
+    const next = protocol.nextStep(path);
+    if (!next) {
+      drawWalk(card, "Your walk ended on " + (protocol.labelNames[protocol.labelOf(path)] || "a label") +
+        ": the key was not applied. u takes the last answer back.");
+      return;
+    }
+    const option = protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+    if (!option) { drawWalk(card, "Key " + key + " is not an answer to this question."); return; }
+    answer(card, next, option.value);
+  }
+
+  function answer(card, step, value) {
+    const path = protocol.answer(pathOf(card), step, value);
+    if (!path) { drawWalk(card, "That answer does not apply to this question now."); return; }
+    setPath(card, path);
+    const radio = card.querySelector("[data-protocol]");
+    if (radio && protocol.labelOf(path)) { radio.checked = true; }
+  }
+
+  function undoStep(card) {
+    const path = pathOf(card);
+    if (!Object.keys(path).length) { drawWalk(card, "Nothing to take back."); return; }
+    setPath(card, protocol.undo(path));
+  }
+
+  // A decision on the wire: keys on that dispute wait for its answer (the card is then replaced).
+  const saving = (card) => card.querySelector("form.decision.htmx-request") !== null;
 
   function save() {
     const el = active();
     const form = el && el.querySelector("form.decision");
     if (form) {
-      if (window.htmx) { window.htmx.process(form); }  // as in click(): the form may have just been swapped in
+      if (window.htmx) { window.htmx.process(form); }  // the form may have just been swapped in: wire it first
       form.requestSubmit();
     }
   }
@@ -111,8 +200,13 @@
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "1": case "2": click('[data-answer-key="' + event.key + '"]'); break;
-      case "u": click("[data-undo]"); break;
+      case "1": case "2": case "y": case "n": case "u": {
+        const card = active();
+        if (!card || !protocol || !card.querySelector("[data-walk]")) { return; }
+        if (saving(card)) { drawWalk(card, "Saving this decision: the key was not applied."); break; }
+        if (event.key === "u") { undoStep(card); } else { answerKey(card, event.key); }
+        break;
+      }
       case "a": case "b": case "c": {
         const radio = active() && active().querySelector('[data-side-key="' + event.key + '"]');
         if (radio && !radio.disabled) { radio.checked = true; radio.dispatchEvent(new Event("change", { bubbles: true })); }
@@ -128,6 +222,14 @@
   });
 
   document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-walk] button");
+    if (button && protocol) {
+      const card = button.closest("[data-dispute]");
+      activate(card, false);
+      if (saving(card)) { drawWalk(card, "Saving this decision: the answer was not applied."); return; }
+      if (button.hasAttribute("data-undo")) { undoStep(card); } else { answer(card, button.dataset.step, button.dataset.value); }
+      return;
+    }
     const sentence = event.target.closest("[data-goto]");
     if (sentence) { activate(document.getElementById(sentence.dataset.goto)); return; }
     const dispute = event.target.closest("[data-dispute]");
@@ -141,11 +243,18 @@
     if (!swapped || !swapped.matches || !swapped.matches("[data-dispute]")) { return; }
     const goto = document.querySelector('[data-goto="' + swapped.id + '"]');
     if (swapped.classList.contains("dispute-resolved")) {
+      walks.delete(swapped.dataset.dispute);
+      try { localStorage.removeItem(draftKey(swapped.dataset.dispute)); } catch (e) { /* nothing kept */ }
       if (goto) { goto.classList.remove("open"); }
       const done = document.getElementById("turn-done");
       if (done) { done.hidden = openDisputes().length > 0; }
       activate(nextOpenAfter(swapped.id) || swapped);
       return;
+    }
+    if (protocol) {
+      drawWalk(swapped);
+      const radio = swapped.querySelector("[data-protocol]");
+      if (radio && !radio.disabled && !swapped.querySelector("input[name=decision]:checked")) { radio.checked = true; }
     }
     activate(swapped);
     const error = swapped.querySelector("[role=alert]");
@@ -153,5 +262,12 @@
     if (error && reason && /reason/i.test(error.textContent)) { reason.focus(); }
   });
 
+  if (protocol) {
+    openDisputes().forEach((card) => {
+      drawWalk(card);
+      const radio = card.querySelector("[data-protocol]");
+      if (radio && !radio.disabled) { radio.checked = true; }
+    });
+  }
   activate(openDisputes()[0] || disputes()[0] || null);
 })();

@@ -1,0 +1,122 @@
+// The "Amend my answer" form of the feedback inbox walks the protocol question by question, as the annotation
+// screen does, from the description the page embeds once (#protocol-data, walked by protocol_walk.js).
+//
+// Each form[data-amend-walk] keeps its own path, empty at first (a form htmx swaps in starts afresh). Only a
+// label fills the hidden `label` field and enables Amend: the server gives the sentence that label's one path.
+// Keys act on the form holding the focus inside an open <details>: an answer key of the question shown, u to take
+// back; any other letter or digit is refused there with a message, so a key never lands on something else.
+(function () {
+  "use strict";
+  const data = document.getElementById("protocol-data");
+  if (!data || !window.AnnotationProtocol) { return; }
+  const protocol = new window.AnnotationProtocol(JSON.parse(data.textContent));
+  const paths = new WeakMap();  // form -> its path so far
+  const labelName = (value) => protocol.labelNames[value] || value;
+
+  function h(tag, attributes, ...children) {
+    const element = document.createElement(tag);
+    Object.entries(attributes || {}).forEach(([name, value]) => {
+      if (value !== null && value !== undefined && value !== false) { element.setAttribute(name, value === true ? "" : value); }
+    });
+    children.flat().forEach((child) => { if (child !== null && child !== undefined) { element.append(child); } });
+    return element;  // strings are appended as text, never parsed as HTML
+  }
+  const kbd = (key) => h("kbd", null, key);
+
+  function question(stepName) {
+    const step = protocol.step(stepName);
+    return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
+      h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
+      h("p", { class: "muted" }, step.definition),
+      h("p", { class: "amend-answers" }, step.answers.map((a) => h("button", {
+        type: "button", class: "primary", "data-walk-step": stepName, "data-walk-value": a.value,
+        "aria-keyshortcuts": a.key + (a.yn ? " " + a.yn : ""),
+      }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " " + a.label))));
+  }
+
+  // Draw the form from its path. `refocus`: the user acted in the form, so the focus stays in it (on the next
+  // question's first answer, or on Amend at a label) even though the button pressed was replaced.
+  function draw(form, refocus) {
+    const path = paths.get(form);
+    const answered = protocol.walk(path).answered;
+    const next = protocol.nextStep(path);
+    const label = next ? "" : protocol.labelOf(path);
+    const submit = form.querySelector("[data-walk-submit]");
+    form.querySelector("[data-walk]").replaceChildren(
+      answered.length ? h("ol", { class: "amend-walked", "aria-label": "Answers so far" }, answered.map((stepName) => {
+        const step = protocol.step(stepName);
+        const chosen = step.answers.find((a) => a.value === path[stepName]);
+        return h("li", { "data-walked": stepName }, step.question + " → ", h("strong", null, chosen ? chosen.label : path[stepName]));
+      })) : null,
+      next ? question(next) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(label))),
+      h("button", { type: "button", class: "small", "data-walk-undo": true, "aria-keyshortcuts": "u", disabled: !answered.length },
+        kbd("u"), " Take back last answer"));
+    form.querySelector("[data-walk-label]").value = label;
+    submit.disabled = !label;
+    if (refocus) { (label ? submit : form.querySelector("[data-walk-value]")).focus({ preventScroll: true }); }
+  }
+
+  function refuse(form, text) {
+    const element = form.querySelector("[data-walk-refused]");
+    element.textContent = text;
+    element.hidden = false;
+  }
+  function change(form, path) {
+    form.querySelector("[data-walk-refused]").hidden = true;
+    paths.set(form, path);
+    draw(form, true);
+  }
+  function answer(form, step, value) {
+    const path = protocol.answer(paths.get(form), step, value);
+    if (path) { change(form, path); } else { refuse(form, "That answer does not apply now: it was not applied."); }
+  }
+  function takeBack(form) {
+    if (!Object.keys(paths.get(form)).length) { refuse(form, "Nothing to take back: no question is answered yet."); return; }
+    change(form, protocol.undo(paths.get(form)));
+  }
+
+  function init(root) {
+    const forms = root.matches && root.matches("form[data-amend-walk]") ? [root] : root.querySelectorAll ? Array.from(root.querySelectorAll("form[data-amend-walk]")) : [];
+    forms.forEach((form) => { if (!paths.has(form)) { paths.set(form, {}); draw(form, false); } });
+  }
+
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest("button[data-walk-value], button[data-walk-undo]");
+    const form = button && button.closest("form[data-amend-walk]");
+    if (!form || !paths.has(form)) { return; }
+    if (button.hasAttribute("data-walk-undo")) { takeBack(form); } else { answer(form, button.dataset.walkStep, button.dataset.walkValue); }
+  });
+
+  document.addEventListener("keydown", (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    const target = event.target;
+    const form = target.closest && target.closest("form[data-amend-walk]");
+    const details = form && form.closest("details");
+    if (!form || !paths.has(form) || (details && !details.open) || target.closest("textarea, input, select, [contenteditable]")) { return; }
+    const key = event.key;
+    if (!/^[0-9a-z]$/i.test(key)) { return; }  // Tab, Enter, Space and arrows keep their usual work
+    event.preventDefault();
+    if (key === "u") { takeBack(form); return; }
+    const path = paths.get(form);
+    const next = protocol.nextStep(path);
+    const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+    if (option) { answer(form, next, option.value); }
+    else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol.labelOf(path)) + ". u takes the last answer back."); }
+    else { refuse(form, "Key " + key + " is not an answer to \u201c" + protocol.step(next).question + "\u201d: it was not applied."); }
+  });
+
+  // Opening "Amend my answer" puts the focus in its form, so the keys answer at once. `toggle` does not bubble.
+  document.addEventListener("toggle", (event) => {
+    const details = event.target;
+    const form = details.open && details.querySelector && details.querySelector("form[data-amend-walk]");
+    if (!form || !paths.has(form)) { return; }
+    const active = document.activeElement;
+    if (!active || active === document.body || details.contains(active)) {
+      const first = form.querySelector("[data-walk-value]") || form.querySelector("[data-walk-submit]:not([disabled])");
+      if (first) { first.focus({ preventScroll: true }); }
+    }
+  }, true);
+
+  document.addEventListener("htmx:load", (event) => init(event.detail.elt));
+  init(document);
+})();
