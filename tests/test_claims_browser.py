@@ -97,3 +97,62 @@ def test_label_triplets_and_rate_severity_with_the_keyboard_then_carry_on_withou
     page.wait_for_url(f"**/p/{project.slug}/work/")
     assert Assignment.objects.get(annotator=user).status == Assignment.Status.SUBMITTED
     assert not page.locator("#connection-status").is_visible()
+
+
+def _until(page, check, what):
+    """Wait (up to 30 s, polling) until ``check()`` holds: the page saves in the background."""
+    for _ in range(150):
+        if check():
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"not reached: {what}")
+
+
+def test_triplet_and_severity_keys_in_a_burst_under_latency_apply_to_what_is_shown(page_for):
+    """300 ms of latency, keys 20 ms apart: each triplet key labels the row focused on screen (the focus moves on
+    before the server answers), and a severity given just before moving to the next sentence stays on its sentence."""
+    project = views_project()
+    turn = turn_with_triplets(project, triplets=(("Amazon", "flows through", "Brazil"), ("Amazon", "is", "long"),
+                                                 ("Nile", "is", "in Egypt"), ("Nile", "is", "long")))
+    (user,) = annotators(project, 1)
+    page = page_for(user)
+    page.goto(f"/p/{project.slug}/work/")
+    page.keyboard.press("Enter")  # Start
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    expect(page.locator("#triplet-panel")).to_contain_text("0 of 4 labelled")
+    for key in "112":  # sentence 1: relevant, factual, invented
+        page.keyboard.press(key)
+    saved_version(page)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.emulateNetworkConditions",
+             {"offline": False, "latency": 300, "downloadThroughput": -1, "uploadThroughput": -1})
+
+    page.keyboard.press("t")
+    expect(page.locator("#triplet-panel .triplet-row").nth(0)).to_be_focused()
+    for key in "cnec":
+        page.keyboard.press(key)
+        page.wait_for_timeout(20)
+    wanted = {0: "Contradiction", 1: "Neutral", 2: "Entailment", 3: "Contradiction"}
+    _until(page, lambda: dict(TripletAnnotation.objects.values_list("triplet__index", "label")) == wanted,
+           "the four triplet labels typed")
+    expect(page.locator("#triplet-panel")).to_contain_text("4 of 4 labelled")
+    for index, label in wanted.items():
+        expect(page.locator("#triplet-panel .triplet-row").nth(index)).to_have_attribute("data-label", label)
+
+    # Back to sentence 1 (k), rate it 2 then 5, and move on (Escape, j) while the ratings are on the wire.
+    page.keyboard.press("Escape")
+    page.keyboard.press("k")
+    expect(page.locator("#panel-title")).to_have_text("Sentence 1 of 3")
+    expect(page.locator("#claims-extras")).to_be_visible()
+    page.keyboard.press("v")
+    for key in ("2", "5", "Escape", "j"):
+        page.keyboard.press(key)
+        page.wait_for_timeout(20)
+    expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
+    first = SentenceAnnotation.objects.filter(sentence__turn=turn, sentence__index=0)
+    _until(page, lambda: first.get().severity == 5, "sentence 1 rated 5")
+    page.wait_for_timeout(1000)  # both answers are in: none of them drew sentence 1's panel onto sentence 2
+    assert page.locator("#claims-extras").count() == 0 or \
+        page.locator("#claims-extras").get_attribute("data-sentence") != str(first.get().sentence_id)
+    assert not SentenceAnnotation.objects.filter(sentence__turn=turn, sentence__index=1, severity__isnull=False).exists()

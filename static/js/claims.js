@@ -54,10 +54,34 @@
     if (element) { element.focus(); }
   }
 
+  // Triplet labels given but not yet answered by the server: shown on the rows at once and drawn again on every
+  // panel the server sends meanwhile (an answer carries the panel as of its own request, not of those still queued).
+  const pendingLabels = new Map(); // triplet id -> {label}
+  function markRow(row, label) {
+    row.dataset.label = label;
+    row.classList.add("labelled");
+    row.querySelectorAll("button[data-key]").forEach((button) => {
+      const on = button.value === label;
+      button.classList.toggle("chosen", on);
+      button.setAttribute("aria-pressed", on ? "true" : "false");
+    });
+  }
+  function markPending() {
+    pendingLabels.forEach((mark, id) => {
+      const row = document.querySelector('#triplet-panel .triplet-row[data-triplet="' + id + '"]');
+      if (row) { markRow(row, mark.label); }
+    });
+  }
+
   function post(form, fields) {
     const requestId = newRequestId();
     const url = new URL(form.action, window.location.href).toString();
     const isTriplet = !!form.closest("#triplet-panel");
+    // The sentence whose severity / error type this is: its answer is not drawn over another sentence's panel.
+    const extras = form.closest("#claims-extras");
+    const extrasSentence = extras ? extras.dataset.sentence || "" : null;
+    const mark = isTriplet && fields.get("label") ? { label: fields.get("label") } : null;
+    if (mark) { pendingLabels.set(fields.get("triplet"), mark); }
     const run = async () => {
       const body = new URLSearchParams();
       for (const [name, value] of fields) { if (name !== "csrfmiddlewaretoken") { body.append(name, value); } }
@@ -86,9 +110,17 @@
         }
         const html = await response.text();
         if (isTriplet) {
+          if (mark && pendingLabels.get(fields.get("triplet")) === mark) { pendingLabels.delete(fields.get("triplet")); }
+          // The focus stays on the row the annotator is on now (keys went on while this request was out).
+          const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest(".triplet-row");
+          const focusedId = focused ? focused.dataset.triplet : null;
           htmx.swap(tripletPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
+          markPending();
+          if (!focusAfter && focusedId) {
+            focusAfter = () => document.querySelector('#triplet-panel .triplet-row[data-triplet="' + focusedId + '"]');
+          }
         } else if (saving()) {
-          swapExtras(html, form);
+          swapExtras(html, extrasSentence);
         } else {
           htmx.swap(decisionPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
         }
@@ -105,11 +137,12 @@
 
   // The decision panel is drawn by the page (workspace.js): take only the severity / error type section
   // of the server's answer, with its message if the change was refused.
-  function swapExtras(html, form) {
+  function swapExtras(html, sentence) {
     const parsed = new DOMParser().parseFromString(html, "text/html");
     const fresh = parsed.getElementById("claims-extras");
     const current = document.getElementById("claims-extras");
-    if (!fresh || !current) { return; }
+    // Moved on to another sentence meanwhile: its own panel stays (this answer's change is saved all the same).
+    if (!fresh || !current || (sentence !== null && (current.dataset.sentence || "") !== sentence)) { return; }
     fresh.dataset.sentence = current.dataset.sentence || "";
     const refusal = parsed.querySelector(".panel-message.error");
     if (refusal) { fresh.prepend(document.adoptNode(refusal)); }
@@ -158,13 +191,14 @@
   function labelRow(row, key) {
     const button = row.querySelector('button[data-key="' + key + '"], button[data-digit="' + key + '"]');
     if (!button) { return false; }
-    // Focus then moves to the next triplet without a label (or the next one).
+    // The label shows and the focus moves to the next triplet without a label (or the next one) at once, before
+    // the server answers: the next key applies to the row the annotator sees focused.
+    button.form.requestSubmit(button);
+    markRow(row, button.value);
     const all = rows();
     const after = all.slice(all.indexOf(row) + 1).concat(all.slice(0, all.indexOf(row)));
     const next = after.find((r) => !r.dataset.label) || all[all.indexOf(row) + 1] || row;
-    const id = next.dataset.triplet;
-    focusAfter = () => document.querySelector('#triplet-panel .triplet-row[data-triplet="' + id + '"]');
-    button.form.requestSubmit(button);
+    if (next !== row) { next.focus(); next.scrollIntoView({ block: "nearest" }); }
     return true;
   }
 
