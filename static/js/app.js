@@ -3,7 +3,8 @@
   const status = () => document.getElementById("connection-status");
   function show(message) { const el = status(); if (el) { el.textContent = message; el.hidden = false; } }
   function hide() { const el = status(); if (el) { el.hidden = true; } }
-  document.addEventListener("htmx:sendError", () => show("Connection lost - your last action was not saved yet. Retrying…"));
+  // htmx does not send a failed request again: say so, the person sends it again when the connection is back.
+  document.addEventListener("htmx:sendError", () => show("Connection lost - your last action was not saved. Do it again once you are back online."));
   document.addEventListener("htmx:responseError", (event) => {
     const xhr = event.detail.xhr;
     const code = xhr.status;
