@@ -20,7 +20,7 @@ from django.http import Http404
 
 from .models import Assignment, Dialogue, Membership, Project, Turn
 from .selectors.joined import Join, JoinedSelect
-from .vocabulary import Role
+from .domain.vocabulary import Role
 
 # Which roles may do what. A lead can do everything an adjudicator can.
 ADJUDICATING_ROLES = frozenset({Role.ADJUDICATOR, Role.LEAD})

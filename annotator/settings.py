@@ -324,15 +324,15 @@ SPECTACULAR_SETTINGS = {
     # api.urls' "id" converter: an integer of at most 18 digits.
     "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 999999999999999999}},
     "ENUM_NAME_OVERRIDES": {
-        "LabelEnum": "annotator.vocabulary.Label",
-        "RoleEnum": "annotator.vocabulary.Role",
+        "LabelEnum": "annotator.domain.vocabulary.Label",
+        "RoleEnum": "annotator.domain.vocabulary.Role",
         "ImportStatusEnum": "annotator.models.ImportBatch.Status",
         "AssignmentStatusEnum": "annotator.models.Assignment.Status",
         "AdjudicationStatusEnum": "annotator.models.Adjudication.Status",
         "QuestionStatusEnum": "annotator.models.Question.Status",
         "JobStatusEnum": "autolabel.models.AutoLabelJob.Status",
-        "StepEnum": "annotator.vocabulary.Step",
-        "AnswerEnum": "annotator.vocabulary.Answer",
+        "StepEnum": "annotator.domain.vocabulary.Step",
+        "AnswerEnum": "annotator.domain.vocabulary.Answer",
     },
 }
 

@@ -5,7 +5,7 @@ from django.db.models import Q
 
 from annotator.models import Assignment, Dialogue, GoldLabel, Sentence, SentenceAnnotation, Turn
 from annotator.selectors.corpus import AgreementState, sentence_filter_by_state
-from annotator.vocabulary import GoldProvenance, Label
+from annotator.domain.vocabulary import GoldProvenance, Label
 
 from .serializers import MAX_ID
 

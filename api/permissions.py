@@ -17,7 +17,7 @@ from annotator.access import (
     metadata_access,
     refuse_if_blind_in,
 )
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 
 ANY_MEMBER = None
 LEADS = LEAD_ROLES

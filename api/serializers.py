@@ -19,7 +19,7 @@ from annotator.models import (
     Turn,
 )
 from annotator.selectors.corpus import AgreementState
-from annotator.vocabulary import Answer, Label, Role, Severity, Step
+from annotator.domain.vocabulary import Answer, Label, Role, Severity, Step
 
 User = get_user_model()
 # The largest id a request may name (ids are 64-bit integers in the database).

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotator.vocabulary import COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, HALLUCINATED_LABELS, Label
+from annotator.domain.vocabulary import COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, HALLUCINATED_LABELS, Label
 
 from .voting import decide
 

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotator.models import ClaimTriplet, Sentence, Turn
 from annotator.services.claims import ClaimsError, triplets_add_extracted
-from annotator.vocabulary import SEVERITY_LABELS
+from annotator.domain.vocabulary import SEVERITY_LABELS
 
 from . import extraction
 from .llm import Caller, EndpointConfigurationError, api_key_from_env

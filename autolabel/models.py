@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotator.models import Project, Sentence, Turn
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 
 from . import prompting
 

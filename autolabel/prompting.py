@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from annotator.vocabulary import COGNITIVE_LABELS, HALLUCINATED_LABELS, Answer, Label
+from annotator.domain.vocabulary import COGNITIVE_LABELS, HALLUCINATED_LABELS, Answer, Label
 
 STAGE_1 = 1
 STAGE_2 = 2

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 
 # Tie-break order: on equal counts the label listed first wins. Hallucinated
 # labels come first so that a tie is resolved towards flagging for review.

@@ -25,7 +25,7 @@ django.setup()
 
 import numpy as np  # noqa: E402
 
-from annotator import agreement  # noqa: E402
+from annotator.domain import agreement
 
 
 def main():

@@ -77,7 +77,7 @@ def setup(sentences: int) -> None:
     from django.contrib.auth import get_user_model
 
     from annotator.models import Membership
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from bench.synthetic import create_synthetic_project
 
     project, _ = create_synthetic_project(SLUG, turns=1, sentences_per_turn=sentences, reference_words=300,
@@ -88,8 +88,8 @@ def setup(sentences: int) -> None:
 
 def planned_walks(sentences: int) -> list[tuple[dict, list[str]]]:
     """(path, keys) per sentence: the protocol's complete paths in turn."""
-    from annotator import protocol
-    from annotator.vocabulary import STEP_ANSWERS, Step
+    from annotator.domain import protocol
+    from annotator.domain.vocabulary import STEP_ANSWERS, Step
 
     paths = protocol.paths()
     walks = []
@@ -101,8 +101,8 @@ def planned_walks(sentences: int) -> list[tuple[dict, list[str]]]:
 
 def expected_frames(walks) -> list[tuple[str, str]]:
     """What the panel should show in the frame after each key: (question, panel title)."""
-    from annotator import protocol
-    from annotator.vocabulary import Step
+    from annotator.domain import protocol
+    from annotator.domain.vocabulary import Step
 
     frames = []
     total = len(walks)
@@ -222,7 +222,7 @@ def wait_for_database(sentences: int, quiet_for: float = 5.0, timeout: float = 3
 
 
 def report(args, walks, frames, handled, posts, typed_in, all_saved_in) -> dict:
-    from annotator import protocol
+    from annotator.domain import protocol
     from annotator.models import AnnotationEvent, SentenceAnnotation
 
     expected = expected_frames(walks)

@@ -52,7 +52,7 @@ from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from annotator import protocol  # noqa: E402
+from annotator.domain import protocol
 from annotator.models import (  # noqa: E402
     Assignment,
     ClaimTriplet,
@@ -66,7 +66,7 @@ from annotator.models import (  # noqa: E402
     Turn,
 )
 from annotator.selectors import claims as selectors  # noqa: E402
-from annotator.vocabulary import DEFAULT_ERROR_TYPES, HALLUCINATED_LABELS, Label, Role, TripletLabel  # noqa: E402
+from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, HALLUCINATED_LABELS, Label, Role, TripletLabel
 from bench.synthetic import create_synthetic_project  # noqa: E402
 
 SLUG = "bench-claims"

@@ -79,7 +79,7 @@ def setup(annotators: int, turns: int, sentences: int, overlap: int) -> None:
     from django.contrib.auth.hashers import make_password
 
     from annotator.models import Membership
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from bench.synthetic import create_synthetic_project
 
     project, summary = create_synthetic_project(SLUG, turns=turns, sentences_per_turn=sentences,
@@ -211,8 +211,8 @@ class Annotator:
 
     async def annotate_turn(self) -> bool:
         """Start, the screen, every sentence walked through the protocol, submit; False to stop."""
-        from annotator import protocol
-        from annotator.vocabulary import Label
+        from annotator.domain import protocol
+        from annotator.domain.vocabulary import Label
 
         opened = await self.open_turn()
         if opened is None:
@@ -300,8 +300,8 @@ class SyncAnnotator(Annotator):
     """
 
     async def annotate_turn(self) -> bool:
-        from annotator import protocol
-        from annotator.vocabulary import Label
+        from annotator.domain import protocol
+        from annotator.domain.vocabulary import Label
 
         opened = await self.open_turn()
         if opened is None:
@@ -435,7 +435,7 @@ async def run_annotators(base_url: str, count: int, duration: float, rate: float
 def verify(database_url: str, stats: Stats) -> dict:
     import psycopg
 
-    from annotator import protocol
+    from annotator.domain import protocol
 
     url = database_url.replace("postgres://", "postgresql://", 1)
     problems = {}

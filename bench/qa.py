@@ -57,7 +57,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from annotator import protocol  # noqa: E402
+from annotator.domain import protocol
 from annotator.models import (  # noqa: E402
     Assignment,
     Feedback,
@@ -71,7 +71,7 @@ from annotator.models import (  # noqa: E402
     Turn,
 )
 from annotator.selectors.qa import qa_measures  # noqa: E402
-from annotator.vocabulary import Label, Role  # noqa: E402
+from annotator.domain.vocabulary import Label, Role
 from bench.synthetic import create_synthetic_project  # noqa: E402
 
 SLUG = "bench-qa"

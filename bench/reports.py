@@ -54,7 +54,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from annotator import protocol  # noqa: E402
+from annotator.domain import protocol
 from annotator.models import (  # noqa: E402
     Adjudication,
     Assignment,
@@ -68,7 +68,7 @@ from annotator.models import (  # noqa: E402
 from annotator.selectors.agreement import data_version, project_agreement  # noqa: E402
 from annotator.selectors.reports import gold_breakdown  # noqa: E402
 from annotator.services.bulk import allocate_ids, db_datetime, insert_rows  # noqa: E402
-from annotator.vocabulary import GoldProvenance, Role  # noqa: E402
+from annotator.domain.vocabulary import GoldProvenance, Role
 from bench.synthetic import create_synthetic_project  # noqa: E402
 
 SLUG = "bench-reports"

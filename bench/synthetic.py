@@ -100,7 +100,7 @@ class _Pool:
 def iter_turn_objects(turns=24_000, sentences_per_turn=10, reference_words=700, turns_per_dialogue=4,
                       labelled=True, seed=7):
     """Yield one JSON-able object per turn, in the project's JSONL format."""
-    from annotator.protocol import path_for_label
+    from annotator.domain.protocol import path_for_label
 
     rng = random.Random(seed)
     pool = _Pool(rng)

@@ -84,7 +84,7 @@ def build_project():
     from annotator.importers.jsonl import record_from_object
     from annotator.models import Assignment, Membership, Project, Turn
     from annotator.services.imports import records_import
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from bench.synthetic import iter_turn_objects
 
     started = time.perf_counter()
@@ -130,7 +130,7 @@ def annotators(project, count):
     from django.contrib.auth import get_user_model
 
     from annotator.models import Membership
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
 
     User = get_user_model()
     users = []
@@ -153,9 +153,9 @@ def run(claims: int, sentences_per_assignment: int, warmup: int):
     from django.urls import reverse
     from django.utils import timezone
 
-    from annotator import protocol
+    from annotator.domain import protocol
     from annotator.models import Assignment, Project, Sentence, Turn
-    from annotator.vocabulary import Label
+    from annotator.domain.vocabulary import Label
 
     project = Project.objects.filter(slug=SLUG).first() or build_project()
     users = annotators(project, 30)

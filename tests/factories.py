@@ -4,7 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from annotator import models
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 
 DEFAULT_PASSWORD = "correct-horse-battery"
 

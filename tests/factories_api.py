@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 from annotator import models
 from autolabel.models import LLMProfile
 from autolabel.services import job_create
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 
 # "staff" has the staff flag and no membership: it grants nothing. "superuser" leads every project.

@@ -1,8 +1,8 @@
 """Factories and helpers for the auto-labeller tests."""
 
 from annotator.models import GoldLabel
-from annotator.protocol import path_for_label
-from annotator.vocabulary import GoldProvenance
+from annotator.domain.protocol import path_for_label
+from annotator.domain.vocabulary import GoldProvenance
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory
 
 REFERENCE = (

@@ -3,7 +3,7 @@
 import factory
 
 from annotator import models
-from annotator.vocabulary import TripletSource
+from annotator.domain.vocabulary import TripletSource
 
 from .factories import AssignmentFactory, DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_workspace import NO_PASSWORD

@@ -2,8 +2,9 @@
 
 from django.utils import timezone
 
-from annotator import models, protocol
-from annotator.vocabulary import Role
+from annotator import models
+from annotator.domain import protocol
+from annotator.domain.vocabulary import Role
 
 from .factories import AssignmentFactory, member
 

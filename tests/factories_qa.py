@@ -3,8 +3,9 @@
 import factory
 from django.utils import timezone
 
-from annotator import models, protocol
-from annotator.vocabulary import GoldProvenance
+from annotator import models
+from annotator.domain import protocol
+from annotator.domain.vocabulary import GoldProvenance
 from tests.factories import AssignmentFactory, DialogueFactory, TurnFactory
 
 

@@ -1,9 +1,9 @@
 """Helpers for the workspace tests: projects with turns, annotators, completed walks."""
 
-from annotator import protocol
+from annotator.domain import protocol
 from annotator.models import Sentence
 from annotator.services.annotation import annotation_answer_step
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 
 

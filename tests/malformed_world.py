@@ -6,7 +6,7 @@ a POST of the HTML routes could change."""
 from rest_framework.authtoken.models import Token
 
 from annotator import models
-from annotator.vocabulary import Label, Role
+from annotator.domain.vocabulary import Label, Role
 from autolabel.models import AutoLabelJob, LLMProfile, PromptVersion
 from tests.factories import AssignmentFactory, member
 from tests.factories_claims import turn_with_triplets, views_project

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from annotator.access import access_assignment, role_in
 from annotator.models import Assignment
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import AssignmentFactory, DialogueFactory, ProjectFactory, TurnFactory, member
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import krippendorff
 import numpy as np
 import pytest
 
-from annotator import agreement
-from annotator.vocabulary import Label, Step
+from annotator.domain import agreement
+from annotator.domain.vocabulary import Label, Step
 
 NAN = math.nan
 

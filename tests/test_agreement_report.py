@@ -11,7 +11,7 @@ from django.utils import timezone
 from annotator.models import ImportBatch
 from annotator.selectors.agreement import project_agreement
 from annotator.services.gold import adjudication_resolve, gold_derive_for_turn
-from annotator.vocabulary import Label, Role
+from annotator.domain.vocabulary import Label, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import annotators, submit

@@ -10,9 +10,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator import protocol
+from annotator.domain import protocol
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
-from annotator.vocabulary import STEP_ANSWERS, Label, ProtocolMode, Step
+from annotator.domain.vocabulary import STEP_ANSWERS, Label, ProtocolMode, Step
 from tests.factories_workspace import annotators, numbered_sentences, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from annotator.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation
 from annotator.services.assignment import assignment_next
-from annotator.vocabulary import Label, ProtocolMode
+from annotator.domain.vocabulary import Label, ProtocolMode
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = pytest.mark.django_db
@@ -190,7 +190,7 @@ def page_data(client, assignment):
 
 
 def test_the_page_embeds_the_protocol_the_examples_and_only_the_annotators_own_answers(setup):
-    from annotator import protocol
+    from annotator.domain import protocol
     from annotator.models import GuidelineExample
     client, project, user, assignment, sentences = setup
     GuidelineExample.objects.create(project=project, step="kind", is_positive=True, text="<b>The bridge opened in 1932.</b>")

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.models import ImportBatch, Turn
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.conftest import wait_until
 from tests.factories import ProjectFactory, member
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from annotator.models import AnnotationEvent, Assignment, GoldEvent, GoldLabel, QualificationResult, Turn
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from autolabel import selectors as autolabel_selectors
 from autolabel.models import Prediction
 from autolabel.services import job_create

@@ -9,7 +9,7 @@ import sys
 import pytest
 from django.core.cache import cache
 
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.conftest import ROOT
 from tests.factories import DEFAULT_PASSWORD, ProjectFactory, TurnFactory, member
 

@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from autolabel.models import AutoLabelJob, LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import ProjectFactory, member

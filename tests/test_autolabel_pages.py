@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from annotator.models import Turn
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from autolabel import selectors, services
 from autolabel.models import AutoLabelJob, ContrastiveExample, LLMProfile, Prediction, PromptVersion
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401

@@ -1,6 +1,6 @@
 """Formative prompting: markers, escaping, parsing by index, stage mapping (pure, no database)."""
 
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 from autolabel import judge
 from autolabel.prompting import (
     DEFAULT_STAGE1_TEMPLATE,

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import Assignment, SentenceAnnotation, TripletAnnotation
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 
 from .factories_claims import turn_with_triplets, views_project
 from .factories_workspace import annotators

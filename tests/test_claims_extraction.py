@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from annotator.models import ClaimTriplet
-from annotator.vocabulary import TripletSource
+from annotator.domain.vocabulary import TripletSource
 from autolabel import extraction
 from autolabel.extraction_jobs import extraction_job_create, extraction_job_run
 from autolabel.models import ExtractionJob
@@ -160,7 +160,7 @@ def test_severity_prompt_parser_and_baseline_rule():
 @pytest.mark.django_db
 def test_prelabeler_rates_the_severity_of_its_predicted_hallucinations(profile, client):
     from annotator.models import GoldLabel
-    from annotator.vocabulary import GoldProvenance, Label, Role, SEVERITY_LABELS
+    from annotator.domain.vocabulary import GoldProvenance, Label, Role, SEVERITY_LABELS
     from autolabel import services
     from autolabel.models import Prediction, SeverityPrediction
 

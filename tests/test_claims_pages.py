@@ -6,7 +6,7 @@ from django.urls import reverse
 from annotator.models import TripletAdjudication, TripletAnnotation, TripletGold
 from annotator.services import claims as svc
 from annotator.services.annotation import assignment_submit
-from annotator.vocabulary import Label, Role
+from annotator.domain.vocabulary import Label, Role
 
 from .factories import member
 from .factories_claims import turn_with_triplets, views_project, working

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from annotator.models import ClaimTriplet, GoldLabel, Project, TripletGold
-from annotator.vocabulary import GoldProvenance, Label
+from annotator.domain.vocabulary import GoldProvenance, Label
 
 from .conftest import SHARED_DATA
 
@@ -90,7 +90,7 @@ def test_export_marks_hallucinations_at_or_above_the_severity_threshold(tmp_path
 def test_the_severity_filter_from_the_project_page_and_the_api(client):
     from rest_framework.test import APIClient
 
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
 
     from .factories import member
 

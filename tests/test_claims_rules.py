@@ -2,8 +2,8 @@
 
 import pytest
 
-from annotator import claims, evidence
-from annotator.vocabulary import DEFAULT_ERROR_TYPES, Label, TripletLabel
+from annotator.domain import claims, evidence
+from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, Label, TripletLabel
 
 E, N, C, B = (TripletLabel.ENTAILMENT.value, TripletLabel.NEUTRAL.value,
               TripletLabel.CONTRADICTION.value, TripletLabel.BAD_TRIPLET.value)

@@ -5,7 +5,7 @@ import pytest
 from annotator.models import AnnotationEvent, ClaimTriplet, TripletAdjudication, TripletAnnotation, TripletGold
 from annotator.services import claims as svc
 from annotator.services.annotation import AssignmentClosed, VersionConflict, assignment_submit
-from annotator.vocabulary import GoldProvenance, Label, Role, TripletLabel, TripletSource
+from annotator.domain.vocabulary import GoldProvenance, Label, Role, TripletLabel, TripletSource
 
 from .factories import member
 from .factories_claims import turn_with_triplets, views_project, working
@@ -161,7 +161,7 @@ def test_submit_needs_every_triplet_labelled_then_derives_triplet_gold_and_dispu
 
 def test_a_final_label_without_severity_clears_a_stale_rating_but_an_undo_keeps_it():
     from annotator.services.annotation import annotation_answer_step, annotation_undo
-    from annotator.vocabulary import Step
+    from annotator.domain.vocabulary import Step
 
     project = views_project()
     turn = turn_with_triplets(project, triplets=())

@@ -3,8 +3,8 @@
 import pytest
 
 from annotator import models
-from annotator.protocol import path_for_label
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.protocol import path_for_label
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 
 from annotator import models
-from annotator.protocol import path_for_label
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.protocol import path_for_label
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db

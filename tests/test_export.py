@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from annotator import models
 from annotator.importers import cognibench
-from annotator.protocol import path_for_label
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.protocol import path_for_label
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.conftest import SHARED_DATA
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 

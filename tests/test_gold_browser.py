@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from annotator.models import Adjudication, EvidenceSpan, GoldLabel
 from annotator.services.gold import gold_derive_for_turn
-from annotator.vocabulary import GoldProvenance, Label, Role
+from annotator.domain.vocabulary import GoldProvenance, Label, Role
 
 from .factories import ProjectFactory, TurnFactory, member
 from .factories_gold import annotators, submit

@@ -9,7 +9,7 @@ from django.test import Client
 
 from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, ImportBatch
 from annotator.services.gold import gold_derive_for_turn
-from annotator.vocabulary import GoldProvenance, Label, ProtocolMode, Role
+from annotator.domain.vocabulary import GoldProvenance, Label, ProtocolMode, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import annotators, submit

@@ -10,7 +10,7 @@ from annotator.services.gold import (
     gold_derive_for_turn,
     gold_override,
 )
-from annotator.vocabulary import Answer, GoldProvenance, Label, Role, Step
+from annotator.domain.vocabulary import Answer, GoldProvenance, Label, Role, Step
 
 from .factories import AssignmentFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import annotators, submit

@@ -9,7 +9,7 @@ from django.db import connection
 
 from annotator.importers import cognibench
 from annotator.models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Sentence, Turn
-from annotator.vocabulary import GoldProvenance, Label
+from annotator.domain.vocabulary import GoldProvenance, Label
 from tests.conftest import SHARED_DATA
 from tests.factories import ProjectFactory
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from annotator.models import Dialogue, ImportBatch, Sentence, Turn
 from annotator.services.imports import import_batch_execute, import_batch_start
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, member
 
 pytestmark = pytest.mark.django_db

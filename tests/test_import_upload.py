@@ -69,7 +69,7 @@ def test_a_malformed_upload_fails_with_the_error_and_imports_nothing(client, wor
 
 def test_a_lead_who_is_not_staff_imports_from_the_project_page(client, worker):
     """The page's form starts the same job as the admin; the status page polls, then shows the summary."""
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from tests.factories import member
 
     project = ProjectFactory(slug="cb")
@@ -99,7 +99,7 @@ def test_second_file_only_for_cognibench(client, private_files):
 
 
 def test_background_export_job_with_progress_and_download(client, worker):
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from tests.factories import member
 
     project = ProjectFactory(slug="ex")
@@ -135,7 +135,7 @@ def test_a_staff_lead_can_open_the_upload_form_and_the_project_actions(client, s
     from django.contrib.auth.models import Permission
     from django.core.management import call_command
 
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from tests.factories import member
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

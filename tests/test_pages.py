@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import DEFAULT_PASSWORD, ProjectFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db

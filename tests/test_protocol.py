@@ -2,9 +2,9 @@
 
 import pytest
 
-from annotator import protocol
-from annotator.protocol import ProtocolError
-from annotator.vocabulary import Label, Step
+from annotator.domain import protocol
+from annotator.domain.protocol import ProtocolError
+from annotator.domain.vocabulary import Label, Step
 
 
 def walk(*answers):

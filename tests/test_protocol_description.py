@@ -1,8 +1,8 @@
 """The protocol as data (protocol.describe) says what protocol.py says, for every path."""
 
-from annotator import protocol
-from annotator.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
-from annotator.vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, Step
+from annotator.domain import protocol
+from annotator.domain.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
+from annotator.domain.vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, Step
 
 
 def walk_description(tree, answers):

@@ -2,8 +2,8 @@
 
 import pytest
 
-from annotator.protocol import ProtocolError, answer, label_of, ordered, path_for_label, validate
-from annotator.vocabulary import Label
+from annotator.domain.protocol import ProtocolError, answer, label_of, ordered, path_for_label, validate
+from annotator.domain.vocabulary import Label
 
 
 @pytest.mark.parametrize("label", list(Label))

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from annotator.models import Assignment, GuidelineExample, Question
 from annotator.services import qa
 from annotator.services.qualification import qualification_set
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn
 from tests.factories_workspace import project_with_turns

@@ -10,7 +10,7 @@ from annotator.services.annotation import AnnotationError, annotation_amend, ass
 from annotator.services.assignment import assignment_next
 from annotator.services.qa import QAError
 from annotator.services.qualification import qualification_allow_retry, qualification_set
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import member
 from tests.factories_qa import gold_turn
 from tests.factories_workspace import answer_label, project_with_turns

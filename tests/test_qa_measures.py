@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotator.models import Feedback, Question
 from annotator.selectors import qa as selectors
 from annotator.services import qa
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn, submitted_work
 from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotator.models import Feedback, GuidelineExample, Question, QualificationResult
 from annotator.services import qa, qualification
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, UserFactory, member
 from tests.factories_qa import finish, gold_turn, submitted_work
 from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)

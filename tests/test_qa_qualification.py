@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
 from annotator.services import qualification as q
 from annotator.services.qualification import QualificationError, Status
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import finish, gold_turn, submitted_work
 from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)

@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from annotator.models import AnnotationEvent, Assignment, GuidelineExample, Question
 from annotator.services import qa
 from annotator.services.qa import QAError
-from annotator.vocabulary import Role, Step
+from annotator.domain.vocabulary import Role, Step
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.factories_qa import submitted_work
 from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)

@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from annotator.models import Assignment, Project, Turn
 from annotator.services.gold import gold_derive_for_turn
 from annotator.services.qa import question_ask
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 from tests.factories import AssignmentFactory
 from tests.factories_gold import submit
 

@@ -103,7 +103,7 @@ def test_where_the_key_is_read_a_profile_saved_around_the_form_cannot_send_secre
 def test_the_api_refuses_to_start_a_job_on_such_a_profile_with_the_error_body():
     from rest_framework.test import APIClient
 
-    from annotator.vocabulary import Role
+    from annotator.domain.vocabulary import Role
     from autolabel.models import LLMProfile
     from tests.factories import MembershipFactory, ProjectFactory
 

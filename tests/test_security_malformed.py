@@ -18,7 +18,7 @@ from django.test import Client
 
 from annotator import models
 from annotator.services.annotation import AnnotationError, annotation_evidence_add
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 from tests.malformed_world import make_world, path_values, snapshot
 from tests.url_walk import routes, simple_values, urls
 

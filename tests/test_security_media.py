@@ -14,7 +14,7 @@ from django.urls import clear_url_caches, reverse
 from annotator import models
 from annotator.services.exports import export_job_execute
 from annotator.storage import PrivateStorage, export_file_path, import_upload_path
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from rest_framework.test import APIClient
 from annotator import models
 from annotator.access import projects_for, role_in
 from annotator.services.projects import membership_remove
-from annotator.vocabulary import Label, Role
+from annotator.domain.vocabulary import Label, Role
 from autolabel.models import LLMProfile
 from autolabel.services import job_create
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from annotator.models import ImportBatch, Turn
 from annotator.services.imports import import_batch_execute, import_batch_start
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.conftest import SHARED_DATA
 from tests.factories import ProjectFactory, UserFactory, member
 

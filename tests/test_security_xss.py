@@ -17,7 +17,7 @@ from django.test import Client
 from annotator import models
 from annotator.exporters import FORMATS
 from annotator.services.assignment import assignment_next
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls
 

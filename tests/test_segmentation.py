@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from annotator.segmentation import split_sentences
+from annotator.domain.segmentation import split_sentences
 from tests.conftest import SHARED_DATA
 
 COGNIBENCH_DIALOGUES = SHARED_DATA / "cognibench-sample" / "dialogues.json"

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.db import connection, connections
 
-from annotator import assignment as strategy
+from annotator.domain import assignment as strategy
 from annotator.models import AnnotationEvent, Assignment, QualificationResult, Turn
 from annotator.services.assignment import (
     AssignmentError,
@@ -16,7 +16,7 @@ from annotator.services.assignment import (
     assignment_release_stale,
     turn_slots_recount,
 )
-from annotator.vocabulary import Label, Role
+from annotator.domain.vocabulary import Label, Role
 from tests.factories import AssignmentFactory, DialogueFactory, TurnFactory, UserFactory, member
 from tests.factories_workspace import annotators, label_all, project_with_turns
 from annotator.services.annotation import assignment_submit

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import Assignment, EvidenceSpan, SentenceAnnotation
-from annotator.vocabulary import Label, ProtocolMode
+from annotator.domain.vocabulary import Label, ProtocolMode
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -234,7 +234,7 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
 
     from annotator.models import GuidelineExample, Project
     from annotator.services.annotation import annotation_evidence_add
-    from annotator.vocabulary import Step
+    from annotator.domain.vocabulary import Step
 
     call_command("load_demo", stdout=open(os.devnull, "w"))
     project = Project.objects.get(slug="demo")

@@ -18,7 +18,7 @@ from annotator.services.annotation import (
     assignment_submit,
 )
 from annotator.services.assignment import assignment_next
-from annotator.vocabulary import Label, ProtocolMode, Step
+from annotator.domain.vocabulary import Label, ProtocolMode, Step
 from tests.factories_workspace import annotators, label_all, project_with_turns
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.urls import reverse
 from annotator.models import AnnotationEvent, Assignment, GoldLabel, GuidelineExample, SentenceAnnotation
 from annotator.services.annotation import annotation_answer_step, annotation_set_note
 from annotator.services.assignment import assignment_next
-from annotator.vocabulary import GoldProvenance, Label, Role, Step
+from annotator.domain.vocabulary import GoldProvenance, Label, Role, Step
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, UserFactory
 from tests.factories_workspace import (
     NO_PASSWORD,

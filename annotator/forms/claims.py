@@ -3,8 +3,8 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..claims import MAX_JUSTIFICATION_LENGTH, ClaimsRuleError, parse_triplet_label
-from ..vocabulary import Severity
+from ..domain.claims import MAX_JUSTIFICATION_LENGTH, ClaimsRuleError, parse_triplet_label
+from ..domain.vocabulary import Severity
 from .fields import IdField, TextField
 from .workspace import ActionForm
 

@@ -5,8 +5,8 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 
-from .. import protocol
-from ..vocabulary import Label
+from ..domain import protocol
+from ..domain.vocabulary import Label
 from .fields import MAX_ID, TextField, choice_field
 
 

@@ -6,7 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from ..services.qa import MAX_BODY
-from ..vocabulary import Answer, Label, Step
+from ..domain.vocabulary import Answer, Label, Step
 from .fields import MAX_REQUEST_ID, MAX_TEXT, IdField, TextField, choice_field
 
 

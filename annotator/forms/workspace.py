@@ -3,7 +3,7 @@
 from django import forms
 
 from ..services.annotation import MAX_NOTE_LENGTH
-from ..vocabulary import Answer, Label, Step
+from ..domain.vocabulary import Answer, Label, Step
 from .fields import MAX_REQUEST_ID, CountField, IdField, TextField, choice_field
 
 # Seconds spent on a sentence since the last action: the service clamps each report to an hour; this

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from ..protocol import ProtocolError, label_of, ordered, path_for_label, validate
-from ..vocabulary import GoldProvenance, Label, TripletLabel
+from ..domain.protocol import ProtocolError, label_of, ordered, path_for_label, validate
+from ..domain.vocabulary import GoldProvenance, Label, TripletLabel
 
 # Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to
 # keep what a file carried and the schema has no column for (annotations made

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..vocabulary import Label
+from ..domain.vocabulary import Label
 from . import (
     MAX_INDEX,
     DialogueRecord,

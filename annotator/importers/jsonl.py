@@ -12,8 +12,8 @@ from pathlib import Path
 
 import orjson
 
-from ..segmentation import split_sentences
-from ..vocabulary import GoldProvenance, TripletSource
+from ..domain.segmentation import split_sentences
+from ..domain.vocabulary import GoldProvenance, TripletSource
 from . import (
     CANONICAL_PATHS,
     MAX_INDEX,

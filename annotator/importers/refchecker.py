@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..segmentation import split_sentences
-from ..vocabulary import TripletSource
+from ..domain.segmentation import split_sentences
+from ..domain.vocabulary import TripletSource
 from . import (
     DialogueRecord,
     ImportFormatError,

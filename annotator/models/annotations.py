@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..vocabulary import Label, Severity, TripletLabel
+from ..domain.vocabulary import Label, Severity, TripletLabel
 from .corpus import ClaimTriplet, Sentence, Turn
 from .projects import Project
 

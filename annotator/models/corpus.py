@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from ..storage import import_upload_path, private_storage
-from ..vocabulary import TripletLabel, TripletSource
+from ..domain.vocabulary import TripletLabel, TripletSource
 from .projects import Project
 
 

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..vocabulary import GoldProvenance, Label, Severity, TripletLabel
+from ..domain.vocabulary import GoldProvenance, Label, Severity, TripletLabel
 from .annotations import Assignment
 from .corpus import Sentence, Turn
 

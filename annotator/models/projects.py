@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..vocabulary import DEFAULT_ERROR_TYPES, ProtocolMode, Role, Step
+from ..domain.vocabulary import DEFAULT_ERROR_TYPES, ProtocolMode, Role, Step
 
 
 def default_error_types():

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..vocabulary import Label, Step
+from ..domain.vocabulary import Label, Step
 from .annotations import SentenceAnnotation
 from .corpus import Sentence, Turn
 from .projects import Project

@@ -3,7 +3,7 @@
 The database does the heavy part: a self-join of the submitted sentence
 annotations grouped by (annotator pair, label pair, batch, day), so Python
 receives at most a few thousand rows however many sentences the project has.
-``annotator.agreement`` turns those counts into alpha, percent agreement and
+``annotator.domain.agreement`` turns those counts into alpha, percent agreement and
 kappa. ``project_agreement`` is what both the reports page and
 ``manage.py iaa_report`` show.
 """
@@ -20,7 +20,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
-from .. import agreement
+from ..domain import agreement
 from ..models import (
     Assignment,
     Dialogue,
@@ -33,7 +33,7 @@ from ..models import (
     SentenceAnnotation,
     Turn,
 )
-from ..vocabulary import Label, Step
+from ..domain.vocabulary import Label, Step
 
 STEP_TITLES = {
     "label": "Final label (7 categories)",

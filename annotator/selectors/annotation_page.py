@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from .. import protocol
+from ..domain import protocol
 from ..services.annotation import evidence_required
-from ..vocabulary import Label, ProtocolMode
+from ..domain.vocabulary import Label, ProtocolMode
 from .workspace import _PROJECT_EXAMPLES
 
 

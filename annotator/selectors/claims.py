@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q
 
-from .. import agreement, claims, evidence
+from ..domain import agreement, claims, evidence
 from ..models import (
     Assignment,
     ClaimTriplet,
@@ -20,15 +20,7 @@ from ..models import (
     TripletAnnotation,
     TripletGold,
 )
-from ..vocabulary import (
-    ERROR_TYPE_LABELS,
-    SEVERITY_LABELS,
-    Answer,
-    Label,
-    Severity,
-    Step,
-    TripletLabel,
-)
+from ..domain.vocabulary import ERROR_TYPE_LABELS, SEVERITY_LABELS, Answer, Label, Severity, Step, TripletLabel
 
 # Keys of the triplet panel: letter and digit for each label, in this order.
 TRIPLET_KEYS = {

@@ -3,7 +3,7 @@
 from django.db.models import Case, CharField, Count, Exists, OuterRef, TextChoices, Value, When
 
 from ..models import Adjudication, Dialogue, GoldLabel, Sentence, Turn
-from ..vocabulary import GoldProvenance
+from ..domain.vocabulary import GoldProvenance
 
 
 class AgreementState(TextChoices):

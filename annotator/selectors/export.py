@@ -24,9 +24,9 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from psycopg import sql as psycopg_sql
 
-from ..claims import counts_as_hallucination
+from ..domain.claims import counts_as_hallucination
 from ..importers import IMPORTED_SENTENCE_EXTRAS, IMPORTED_TRIPLET_EXTRAS
-from ..protocol import ordered
+from ..domain.protocol import ordered
 from ..models import (
     Adjudication,
     Assignment,
@@ -38,7 +38,7 @@ from ..models import (
     TripletAnnotation,
     Turn,
 )
-from ..vocabulary import HALLUCINATED_LABELS
+from ..domain.vocabulary import HALLUCINATED_LABELS
 
 CHUNK = 1000
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".

@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Min, OuterRef, Q
 
-from .. import protocol
+from ..domain import protocol
 from ..access import is_lead
 from ..models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
-from ..vocabulary import Answer, Label, Step
+from ..domain.vocabulary import Answer, Label, Step
 
 SIDE_KEYS = "abcdefgh"
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from .. import access
 from ..models import Assignment, Feedback, GuidelineExample, Membership, QualificationResult, Question, QuestionMessage, SentenceAnnotation, Turn
-from ..vocabulary import Role
+from ..domain.vocabulary import Role
 
 PER = 500  # CogniBench reports QA instances per 500 statements (Table 1).
 

@@ -15,7 +15,7 @@ from django.db.models import Count, Q
 
 from ..access import projects_for, role_in
 from ..models import Dialogue, GoldLabel, Project, Sentence, Turn
-from ..vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
+from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
 POSITIONS = ("beginning", "middle", "end")

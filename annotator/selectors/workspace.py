@@ -20,12 +20,12 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from .. import protocol
-from ..assignment import UNFINISHED, is_stale
-from ..definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
+from ..domain import protocol
+from ..domain.assignment import UNFINISHED, is_stale
+from ..domain.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation, Turn
 from ..services.annotation import evidence_required
-from ..vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, ProtocolMode, Step
+from ..domain.vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, ProtocolMode, Step
 from .joined import JoinedSelect
 DEFAULT_STALE_AFTER = timedelta(hours=24)
 

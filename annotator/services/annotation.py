@@ -30,11 +30,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .. import protocol
-from ..assignment import UNFINISHED
+from ..domain import protocol
+from ..domain.assignment import UNFINISHED
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence, SentenceAnnotation
 from ..selectors.joined import JoinedSelect
-from ..vocabulary import Answer, Label, ProtocolMode, Step
+from ..domain.vocabulary import Answer, Label, ProtocolMode, Step
 from .gold import gold_derive_for_turn, gold_rederive_sentence
 from .qualification import qualification_score_attempt
 from .statements import instance_update, row_insert, row_update
@@ -219,7 +219,7 @@ def _replayed(assignment: Assignment, sentence: Sentence | None, prior: Annotati
 
 def _clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
     """A final label that takes no severity / error type clears them (annotator.claims.stale_extras)."""
-    from ..claims import stale_extras
+    from ..domain.claims import stale_extras
 
     cleared = stale_extras(annotation.label, annotation.severity, annotation.justification, annotation.error_type)
     for name, value in cleared.items():
@@ -474,7 +474,7 @@ def annotation_amend(
     change is an ``amend`` event in the audit history, old -> new, with the reason.
     """
     from ..models import Adjudication, GoldLabel
-    from ..vocabulary import GoldProvenance
+    from ..domain.vocabulary import GoldProvenance
 
     try:
         label = Label(label)

@@ -1,7 +1,7 @@
 """Handing out turns to annotators, race-free; releasing and reassigning slots.
 
 The rules (which turn, in which order) are in the pure module
-``annotator.assignment``; this module does the database work around them:
+``annotator.domain.assignment``; this module does the database work around them:
 
 - PostgreSQL: candidate turns are locked with ``SELECT … FOR UPDATE SKIP
   LOCKED``, so two annotators asking at the same moment lock different turns
@@ -27,7 +27,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from .. import assignment as strategy
+from ..domain import assignment as strategy
 from ..access import may_annotate
 from ..models import AnnotationEvent, Assignment, Project, Turn
 from .qualification import qualification_gate

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from .. import claims
+from ..domain import claims
 from ..access import can_adjudicate, is_lead
 from ..models import (
     Assignment,
@@ -27,7 +27,7 @@ from ..models import (
     TripletGold,
     Turn,
 )
-from ..vocabulary import GoldProvenance, TripletSource
+from ..domain.vocabulary import GoldProvenance, TripletSource
 from .annotation import AnnotationError, Outcome, _write
 
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .. import protocol
+from ..domain import protocol
 from ..access import can_adjudicate, is_lead
 from ..models import (
     Adjudication,
@@ -26,7 +26,7 @@ from ..models import (
     SentenceAnnotation,
     Turn,
 )
-from ..vocabulary import GoldProvenance, Label
+from ..domain.vocabulary import GoldProvenance, Label
 
 
 class GoldError(Exception):

@@ -37,7 +37,7 @@ from ..models import (
     TripletGold,
     Turn,
 )
-from ..vocabulary import GoldProvenance
+from ..domain.vocabulary import GoldProvenance
 from .bulk import db_datetime, id_allocator, insert_rows
 
 logger = logging.getLogger(__name__)

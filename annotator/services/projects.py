@@ -6,7 +6,7 @@ from django.db import transaction
 
 from ..access import forget_roles
 from ..models import Membership, Project
-from ..vocabulary import Role
+from ..domain.vocabulary import Role
 
 SETTINGS_FIELDS = frozenset({
     "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",

@@ -13,11 +13,11 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from .. import protocol
+from ..domain import protocol
 from ..access import is_lead, role_in
 from ..models import Assignment, Feedback, GuidelineExample, Project, Question, QuestionMessage, Sentence, SentenceAnnotation, Turn
-from ..protocol import ProtocolError
-from ..vocabulary import STEP_ANSWERS, Label, Step
+from ..domain.protocol import ProtocolError
+from ..domain.vocabulary import STEP_ANSWERS, Label, Step
 
 MAX_BODY = 5000
 

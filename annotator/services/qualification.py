@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
-from .. import protocol
+from ..domain import protocol
 from ..access import is_lead, role_in
 from ..models import AnnotationEvent, Assignment, GoldLabel, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from ..selectors.qa import turns_with_qualification_counts
-from ..vocabulary import Role
+from ..domain.vocabulary import Role
 
 
 class QualificationError(ValueError):

@@ -19,9 +19,9 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from .. import protocol
+from ..domain import protocol
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
-from ..vocabulary import Label, ProtocolMode
+from ..domain.vocabulary import Label, ProtocolMode
 from .annotation import (
     MAX_NOTE_LENGTH,
     AnnotationError,

@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..vocabulary import Answer, Label, Step
+from ..domain.vocabulary import Answer, Label, Step
 
 register = template.Library()
 

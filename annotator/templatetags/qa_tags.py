@@ -3,7 +3,7 @@
 from django import template
 
 from ..selectors.qa import nav_counts
-from ..vocabulary import Answer, Label, Step
+from ..domain.vocabulary import Answer, Label, Step
 
 register = template.Library()
 

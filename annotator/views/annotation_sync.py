@@ -29,7 +29,7 @@ from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
 
-from .. import protocol
+from ..domain import protocol
 from ..access import access_assignment, role_in
 from ..models import AnnotationEvent, Sentence
 from ..selectors.annotation_page import reference_offset_to_browser

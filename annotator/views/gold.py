@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from .. import protocol
+from ..domain import protocol
 from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
 from ..forms.gold import AdjudicationResolveForm, GoldOverrideForm, ReopenForm
 from ..models import Adjudication, Assignment, Sentence, Turn

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import protocol
+from ..domain import protocol
 from ..access import access_project, access_project_as_lead, is_lead
 from ..access_qa import access_annotation_as_lead, access_own_feedback, access_question, access_question_as_lead
 from ..forms.qa import AmendForm, AskForm, FeedbackForm, MessageForm, PromoteForm, ReviewQueryForm
@@ -20,7 +20,7 @@ from ..models import Question, Sentence, Turn
 from ..selectors import qa as selectors
 from ..services import qa as services
 from ..services.qa import QAError
-from ..vocabulary import STEP_ANSWERS, Label, Step
+from ..domain.vocabulary import STEP_ANSWERS, Label, Step
 from .common import bad_request
 from .data import blind_refusal
 

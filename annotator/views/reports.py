@@ -17,7 +17,7 @@ from ..selectors.reports import (
     report_tables,
 )
 from ..services.reports import report_refresh_request
-from ..vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
+from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
 
 SHORT_NAMES = {"label": "Final label", "relevance": "Relevance", "kind": "Fact./cogn.", "faithfulness": "Faithfulness",
                "rational": "Rational", "grounded": "Grounded", "unequivocal": "Unequivocal"}

@@ -34,7 +34,7 @@ from ..services.assignment import (
 )
 from ..services.qualification import Status as QualificationStatus
 from ..services.qualification import qualification_may_work, qualification_state
-from ..vocabulary import Role
+from ..domain.vocabulary import Role
 from .common import assignment_for, bad_request
 
 PANEL_TEMPLATE = "workspace/partials/panel.html"

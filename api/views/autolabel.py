@@ -6,7 +6,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_v
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from annotator.vocabulary import Label
+from annotator.domain.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
 from autolabel.selectors import job_evaluation
 from autolabel.services import job_cancel, job_create

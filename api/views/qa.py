@@ -24,7 +24,7 @@ from annotator.models import Feedback, QualificationResult, Question, Sentence, 
 from annotator.selectors.qa import qualification_results
 from annotator.services import qa as services
 from annotator.services.qualification import qualification_allow_retry, qualification_set, qualification_turns
-from annotator.vocabulary import Label, Step
+from annotator.domain.vocabulary import Label, Step
 
 from ..serializers import (
     MAX_ID,

@@ -14,7 +14,7 @@ from annotator.access import LEAD_ROLES, role_in
 from annotator.models import Assignment, SentenceAnnotation
 from annotator.services.assignment import assignment_reassign, assignment_release
 from annotator.services.gold import annotation_reopen
-from annotator.vocabulary import Role
+from annotator.domain.vocabulary import Role
 
 from ..filters import AnnotationFilter, AssignmentFilter
 from ..pagination import IdCursorPagination, PagePagination

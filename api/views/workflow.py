@@ -11,12 +11,12 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotator import protocol
+from annotator.domain import protocol
 from annotator.access import access_assignment
 from annotator.models import Sentence, SentenceAnnotation
 from annotator.services import annotation as services
 from annotator.services.assignment import assignment_next
-from annotator.vocabulary import ProtocolMode
+from annotator.domain.vocabulary import ProtocolMode
 
 from .. import serializers as s
 from ..permissions import ProjectScopedView

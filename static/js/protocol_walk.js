@@ -1,6 +1,6 @@
 // The protocol walked from its description: window.AnnotationProtocol.
 //
-// annotator/protocol.py `describe()` embeds the protocol in the page as data (steps, answers, keys, the tree of which
+// annotator/domain/protocol.py `describe()` embeds the protocol in the page as data (steps, answers, keys, the tree of which
 // step follows which answer and the label each path ends on). No rule of the protocol is written here: every
 // question, answer, key and label comes from that description. The annotation screen, the adjudication screen and
 // the amend form after feedback all walk it with this one file.

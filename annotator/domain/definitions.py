@@ -1,6 +1,6 @@
 """What each protocol question and each label means, as shown to annotators.
 
-The names themselves live in ``annotator.vocabulary``; this module holds the
+The names themselves live in ``annotator.domain.vocabulary``; this module holds the
 explanatory text for them (CogniBench's definitions, in plain words).
 """
 
