@@ -9,7 +9,7 @@ The taxonomy is CogniBench's: a sentence is irrelevant, or it is factual
 order (rational -> grounded -> unequivocal), stopping at the first 'no'.
 """
 
-from django.db.models import IntegerChoices, TextChoices
+from django.db.models.enums import IntegerChoices, TextChoices  # the choice enums only: no ORM here
 
 
 class Label(TextChoices):

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ..domain import gold as gold_rules
 from ..domain import protocol
 from ..access import can_adjudicate, is_lead
 from ..models import (
@@ -79,11 +80,6 @@ def gold_version_bump(project_id: int) -> None:
 
 
 
-def _same(values):
-    values = list(values)
-    return values[0] if values and all(v == values[0] for v in values) else None
-
-
 @transaction.atomic
 def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     """Compare the annotators of a fully annotated turn and give each sentence gold or a dispute.
@@ -91,7 +87,8 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     Runs once all ``project.overlap`` (non-qualification) assignments of the turn
     are submitted; before that, and for qualification turns, it does nothing.
     Sentences that already have gold keep it, and a sentence with an open
-    adjudication gets no second one, so calling it again changes nothing.
+    adjudication gets no second one, so calling it again changes nothing. The rule
+    itself is ``domain.gold.decide_turn``; this reads the answers and writes its decision.
     """
     turn = Turn.objects.select_for_update().select_related("dialogue__project").get(pk=turn.pk)
     project = turn.dialogue.project
@@ -101,35 +98,26 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     assignments = list(
         Assignment.objects.filter(turn=turn, is_qualification=False, status=Assignment.Status.SUBMITTED)
     )
-    if len(assignments) < max(project.overlap, 2):
+    if not gold_rules.turn_is_complete(len(assignments), project.overlap):
         return result
     result.complete = True
-    annotations: dict[int, list[SentenceAnnotation]] = {}
+    answers: dict[int, list[gold_rules.GivenAnswer]] = {}
     for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments):
-        annotations.setdefault(annotation.sentence_id, []).append(annotation)
-    has_gold = set(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", flat=True))
-    has_open = set(
+        answers.setdefault(annotation.sentence_id, []).append(
+            gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
+    settled = set(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", flat=True))
+    settled |= set(
         Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).values_list("sentence_id", flat=True)
     )
-    for sentence_id in Sentence.objects.filter(turn=turn).values_list("id", flat=True):
-        if sentence_id in has_gold or sentence_id in has_open:
-            continue
-        given = annotations.get(sentence_id, [])
-        label = _same(a.label for a in given) if len(given) == len(assignments) else None
-        if label:
-            _set_gold(
-                sentence_id,
-                label=label,
-                path=protocol.path_for_label(label),
-                provenance=GoldProvenance.AGREEMENT,
-                reason=f"{len(given)} annotators agreed",
-                severity=_same(a.severity for a in given),
-                error_type=_same(a.error_type for a in given) or "",
-            )
-            result.agreed.append(sentence_id)
-        else:
-            Adjudication.objects.create(sentence_id=sentence_id, turn=turn)
-            result.disputed.append(sentence_id)
+    sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
+    decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled)
+    for agreed in decision.agreed:
+        _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
+                  reason=agreed.reason, severity=agreed.severity, error_type=agreed.error_type)
+        result.agreed.append(agreed.sentence_id)
+    for sentence_id in decision.disputed:
+        Adjudication.objects.create(sentence_id=sentence_id, turn=turn)
+        result.disputed.append(sentence_id)
     if result.agreed or result.disputed:
         gold_version_bump(project.pk)
     return result

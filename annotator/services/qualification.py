@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
-from ..domain import protocol
+from ..domain import qualification as qualification_rules
 from ..access import is_lead, role_in
-from ..models import AnnotationEvent, Assignment, GoldLabel, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
+from ..models import AnnotationEvent, Assignment, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from ..selectors.qa import turns_with_qualification_counts
 from ..domain.vocabulary import Role
 
@@ -182,45 +182,25 @@ def qualification_score_attempt(project: Project, user) -> QualificationResult |
         .select_related("gold", "turn__dialogue")
         .order_by("turn__dialogue_id", "turn__index", "index")
     )
-    annotations = {
-        a.sentence_id: a
+    answers = {
+        a.sentence_id: qualification_rules.Answered(a.label, a.path)
         for a in SentenceAnnotation.objects.filter(
             assignment__annotator=user, assignment__is_qualification=True, sentence__in=sentences
         )
     }
-    details, correct = [], 0
-    for sentence in sentences:
-        gold: GoldLabel = sentence.gold
-        mine = annotations.get(sentence.pk)
-        label = mine.label if mine else ""
-        path = mine.path if mine else {}
-        is_correct = bool(label) and label == gold.label
-        correct += is_correct
-        gold_path = gold.path or protocol.path_for_label(gold.label)
-        diverged = protocol.divergence(path, gold_path)
-        details.append(
-            {
-                "sentence": sentence.pk,
-                "turn": sentence.turn_id,
-                "turn_name": f"{sentence.turn.dialogue.external_id} turn {sentence.turn.index}",
-                "index": sentence.index,
-                "text": sentence.text,
-                "label": label,
-                "path": path,
-                "gold_label": gold.label,
-                "gold_path": gold_path,
-                "gold_reason": gold.reason,
-                "correct": is_correct,
-                "diverged_at": str(diverged) if diverged and not is_correct else "",
-            }
+    gold_sentences = [
+        qualification_rules.GoldSentence(
+            id=s.pk, turn_id=s.turn_id, turn_name=f"{s.turn.dialogue.external_id} turn {s.turn.index}", index=s.index,
+            text=s.text, gold_label=s.gold.label, gold_path=s.gold.path or {}, gold_reason=s.gold.reason,
         )
-    total = len(sentences)
-    passed = total == 0 or correct / total >= project.qualification_pass_mark
+        for s in sentences
+    ]
+    score = qualification_rules.score_attempt(gold_sentences, answers, project.qualification_pass_mark)
     try:
         with transaction.atomic():
             return QualificationResult.objects.create(
-                project=project, annotator=user, attempt=attempt, correct=correct, total=total,
-                passed=passed, details=details,
+                project=project, annotator=user, attempt=attempt, correct=score.correct, total=score.total,
+                passed=score.passed, details=score.details,
             )
     except IntegrityError:
         # A concurrent submit scored the same attempt first.

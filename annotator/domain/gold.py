@@ -1,0 +1,77 @@
+"""Gold from agreement, as a rule on plain values: which sentences of a fully annotated turn agree, which go to
+a dispute.
+
+The database service (annotator/services/gold.py) reads the turn's submitted answers, asks this module what to
+decide, and writes the gold labels, events and adjudications it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from . import protocol
+
+MIN_ANNOTATORS = 2  # gold by agreement needs at least two independent annotators, whatever the project says
+
+
+@dataclass(frozen=True)
+class GivenAnswer:
+    """One annotator's final answer on one sentence (what agreement compares)."""
+
+    label: str
+    severity: int | None = None
+    error_type: str = ""
+
+
+@dataclass(frozen=True)
+class AgreedGold:
+    sentence_id: int
+    label: str
+    path: dict
+    reason: str
+    severity: int | None
+    error_type: str
+
+
+@dataclass(frozen=True)
+class TurnDecision:
+    agreed: list[AgreedGold]
+    disputed: list[int]
+
+
+def turn_is_complete(submitted: int, overlap: int) -> bool:
+    """A turn is compared once all of its ``overlap`` annotators (at least two) have submitted."""
+    return submitted >= max(overlap, MIN_ANNOTATORS)
+
+
+def same(values: Iterable):
+    """The one value all of ``values`` share, or None (also for none at all)."""
+    values = list(values)
+    return values[0] if values and all(v == values[0] for v in values) else None
+
+
+def decide_turn(sentence_ids: Sequence[int], answers: Mapping[int, Sequence[GivenAnswer]], annotators: int,
+                settled: Iterable[int] = ()) -> TurnDecision:
+    """Gold by agreement or a dispute for each sentence of a complete turn.
+
+    A sentence gets agreement gold when every one of the ``annotators`` answered it with the same label (its
+    severity and error type come along when they agree too); otherwise it is disputed. Sentences in ``settled``
+    (they already have gold or an open dispute) are left alone, so deciding a turn twice changes nothing.
+    """
+    settled = set(settled)
+    agreed, disputed = [], []
+    for sentence_id in sentence_ids:
+        if sentence_id in settled:
+            continue
+        given = answers.get(sentence_id, ())
+        label = same(a.label for a in given) if len(given) == annotators else None
+        if label:
+            agreed.append(AgreedGold(
+                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label),
+                reason=f"{len(given)} annotators agreed", severity=same(a.severity for a in given),
+                error_type=same(a.error_type for a in given) or "",
+            ))
+        else:
+            disputed.append(sentence_id)
+    return TurnDecision(agreed=agreed, disputed=disputed)
