@@ -64,11 +64,16 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
         page.keyboard.press(key)
         expect(second_card.locator(f".walk-path li:has-text('{asked}')")).to_have_count(1)
     expect(second_card.locator("[data-protocol]")).to_be_checked()
-    # Saving without a reason is refused and the reason field gets the focus.
+    # Saving without a reason is refused; the reason box is marked but not focused, so the next shortcut key
+    # is not typed into it: r opens it.
     page.keyboard.press("Enter")
     expect(second_card.locator("[role=alert]")).to_contain_text("reason")
-    expect(second_card.locator("[data-reason]")).to_be_focused()
+    expect(second_card.locator("[data-reason]")).to_have_attribute("aria-invalid", "true")
+    expect(second_card.locator("[data-reason]")).not_to_be_focused()
     assert not GoldLabel.objects.filter(sentence=second).exists()
+    page.keyboard.press("r")
+    expect(second_card.locator("[data-reason]")).to_be_focused()
+    expect(second_card.locator("[data-reason]")).to_have_value("")  # the r opened the box; it typed nothing
     page.keyboard.type("Plausible but the reference does not say so.")
     page.keyboard.press("Enter")
     expect(second_card).to_have_class(re.compile("dispute-resolved"))

@@ -257,9 +257,14 @@
       if (radio && !radio.disabled && !swapped.querySelector("input[name=decision]:checked")) { radio.checked = true; }
     }
     activate(swapped);
+    // A refusal for a missing reason marks the box but leaves the focus on the dispute: a field the person did not
+    // open never takes their next shortcut key as text (they press r to write the reason).
     const error = swapped.querySelector("[role=alert]");
     const reason = swapped.querySelector("[data-reason]");
-    if (error && reason && /reason/i.test(error.textContent)) { reason.focus(); }
+    if (error && reason && /reason/i.test(error.textContent)) {
+      reason.setAttribute("aria-invalid", "true");
+      error.append(" Press r to write it.");
+    }
   });
 
   if (protocol) {
