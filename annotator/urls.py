@@ -21,6 +21,7 @@ urlpatterns = [
          name="import_file_download"),
     # Adjudication, gold and reports (adjudicators and leads).
     path("p/<slug:slug>/adjudication/", gold.queue, name="gold_queue"),
+    path("p/<slug:slug>/adjudication/settings/", gold.queue_settings, name="gold_queue_settings"),
     path("p/<slug:slug>/adjudication/turn/<int:turn_id>/", gold.turn_screen, name="gold_turn"),
     path("p/<slug:slug>/adjudication/<int:adjudication_id>/resolve/", gold.resolve, name="gold_resolve"),
     path("p/<slug:slug>/gold/sentence/<int:sentence_id>/", gold.sentence_gold, name="gold_sentence"),

@@ -52,24 +52,36 @@ def same(values: Iterable):
 
 
 def decide_turn(sentence_ids: Sequence[int], answers: Mapping[int, Sequence[GivenAnswer]], annotators: int,
-                settled: Iterable[int] = ()) -> TurnDecision:
+                settled: Iterable[int] = (), imported: Mapping[int, str] | None = None,
+                imported_is_final: bool = True) -> TurnDecision:
     """Gold by agreement or a dispute for each sentence of a complete turn.
 
     A sentence gets agreement gold when every one of the ``annotators`` answered it with the same label (its
     severity and error type come along when they agree too); otherwise it is disputed. Sentences in ``settled``
-    (they already have gold or an open dispute) are left alone, so deciding a turn twice changes nothing.
+    (they already have gold the project decided, or an open dispute) are left alone, so deciding a turn twice
+    changes nothing.
+
+    Gold imported with the data (``imported``: sentence -> label) never hides a disagreement: two annotators
+    who disagree are always disputed, so an adjudicator sees it and may replace the imported label. When they
+    agree, imported gold that is final stays; imported gold that is only a reference is replaced by the agreement.
     """
     settled = set(settled)
+    imported = imported or {}
     agreed, disputed = [], []
     for sentence_id in sentence_ids:
         if sentence_id in settled:
             continue
         given = answers.get(sentence_id, ())
         label = same(a.label for a in given) if len(given) == annotators else None
+        if label and sentence_id in imported and imported_is_final:
+            continue
         if label:
+            reason = f"{len(given)} annotators agreed"
+            if sentence_id in imported:
+                reason += f" (the imported gold was {imported[sentence_id]})"
             agreed.append(AgreedGold(
                 sentence_id=sentence_id, label=label, path=protocol.path_for_label(label),
-                reason=f"{len(given)} annotators agreed", severity=same(a.severity for a in given),
+                reason=reason, severity=same(a.severity for a in given),
                 error_type=same(a.error_type for a in given) or "",
             ))
         else:

@@ -95,6 +95,21 @@ class GoldProvenance(TextChoices):
     OVERRIDE = "override", "Lead override"
 
 
+class ImportedGold(TextChoices):
+    """What gold imported with the data is, once a project's own annotators label the same sentences."""
+
+    FINAL = "final", "Final: annotators' agreement keeps it; their disagreement can still be adjudicated to replace it"
+    REFERENCE = "reference", "A reference: the annotators' agreement or an adjudication replaces it"
+
+
+class AdjudicationOrder(TextChoices):
+    """The order in which a project's adjudication queue lists turns (the leads choose)."""
+
+    OLDEST = "oldest", "Oldest dispute first"
+    MOST_DISPUTED = "most_disputed", "Most disputed turns first"
+    BATCH = "batch", "By import batch, then oldest"
+
+
 class TripletLabel(TextChoices):
     """RefChecker's claim-level labels, plus a mark for a badly extracted triplet."""
 

@@ -6,7 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from ..domain import protocol
-from ..domain.vocabulary import Label
+from ..domain.vocabulary import AdjudicationOrder, ImportedGold, Label
 from .fields import MAX_ID, TextField, choice_field
 
 
@@ -52,6 +52,13 @@ class AdjudicationResolveForm(forms.Form):
         if not protocol.label_of(path):
             raise ValidationError({"path": "Answer every question of your walk before saving it."})
         return path
+
+
+class AdjudicationSettingsForm(forms.Form):
+    """The leads' settings of adjudication, on the queue page: the queue's order and what imported gold is."""
+
+    adjudication_order = forms.ChoiceField(choices=AdjudicationOrder.choices, label="Order of the queue")
+    imported_gold = forms.ChoiceField(choices=ImportedGold.choices, label="Gold imported with the data")
 
 
 class GoldOverrideForm(forms.Form):

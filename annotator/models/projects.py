@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.vocabulary import DEFAULT_ERROR_TYPES, ProtocolMode, Role, Step
+from ..domain.vocabulary import DEFAULT_ERROR_TYPES, AdjudicationOrder, ImportedGold, ProtocolMode, Role, Step
 
 
 def default_error_types():
@@ -31,6 +31,15 @@ class Project(models.Model):
         default=False,
         help_text="Adjudicators may also take annotation slots. Whoever holds a slot on a turn is blind on it "
         "until they submit, and never adjudicates a turn they annotated.",
+    )
+    imported_gold = models.CharField(
+        max_length=20, choices=ImportedGold.choices, default=ImportedGold.FINAL,
+        help_text="Two annotators who disagree always reach the adjudication queue; this says whether gold imported "
+        "with the data stays when they agree (final) or is replaced by their agreement (reference).",
+    )
+    adjudication_order = models.CharField(
+        max_length=20, choices=AdjudicationOrder.choices, default=AdjudicationOrder.OLDEST,
+        help_text="The order of the adjudication queue.",
     )
     qualification_pass_mark = models.FloatField(
         default=0.85, help_text="Sentence accuracy needed on the qualification set (0-1)."

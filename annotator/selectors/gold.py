@@ -10,23 +10,35 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 from ..domain import protocol
 from ..access import is_lead
 from ..models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
-from ..domain.vocabulary import Answer, Label, Step
+from ..domain.vocabulary import AdjudicationOrder, Answer, GoldProvenance, Label, Step
 
 SIDE_KEYS = "abcdefgh"
 
 
+# How each order of the adjudication queue (the project's setting) sorts its turns.
+QUEUE_ORDERINGS = {
+    AdjudicationOrder.OLDEST: ("oldest", "pk"),
+    AdjudicationOrder.MOST_DISPUTED: ("-open_disputes", "oldest", "pk"),
+    AdjudicationOrder.BATCH: ("dialogue__batch_id", "oldest", "pk"),
+}
+
+
 def adjudication_queue(project, user):
-    """Turns with open disputes, oldest first, excluding turns the user annotated (they may not judge them)."""
+    """Turns with open disputes in the order the project's leads chose, excluding turns the user annotated (they
+    may not judge them)."""
     annotated_by_user = Assignment.objects.filter(turn=OuterRef("pk"), annotator=user)
+    open_ = Q(adjudications__status=Adjudication.Status.OPEN)
     return (
         Turn.objects.filter(dialogue__project=project, adjudications__status=Adjudication.Status.OPEN)
         .annotate(
-            open_disputes=Count("adjudications", filter=Q(adjudications__status=Adjudication.Status.OPEN)),
-            oldest=Min("adjudications__created_at", filter=Q(adjudications__status=Adjudication.Status.OPEN)),
+            open_disputes=Count("adjudications", filter=open_),
+            oldest=Min("adjudications__created_at", filter=open_),
+            on_imported_gold=Count("adjudications", filter=open_ & Q(
+                adjudications__sentence__gold__provenance=GoldProvenance.IMPORTED)),
             annotated_by_user=Exists(annotated_by_user),
         )
-        .select_related("dialogue")
-        .order_by("oldest", "pk")
+        .select_related("dialogue__batch")
+        .order_by(*QUEUE_ORDERINGS.get(project.adjudication_order, QUEUE_ORDERINGS[AdjudicationOrder.OLDEST]))
     )
 
 
@@ -64,6 +76,7 @@ class Dispute:
     rows: list[StepRow]
     divergence: Step | None
     draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
+    imported_gold: str = ""  # the label imported with the data, when the annotators disagreed on imported gold
 
     @property
     def sentence(self):
@@ -118,8 +131,10 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Di
         for step in Step
         if any(step.value in path for path in paths)
     ]
+    gold = GoldLabel.objects.filter(sentence_id=adjudication.sentence_id, provenance=GoldProvenance.IMPORTED).first()
     return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
-                   draft=protocol.ordered(adjudication.path or {}))
+                   draft=protocol.ordered(adjudication.path or {}),
+                   imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
 
 
 def turn_assignments(turn):

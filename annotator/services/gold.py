@@ -27,7 +27,7 @@ from ..models import (
     SentenceAnnotation,
     Turn,
 )
-from ..domain.vocabulary import GoldProvenance, Label
+from ..domain.vocabulary import GoldProvenance, ImportedGold, Label
 
 
 class GoldError(Exception):
@@ -105,12 +105,16 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments):
         answers.setdefault(annotation.sentence_id, []).append(
             gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
-    settled = set(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", flat=True))
+    gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "provenance"))
+    imported = dict(GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.IMPORTED)
+                    .values_list("sentence_id", "label"))
+    settled = {sentence_id for sentence_id, provenance in gold.items() if provenance != GoldProvenance.IMPORTED}
     settled |= set(
         Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).values_list("sentence_id", flat=True)
     )
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled)
+    decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled, imported,
+                                      imported_is_final=project.imported_gold == ImportedGold.FINAL)
     for agreed in decision.agreed:
         _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
                   reason=agreed.reason, severity=agreed.severity, error_type=agreed.error_type)

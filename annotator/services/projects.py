@@ -11,7 +11,8 @@ from ..domain.vocabulary import Role
 SETTINGS_FIELDS = frozenset({
     "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
     "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-    "severity_threshold", "error_types", "adjudicators_may_annotate",
+    "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
+    "adjudication_order",
 })
 
 

@@ -9,11 +9,12 @@ from django.views.decorators.http import require_POST
 
 from ..domain import protocol
 from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
-from ..forms.gold import AdjudicationResolveForm, GoldOverrideForm, ReopenForm
+from ..forms.gold import AdjudicationResolveForm, AdjudicationSettingsForm, GoldOverrideForm, ReopenForm
 from ..models import Adjudication, Assignment, Sentence, Turn
 from ..selectors.gold import adjudication_queue, adjudication_screen, dispute_for, gold_history, turn_assignments
 from ..services import gold as gold_services
 from ..services.gold import GoldError, has_annotated
+from ..services.projects import project_update_settings
 from .common import bad_request
 
 
@@ -23,14 +24,31 @@ QUEUE_PAGE = 200  # oldest turns shown; deciding them brings the next ones up
 def queue(request, slug):
     project = access_project_as_adjudicator(request.user, slug)
     queue_turns = adjudication_queue(project, request.user)
+    lead = is_lead(request.user, project)
     context = {
         "project": project,
         "turns": list(queue_turns.filter(annotated_by_user=False)[:QUEUE_PAGE]),
         "waiting": queue_turns.filter(annotated_by_user=False).count(),
         "own_turns": queue_turns.filter(annotated_by_user=True).count(),
         "page_size": QUEUE_PAGE,
+        "order": project.get_adjudication_order_display(),
+        "settings_form": AdjudicationSettingsForm(initial={
+            "adjudication_order": project.adjudication_order, "imported_gold": project.imported_gold}) if lead else None,
     }
     return render(request, "gold/queue.html", context)
+
+
+@require_POST
+def queue_settings(request, slug):
+    """A lead sets the queue's order and what imported gold is (then imported gold on disputed sentences stays
+    or gives way as the setting says, for the turns derived from now on)."""
+    project = access_project_as_lead(request.user, slug)
+    form = AdjudicationSettingsForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("gold_queue", args=[slug]))
+    project_update_settings(project, **form.cleaned_data)
+    messages.success(request, "Adjudication settings saved.")
+    return redirect("gold_queue", slug=slug)
 
 
 def _turn(project, turn_id):
