@@ -194,7 +194,8 @@ def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup)
 
     Membership.objects.create(project=other, user=member_lead, role=Role.LEAD)
     ann1, ann2 = annotators(other)
-    turn = TurnFactory(dialogue=DialogueFactory(project=other, external_id=setup["turn"].dialogue.external_id))
+    turn = TurnFactory(dialogue=DialogueFactory(project=other, external_id=setup["turn"].dialogue.external_id),
+                       index=setup["turn"].index)
     submit(turn, ann1, [F, S, X])
     submit(turn, ann2, [F, S, F])
     client = client_for(member_lead)
@@ -205,6 +206,29 @@ def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup)
     )))
     assert [r[1] for r in rows[1:]] == ["Sequential decisions (CogniBench)", "Independent: pick one of seven categories"]
     assert [float(r[4]) for r in rows[1:]] == [pytest.approx(2 / 3), pytest.approx(2 / 3)]
+    assert [r[2] for r in rows[1:]] == ["3", "3"]  # the same three units in both
+
+
+def test_protocol_comparison_compares_the_same_units_when_the_two_imports_segmented_differently(setup):
+    """The same response split into 3 units in one project and 2 in the other (the first two merged): only the
+    unit both have is compared, and each row says how many of its own units were left out."""
+    other = ProjectFactory(slug="amazon-merged", name="Amazon merged", protocol_mode=ProtocolMode.INDEPENDENT)
+    from annotator.models import Membership
+
+    Membership.objects.create(project=other, user=setup["lead"], role=Role.LEAD)
+    ann1, ann2 = annotators(other)
+    turn = TurnFactory(dialogue=DialogueFactory(project=other, external_id=setup["turn"].dialogue.external_id),
+                       index=setup["turn"].index,
+                       sentences=["The Amazon flows through Brazil. It is probably the most important river on Earth.",
+                                  "Hello there!"])
+    submit(turn, ann1, [F, X])
+    submit(turn, ann2, [S, S])
+    rows = list(csv.reader(io.StringIO(client_for(setup["lead"]).get(
+        f"/p/{setup['project'].slug}/reports/protocols.csv?compare=amazon-merged").content.decode())))
+    header, mine, theirs = rows
+    assert header[2] == "Units" and header[6] == "Own units left out"
+    assert (mine[2], mine[6]) == ("1", "2") and (theirs[2], theirs[6]) == ("1", "1")
+    assert float(theirs[4]) == 0.0  # on "Hello there!" the merged project's annotators disagreed (X vs S)
 
 
 def test_project_page_links_for_each_role(setup):

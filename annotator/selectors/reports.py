@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import numpy as np
+
 from django.db import connection
 from django.db.models import Count, Q
 
 from ..access import projects_for, role_in
-from ..models import Dialogue, GoldLabel, Project, Sentence, Turn
+from ..domain import agreement
+from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
 from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
@@ -120,25 +123,63 @@ def comparison_candidates(project, user):
     return [p for p in candidates if role_in(user, p) == Role.LEAD]
 
 
+def _units_with_labels(project) -> dict[tuple, list[tuple[int, int]]]:
+    """A project's submitted labels per unit, a unit named by what it is in the data (dialogue, turn, the
+    sentence's characters in the response) so two projects' units can be matched whatever their ids."""
+    units: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    rows = SentenceAnnotation.objects.filter(
+        assignment__project=project, assignment__status=Assignment.Status.SUBMITTED,
+        assignment__is_qualification=False, label__in=agreement.LABELS,
+    ).values_list("sentence__turn__dialogue__external_id", "sentence__turn__index", "sentence__start",
+                  "sentence__end", "assignment__annotator_id", "label")
+    for external_id, turn_index, start, end, annotator, label in rows.iterator(chunk_size=5000):
+        units[(external_id, turn_index, start, end)].append((annotator, agreement.LABEL_INDEX[label]))
+    return {key: given for key, given in units.items() if len(given) >= 2}
+
+
+def _agreement_on(units: dict, keys: list) -> dict:
+    """Alpha, percent agreement and pooled pairwise kappa of the final labels over the units ``keys``."""
+    n_labels = len(agreement.LABELS)
+    counts = np.zeros((len(keys), n_labels), dtype=np.int64)
+    pair_tables: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
+    for row, key in enumerate(keys):
+        given = sorted(units[key])
+        for i, (a, la) in enumerate(given):
+            counts[row, la] += 1
+            for b, lb in given[i + 1:]:
+                pair_tables[(a, b)][la, lb] += 1
+    measured = agreement.measures(counts)
+    return {"alpha": measured.alpha, "percent": measured.percent,
+            "kappa": agreement.pooled_kappa(pair_tables.values())}
+
+
 def protocol_comparison(project, other: Project | None, report: dict | None = None) -> list[dict]:
     """Table-1 style rows: each project's protocol, its agreement on the final labels and its QA effort.
 
-    QA instances (real-time questions + post-hoc feedback) per 500 judged
-    statements come from ``selectors.qa.qa_measures``.
+    With another project, agreement is measured on the same units in both: the sentences (dialogue, turn,
+    characters of the response) that both projects had labelled by at least two annotators, so two imports of
+    the same data segmented differently (e.g. CogniBench with and without labels.json) are still compared unit
+    for unit; each row says how many of its own units that left out. QA instances (real-time questions +
+    post-hoc feedback) per 500 judged statements come from ``selectors.qa.qa_measures``.
     """
+    projects = [project] + ([other] if other else [])
+    units = {p.pk: _units_with_labels(p) for p in projects} if other else {}
+    shared = sorted(set.intersection(*(set(u) for u in units.values()))) if other else []
     rows = []
-    for p in [project] + ([other] if other else []):
+    for p in projects:
         p_report = report if (p.pk == project.pk and report is not None) else project_report(p)
-        label = next(m for m in p_report["agreement"]["measures"] if m["variable"] == "label")
         qa = p_report["qa"]
+        if other:
+            measured = {**_agreement_on(units[p.pk], shared), "units": len(shared),
+                        "left_out": len(units[p.pk]) - len(shared)}
+        else:
+            label = next(m for m in p_report["agreement"]["measures"] if m["variable"] == "label")
+            measured = {key: label[key] for key in ("alpha", "percent", "kappa", "units")} | {"left_out": 0}
         rows.append({
             "project": p.name,
             "slug": p.slug,
             "protocol": p.get_protocol_mode_display(),
-            "units": label["units"],
-            "percent": label["percent"],
-            "alpha": label["alpha"],
-            "kappa": label["kappa"],
+            **measured,
             "qa_instances": qa["instances"],
             "qa_per_500": qa["instances_per_500"],
         })
@@ -183,7 +224,7 @@ RATE_KEYS = ["sentences", "relevant", "cognitive_share", "hallucination_rate",
 PERCENT_COLUMNS = {"Percent agreement", "Accuracy against gold", "Share of all", "Share within its kind",
                    "Cognitive share", "Hallucination rate", "Factual hallucination rate", "Cognitive hallucination rate"}
 MEASURE_COLUMNS = {"Krippendorff's alpha", "Cohen's kappa"}
-COUNT_COLUMNS = {"Units", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
+COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
                  "QA instances per 500 statements"}
 
 
@@ -249,9 +290,10 @@ def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[st
     if comparison is not None:
         tables["protocols"] = {
             "title": "Protocol comparison (final label)",
-            "header": ["Project", "Protocol"] + measure_cols + ["QA instances", "QA instances per 500 statements"],
-            "rows": [[r["project"], r["protocol"], r["units"], r["alpha"], r["percent"], r["kappa"], r["qa_instances"],
-                      r["qa_per_500"]] for r in comparison],
+            "header": ["Project", "Protocol"] + measure_cols + ["Own units left out", "QA instances",
+                                                                "QA instances per 500 statements"],
+            "rows": [[r["project"], r["protocol"], r["units"], r["alpha"], r["percent"], r["kappa"], r["left_out"],
+                      r["qa_instances"], r["qa_per_500"]] for r in comparison],
         }
     for name, table in tables.items():
         table["kinds"] = [
