@@ -95,6 +95,23 @@ def test_adjudication_screen_shows_paths_divergence_and_no_names_to_adjudicators
     assert f"Annotator A ({setup['ann1'].username})" in lead_html
 
 
+def test_a_label_picked_directly_shows_no_path_nobody_walked(setup):
+    """Independent mode: annotator B picked "invented" with one key; the dispute shows B's label, no path for B,
+    and no step where the two "diverged"."""
+    from annotator.models import AnnotationEvent
+
+    first = setup["sentences"][0]
+    AnnotationEvent.objects.create(assignment=setup["a1"], sentence=first, action="answer", new={"label": ""})
+    AnnotationEvent.objects.create(assignment=setup["a2"], sentence=first, action="pick", new={"label": I})
+    html = client_for(setup["judge"]).get(f"/p/{setup['project'].slug}/adjudication/turn/{setup['turn'].pk}/").content.decode()
+    card = html.split(f'id="dispute-{setup["adjudication"].pk}"')[1].split("</section>")[0]
+    assert card.count("data-picked") == 1 and "picked the label directly" in card
+    assert "diverged here" not in card and "data-diverged" not in card
+    assert "Invented" in card and "Faithful" in card  # both labels, as chosen
+    rows = card.split("<tbody>")[1].split("final-row")[0]
+    assert "Invented" not in rows  # B's answers are not on the path rows: nobody walked them
+
+
 def test_resolving_with_the_walk_the_page_sends(setup):
     """The adjudicator's walk is walked in the page and sent whole with the decision: the form checks it."""
     client = client_for(setup["judge"])

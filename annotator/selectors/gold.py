@@ -9,7 +9,7 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 
 from ..domain import protocol
 from ..access import is_lead
-from ..models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
+from ..models import Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
 from ..domain.vocabulary import AdjudicationOrder, Answer, GoldProvenance, Label, Step
 
 SIDE_KEYS = "abcdefgh"
@@ -64,9 +64,11 @@ class Side:
     def label(self):
         return self.annotation.label if self.annotation else ""
 
+    walked: bool = True  # False: the label was picked directly (independent mode); its path was never walked
+
     @property
     def path(self):
-        return self.annotation.path if self.annotation else {}
+        return self.annotation.path if self.annotation and self.walked else {}
 
 
 @dataclass
@@ -118,14 +120,17 @@ def first_divergence(paths) -> Step | None:
 def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Dispute:
     """Both (all) annotators' decision paths side by side, and the adjudicator's own walk so far."""
     annotations = {a.assignment_id: a for a in adjudication.sentence.annotations.all()}
+    picked = _picked_directly(adjudication.sentence_id, [a.pk for a in assignments])
     sides = []
     for position, assignment in enumerate(assignments):
         name = f"Annotator {SIDE_KEYS[position].upper()}"
         if show_names:
             name += f" ({assignment.annotator.get_username()})"
-        sides.append(Side(SIDE_KEYS[position], assignment, annotations.get(assignment.pk), name))
+        sides.append(Side(SIDE_KEYS[position], assignment, annotations.get(assignment.pk), name,
+                          walked=assignment.pk not in picked))
     paths = [side.path for side in sides]
-    divergence = first_divergence(paths) if len(paths) > 1 else None
+    walked_paths = [side.path for side in sides if side.walked and side.path]
+    divergence = first_divergence(walked_paths) if len(walked_paths) > 1 else None
     rows = [
         StepRow(step, [_answer(path.get(step.value)) for path in paths], diverged=step == divergence)
         for step in Step
@@ -135,6 +140,18 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Di
     return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
                    draft=protocol.ordered(adjudication.path or {}),
                    imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
+
+
+def _picked_directly(sentence_id: int, assignment_ids: list[int]) -> set[int]:
+    """The assignments whose last step on the sentence picked a label directly (independent mode): their stored
+    path is only the one the label implies, and is shown as not walked."""
+    last: dict[int, str] = {}
+    events = AnnotationEvent.objects.filter(
+        assignment_id__in=assignment_ids, sentence_id=sentence_id, action__in=("answer", "pick", "undo", "amend"),
+    ).order_by("assignment_id", "-id").values_list("assignment_id", "action")
+    for assignment_id, action in events:
+        last.setdefault(assignment_id, action)
+    return {assignment_id for assignment_id, action in last.items() if action == "pick"}
 
 
 def turn_assignments(turn):
