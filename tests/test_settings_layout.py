@@ -39,6 +39,13 @@ def test_the_folders_are_made_at_start_up_and_by_the_celery_app(tmp_path):
     assert broker == str(["control", "out", "processed"])
 
 
+def test_the_http_client_logs_warnings_only_once_django_is_set_up(tmp_path):
+    code = ("import django, logging; django.setup();"
+            "print(logging.getLogger('httpx').getEffectiveLevel(), logging.getLogger('httpx2').getEffectiveLevel())")
+    out = run_python(code, tmp_path, DJANGO_SETTINGS_MODULE="config.settings.development")
+    assert out.split() == [str(30), str(30)]
+
+
 def test_only_the_test_settings_give_each_xdist_worker_its_own_database_and_cache(tmp_path):
     code = ("import django, json; django.setup(); from django.conf import settings as s;"
             "print(json.dumps([s.DATABASES['default']['TEST'].get('NAME'), s.CACHES['default']['LOCATION']]))")
