@@ -1,5 +1,5 @@
-from django.contrib import admin
-from django.contrib.auth import views as auth_views
+"""The annotator app's pages; config/urls.py (the URL conf) includes them at the root."""
+
 from django.urls import include, path
 
 from .views import annotation_sync, claims, data, gold, home, reports, workspace
@@ -48,15 +48,4 @@ urlpatterns = [
     path("p/<slug:slug>/claims/turns/<int:turn_id>/", claims.turn_triplets, name="claims_turn_triplets"),
     path("p/<slug:slug>/claims/turns/<int:turn_id>/change/", claims.turn_triplets_change, name="claims_turn_triplets_change"),
     path("p/<slug:slug>/claims/reports/", claims.reports, name="claims_reports"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("", include("autolabel.urls")),
-    path("admin/", admin.site.urls),
-    path("api/", include("api.urls")),
 ]
-
-# No route serves the private files folder (uploads, exports), DEBUG or not: they are sent only by
-# views that check the role (views/data.py).
-
-# A database outage answers 503 with a clear message (views/errors.py); other errors the default 500 page.
-handler500 = "annotator.views.errors.server_error"

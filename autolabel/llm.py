@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import itertools
-import logging
 import os
 import random
 import time
@@ -24,10 +23,6 @@ from decimal import Decimal
 
 # openai and its HTTP library are imported where a Caller is built or used: importing openai takes half a
 # second, which every management command and web worker would otherwise pay at start-up.
-
-# One INFO line per HTTP request would drown a worker's log during a 10,000-turn job.
-logging.getLogger("httpx2").setLevel(logging.WARNING)
-logging.getLogger("httpx").setLevel(logging.WARNING)
 
 FATAL_STATUSES = frozenset({401, 403, 404})
 MAX_RETRY_AFTER = 120.0

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
 
 import django  # noqa: E402
 

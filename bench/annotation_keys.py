@@ -133,7 +133,7 @@ def run(args) -> dict:
     for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"]):
         subprocess.run([PYTHON, "manage.py", *command], cwd=app_root, env=env, check=True, capture_output=True)
     subprocess.run([PYTHON, __file__, "--setup", "--sentences", str(args.sentences)], cwd=ROOT, env=env, check=True)
-    os.environ.update({"DATABASE_URL": env["DATABASE_URL"], "DJANGO_SETTINGS_MODULE": "annotator.settings",
+    os.environ.update({"DATABASE_URL": env["DATABASE_URL"], "DJANGO_SETTINGS_MODULE": "config.settings.development",
                        "DJANGO_ALLOW_ASYNC_UNSAFE": "true"})
     import django
 

@@ -124,7 +124,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.pop("TEST_DATABASE_NAME", None)
-    env.update(DEBUG="false", ALLOWED_HOSTS="127.0.0.1", DJANGO_SETTINGS_MODULE="annotator.settings",
+    env.update(DEBUG="false", ALLOWED_HOSTS="127.0.0.1", DJANGO_SETTINGS_MODULE="config.settings.development",
                DATABASE_URL=args.database_url
                or f"sqlite:///{OUT / f'api-export-{args.turns}x{args.sentences_per_turn}.sqlite3'}")
     key, small, large, setup_seconds = prepare(env, args.turns, args.sentences_per_turn)
@@ -133,7 +133,7 @@ def main():
 
     port = free_port()
     gunicorn = subprocess.Popen(
-        [str(Path(PYTHON).parent / "gunicorn"), "annotator.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+        [str(Path(PYTHON).parent / "gunicorn"), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "1",
          "--worker-class", "sync", "--timeout", "900", "--log-level", "warning"],
         cwd=ROOT, env=env,
     )

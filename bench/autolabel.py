@@ -34,7 +34,7 @@ BENCH_DB = ROOT / "var" / "bench-autolabel.sqlite3"
 QUEUE = f"bench-autolabel-{uuid.uuid4().hex[:8]}"
 os.environ.setdefault("DATABASE_URL", f"sqlite:///{BENCH_DB}")
 os.environ["CELERY_QUEUE"] = QUEUE
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
 
 
 def free_port():
@@ -60,7 +60,7 @@ def start_worker():
     env = dict(os.environ)
     log = open(ROOT / "var" / f"{QUEUE}.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-Q", QUEUE, "--concurrency", "1",
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", QUEUE, "--concurrency", "1",
          "--pool", "threads", "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "WARNING"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )

@@ -95,7 +95,7 @@ def main() -> int:
         wait_for_port(llm_port, proc=processes[-1])
         log_path = ROOT / "var" / "bench-broker-restart-worker.log"
         worker = subprocess.Popen(
-            [PYTHON, "-m", "celery", "-A", "annotator", "worker", "-Q", QUEUE, "--concurrency", "2",
+            [PYTHON, "-m", "celery", "-A", "config", "worker", "-Q", QUEUE, "--concurrency", "2",
              "--pool", "threads", "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "INFO"],
             cwd=ROOT, env=env, stdout=open(log_path, "w"), stderr=subprocess.STDOUT,
         )

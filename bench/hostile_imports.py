@@ -104,7 +104,7 @@ def make_cognibench_from_sample(path: Path, megabytes: int) -> None:
 def run_case(name: str, command: list[str], workdir: Path) -> dict:
     db = workdir / f"{name}.sqlite3"
     env = {k: v for k, v in os.environ.items() if k not in {"TEST_DATABASE_NAME", "DJANGO_ALLOW_ASYNC_UNSAFE"}}
-    env.update({"DATABASE_URL": f"sqlite:///{db}", "DJANGO_SETTINGS_MODULE": "annotator.settings", "DEBUG": "0",
+    env.update({"DATABASE_URL": f"sqlite:///{db}", "DJANGO_SETTINGS_MODULE": "config.settings.development", "DEBUG": "0",
                 "LOG_LEVEL": "WARNING"})
     subprocess.run([PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     # ru_maxrss of RUSAGE_CHILDREN is the largest child so far: measure each case in its own wrapper process.
@@ -131,7 +131,7 @@ def main(argv=None):
     parser.add_argument("--cognibench-mb", type=int, default=105)
     parser.add_argument("--only", nargs="*")
     args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     results = []
     with tempfile.TemporaryDirectory(prefix="hostile-imports-") as tmp:
         tmp = Path(tmp)

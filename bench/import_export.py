@@ -60,7 +60,7 @@ def main():
     parser.add_argument("--db", default="sqlite,postgres")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     import django
 
     django.setup()

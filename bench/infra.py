@@ -187,7 +187,7 @@ def app_env(database_url: str, broker_url: str | None = None, **extra) -> dict:
     """The environment of the app and worker processes of a benchmark (DEBUG off, quiet logs)."""
     env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "TEST_DATABASE_NAME"}}
     env.update({
-        "DJANGO_SETTINGS_MODULE": "annotator.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings.development",
         "DATABASE_URL": database_url,
         "DEBUG": "0",
         "SECRET_KEY": "bench-" + secrets.token_urlsafe(48),
@@ -229,7 +229,7 @@ class Gunicorn:
     def start(self, cwd: Path = ROOT) -> None:
         """Serve the application in ``cwd`` (this repository unless a benchmark compares another copy)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        args = [PYTHON, "-m", "gunicorn", "annotator.wsgi", "-b", f"127.0.0.1:{self.port}",
+        args = [PYTHON, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{self.port}",
                 "-w", str(self.workers), "--threads", str(self.threads), "--worker-class", self.worker_class,
                 "--backlog", "2048",
                 "--timeout", "60", "--graceful-timeout", "5", "--log-level", "warning"]
@@ -251,7 +251,7 @@ class Granian(Gunicorn):
 
     def start(self) -> None:
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        args = [PYTHON, "-m", "granian", "--interface", "wsgi", "annotator.wsgi:application",
+        args = [PYTHON, "-m", "granian", "--interface", "wsgi", "config.wsgi:application",
                 "--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers),
                 "--blocking-threads", str(self.threads), "--runtime-mode", "st", "--no-ws", "--log-level", "warning"]
         self.proc = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=open(self.log, "w"),

@@ -615,7 +615,7 @@ def main(argv=None):
 
         import django  # the client side uses the protocol module only (no database)
 
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
         django.setup()
         cpu_before = {}
         stats, started, ended = asyncio.run(run_annotators(

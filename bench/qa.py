@@ -43,7 +43,7 @@ def parse_args():
 
 ARGS = parse_args()
 os.environ["DATABASE_URL"] = ARGS.database_url
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
 os.environ.setdefault("DEBUG", "false")
 os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
 

@@ -47,7 +47,7 @@ def configure(database_url: str):
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DEBUG", "false")
     os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost,127.0.0.1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     import django
 
     django.setup()

@@ -40,7 +40,7 @@ def isolated_celery_queue():
     """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""
     from django.conf import settings
 
-    from annotator.celery import app
+    from config.celery import app
 
     queue = f"test-{uuid.uuid4().hex[:12]}"
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
@@ -75,12 +75,12 @@ def start_celery_worker(isolated_celery_queue, transactional_db):
         env = dict(os.environ)
         env["DATABASE_URL"] = database_url_for_worker()
         env["CELERY_QUEUE"] = isolated_celery_queue
-        env["DJANGO_SETTINGS_MODULE"] = "annotator.settings"
+        env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
         env.pop("TEST_DATABASE_NAME", None)
         env.update(extra_env or {})
         log = open(ROOT / "var" / f"worker-{isolated_celery_queue}-{len(processes)}.log", "w")
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-Q", isolated_celery_queue,
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", isolated_celery_queue,
              "--concurrency", str(concurrency), "--pool", "threads", "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-l", "INFO"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

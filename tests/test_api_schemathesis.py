@@ -50,7 +50,7 @@ def load_schema():
     from drf_spectacular.generators import SchemaGenerator
     from drf_spectacular.renderers import OpenApiJsonRenderer
 
-    from annotator.wsgi import application
+    from config.wsgi import application
 
     generated = SchemaGenerator().get_schema(request=None, public=True)
     loaded = schemathesis.openapi.from_dict(json.loads(OpenApiJsonRenderer().render(generated)))

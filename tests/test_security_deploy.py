@@ -161,7 +161,7 @@ def run(argv, env):
 
 def test_check_deploy_is_clean_with_exactly_the_documented_environment(tmp_path):
     env = bare_environment(**documented_environment(tmp_path))
-    assert env["DJANGO_SETTINGS_MODULE"] == "annotator.settings_production"
+    assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
     result = run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
@@ -171,9 +171,9 @@ PRINT_SETTINGS = "from django.conf import settings; print(settings.SETTINGS_MODU
 
 
 @pytest.mark.parametrize("entry_point", [
-    "import annotator.wsgi",
-    "import annotator.asgi",
-    "from annotator.celery import app; app.loader.import_default_modules()",
+    "import config.wsgi",
+    "import config.asgi",
+    "from config.celery import app; app.loader.import_default_modules()",
 ])
 def test_production_entry_points_use_production_settings_and_refuse_to_start_without_a_secret_key(entry_point, tmp_path):
     refused = run([sys.executable, "-c", entry_point + "; " + PRINT_SETTINGS], bare_environment(VAR_DIR=str(tmp_path)))
@@ -182,25 +182,25 @@ def test_production_entry_points_use_production_settings_and_refuse_to_start_wit
     started = run([sys.executable, "-c", entry_point + "; " + PRINT_SETTINGS],
                   bare_environment(VAR_DIR=str(tmp_path), SECRET_KEY=secrets.token_urlsafe(64)))
     assert started.returncode == 0, started.stderr
-    assert started.stdout.split()[-2:] == ["annotator.settings_production", "False"]
+    assert started.stdout.split()[-2:] == ["config.settings.production", "False"]
 
 
 def test_the_procfile_release_step_runs_manage_py_with_production_settings():
     release = next(line for line in (ROOT / "Procfile").read_text().splitlines() if line.startswith("release:"))
     result = subprocess.run(["bash", "-c", release.split(":", 1)[1].split("&&", 1)[0] + ' && echo "$DJANGO_SETTINGS_MODULE"'],
                             env=bare_environment(), capture_output=True, text=True)
-    assert result.stdout.strip() == "annotator.settings_production"
+    assert result.stdout.strip() == "config.settings.production"
 
 
 def test_development_settings_default_to_debug_off_and_still_serve_static_files(tmp_path):
     code = ("import django; django.setup(); from django.conf import settings as s; "
             "print(s.DEBUG, s.WHITENOISE_USE_FINDERS, s.ALLOWED_HOSTS)")
     result = run([sys.executable, "-c", code],
-                 bare_environment(DJANGO_SETTINGS_MODULE="annotator.settings", VAR_DIR=str(tmp_path)))
+                 bare_environment(DJANGO_SETTINGS_MODULE="config.settings.development", VAR_DIR=str(tmp_path)))
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[:2] == ["False", "True"]
     opted_in = run([sys.executable, "-c", code],
-                   bare_environment(DJANGO_SETTINGS_MODULE="annotator.settings", VAR_DIR=str(tmp_path), DEBUG="true"))
+                   bare_environment(DJANGO_SETTINGS_MODULE="config.settings.development", VAR_DIR=str(tmp_path), DEBUG="true"))
     assert opted_in.stdout.split()[0] == "True"
 
 
@@ -217,7 +217,7 @@ def test_passwords_are_checked_against_common_numeric_similar_and_short_ones():
 
 def test_without_secret_key_make_run_uses_a_random_key_of_this_machine_never_a_public_one(tmp_path):
     code = ("import django; django.setup(); from django.conf import settings; print(settings.SECRET_KEY)")
-    env = bare_environment(DJANGO_SETTINGS_MODULE="annotator.settings", VAR_DIR=str(tmp_path))
+    env = bare_environment(DJANGO_SETTINGS_MODULE="config.settings.development", VAR_DIR=str(tmp_path))
     first, second = (run([sys.executable, "-c", code], env).stdout.strip() for _ in range(2))
     assert len(first) >= 50 and first == second  # kept across restarts (sessions stay valid)
     key_file = tmp_path / "secret_key"

@@ -24,13 +24,16 @@ pytestmark = pytest.mark.django_db
 def urlconf_built_with_debug_on(settings, tmp_path):
     """The URL conf as `make run` builds it: DEBUG on when the module is imported."""
     import annotator.urls
+    import config.urls
 
     settings.MEDIA_ROOT = tmp_path
     with override_settings(DEBUG=True):
         importlib.reload(annotator.urls)
+        importlib.reload(config.urls)
         clear_url_caches()
         yield
     importlib.reload(annotator.urls)
+    importlib.reload(config.urls)
     clear_url_caches()
 
 

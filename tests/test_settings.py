@@ -19,13 +19,13 @@ def run_manage(*args, env_extra):
 def test_check_deploy_passes_with_production_settings():
     result = run_manage(
         "check", "--deploy", "--fail-level", "WARNING",
-        env_extra={"DJANGO_SETTINGS_MODULE": "annotator.settings_production", "SECRET_KEY": secrets.token_urlsafe(64)},
+        env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": secrets.token_urlsafe(64)},
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_production_settings_refuse_to_start_without_a_secret_key():
-    result = run_manage("check", env_extra={"DJANGO_SETTINGS_MODULE": "annotator.settings_production"})
+    result = run_manage("check", env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.production"})
     assert result.returncode != 0
     assert "SECRET_KEY must be set" in result.stderr
 
@@ -33,7 +33,7 @@ def test_production_settings_refuse_to_start_without_a_secret_key():
 def test_production_cookies_are_secure():
     env = {"SECRET_KEY": "x7" * 40}
     code = (
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='annotator.settings_production'; django.setup();"
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings.production'; django.setup();"
         "from django.conf import settings as s;"
         "print(s.DEBUG, s.SESSION_COOKIE_SECURE, s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, s.CSRF_COOKIE_SECURE)"
     )

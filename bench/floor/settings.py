@@ -1,5 +1,5 @@
 """The app's settings with one extra URL: the floor view (bench/load_floor.py)."""
 
-from annotator.settings import *  # noqa: F403
+from config.settings.development import *  # noqa: F403
 
 ROOT_URLCONF = "bench.floor.urls"

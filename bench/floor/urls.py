@@ -21,7 +21,7 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from annotator.models import AnnotationEvent, Assignment
-from annotator.urls import urlpatterns as app_urlpatterns
+from config.urls import urlpatterns as app_urlpatterns
 
 EXTRA_CPU_SECONDS = float(os.environ.get("FLOOR_EXTRA_CPU_MS", "0")) / 1000
 

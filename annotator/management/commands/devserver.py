@@ -61,7 +61,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, interrupted)
         try:
             start("web", manage + ["runserver", f"{host}:{port}", "--noreload"])
-            start("worker", [sys.executable, "-m", "celery", "-A", "annotator", "worker", "-l", "INFO",
+            start("worker", [sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "INFO",
                              "--pool", "threads", "--concurrency", str(concurrency), "--without-gossip",
                              "--without-mingle"])
             llm_url = None

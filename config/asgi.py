@@ -1,5 +1,5 @@
 """
-ASGI config for annotator project.
+ASGI config for the annotator.
 
 It exposes the ASGI callable as a module-level variable named ``application``.
 
@@ -13,6 +13,6 @@ from django.core.asgi import get_asgi_application
 
 # A server started from this module is production: production settings unless told otherwise (they refuse
 # to start without a SECRET_KEY). `manage.py devserver` names the development settings explicitly.
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotator.settings_production")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 application = get_asgi_application()

@@ -1,7 +1,7 @@
 """Production settings: DEBUG off, a real SECRET_KEY required, HTTPS only, secure cookies.
 
-The default of annotator.wsgi, annotator.asgi and the Celery app (`celery -A annotator`); set
-DJANGO_SETTINGS_MODULE=annotator.settings_production for manage.py too. `manage.py check --deploy`
+The default of config.wsgi, config.asgi and the Celery app (`celery -A config`); set
+DJANGO_SETTINGS_MODULE=config.settings.production for manage.py too. `manage.py check --deploy`
 passes with exactly the environment docs/deploy.md gives (tests/test_security_deploy.py).
 """
 
@@ -9,7 +9,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .settings import *  # noqa: F403
+from .base import *  # noqa: F403
 
 DEBUG = False
 WHITENOISE_USE_FINDERS = False

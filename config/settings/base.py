@@ -1,19 +1,26 @@
-"""Settings, read from the environment.
+"""Settings shared by every environment, read from the environment.
 
 Defaults give a machine with nothing else installed a working app: SQLite in
 the repository and a filesystem message broker. ``DATABASE_URL`` and
 ``CELERY_BROKER_URL`` point it at PostgreSQL and Redis/RabbitMQ instead.
-Production settings live in ``annotator.settings_production``.
+
+Not used alone: ``config.settings.development`` (`make run`, manage.py's default),
+``config.settings.test`` (pytest) and ``config.settings.production`` (the default of
+config.wsgi, config.asgi and `celery -A config`) each add what is theirs, the
+SECRET_KEY and DEBUG first.
+
+Importing settings writes nothing: the folders named here are made where they are
+used (annotator.apps, the Celery app in config.celery); only the development
+settings write the machine's secret key file, on first start.
 """
 
 import os
-import secrets
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
 
 
@@ -24,38 +31,6 @@ def env_bool(name, default=False):
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-def machine_secret_key():
-    """SECRET_KEY from the environment, else a random key made once for this machine in VAR_DIR/secret_key.
-
-    Never a key written in the repository: `make run` is what many teams put on a server first, and a
-    public key lets anyone sign what the server trusts. The file keeps sessions valid across restarts and
-    is shared by the web server and the worker that `make run` starts. (annotator.settings_production
-    reads the environment only and refuses to start without it.)
-    """
-    if os.environ.get("SECRET_KEY"):
-        return os.environ["SECRET_KEY"]
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        # Written whole under a name of our own, then linked into place: a process starting at the same
-        # moment either makes the link first (and everyone reads its key) or reads a complete file.
-        draft = path.with_name(f"secret_key.{os.getpid()}")
-        with os.fdopen(os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-            handle.write(secrets.token_urlsafe(64) + "\n")
-        try:
-            os.link(draft, path)
-        except FileExistsError:
-            pass
-        finally:
-            draft.unlink()
-    return path.read_text().strip()
-
-
-SECRET_KEY = machine_secret_key()
-# Off unless asked for (DEBUG=true): `make run` is what many teams put on a server first, and a debug page
-# lists every URL and shows tracebacks with settings to anyone who reaches it. Static files are served
-# either way (WhiteNoise, below).
-DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",") if h.strip()]
 
 INSTALLED_APPS = [
@@ -94,7 +69,7 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-ROOT_URLCONF = "annotator.urls"
+ROOT_URLCONF = "config.urls"
 
 TEMPLATES = [
     {
@@ -111,8 +86,8 @@ TEMPLATES = [
     },
 ]
 
-WSGI_APPLICATION = "annotator.wsgi.application"
-ASGI_APPLICATION = "annotator.asgi.application"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
 
 
 def database_from_env():
@@ -130,14 +105,10 @@ def database_from_env():
             "transaction_mode": "IMMEDIATE",
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
-        # A file (not :memory:) so that a live Celery worker sees the test database.
-        config["TEST"] = {"NAME": str(VAR_DIR / f"test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.sqlite3")}
         config["CONN_MAX_AGE"] = 0
     else:
         config["CONN_HEALTH_CHECKS"] = True
-        test_name = os.environ.get("TEST_DATABASE_NAME")
-        if test_name:
-            config["TEST"] = {"NAME": test_name}
+    # The test database's name is the test settings' (config.settings.test).
     return config
 
 
@@ -190,12 +161,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Made at start-up (annotator.apps), not here: WhiteNoise warns about a missing folder.
 STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-# Outside production WhiteNoise serves straight from static/ (no collectstatic needed), DEBUG on or off,
-# and picks up edited files (settings_production turns both off and serves the collected files).
-WHITENOISE_USE_FINDERS = True
-WHITENOISE_AUTOREFRESH = True
 # Uploads and exports (annotator.storage): private, never served by URL; no route serves MEDIA_ROOT.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 EXPORT_ROOT = VAR_DIR / "exports"
@@ -226,8 +193,7 @@ IMPORT_MAX_REFERENCE_CHARS = int(os.environ.get("IMPORT_MAX_REFERENCE_CHARS", 20
 BROKER_DIR = Path(os.environ.get("CELERY_BROKER_DIR", VAR_DIR / "broker"))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("out", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    # The folders are made by the Celery app when it reads this configuration (config.celery).
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "out"),
         "data_folder_out": str(BROKER_DIR / "out"),
@@ -259,10 +225,8 @@ else:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable)
-            # gets a folder of its own: a test clearing the cache must not wipe another worker's throttle state.
-            "LOCATION": str(VAR_DIR / ("cache-test-" + os.environ["PYTEST_XDIST_WORKER"]
-                                       if "PYTEST_XDIST_WORKER" in os.environ else "cache")),
+            # Made by the cache on its first write. The test settings give each pytest-xdist worker its own.
+            "LOCATION": str(VAR_DIR / "cache"),
         }
     }
 
@@ -361,5 +325,11 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # The pre-labeler's HTTP client (autolabel.llm): one INFO line per request would drown a worker's
+        # log during a 10,000-turn job.
+        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
+    },
 }

@@ -1,0 +1,27 @@
+"""Test settings: what pytest uses (pytest.ini), and the Celery workers the tests start (tests/conftest.py).
+
+The development settings, as `make run` runs them, plus what only tests need: a test database and a cache
+folder of each pytest-xdist worker's own.
+"""
+
+import os
+
+from .development import *  # noqa: F403
+from .development import CACHES, DATABASES, VAR_DIR
+
+# PYTEST_XDIST_WORKER names the pytest-xdist worker ("gw0", "gw1"...); the Celery workers a test starts
+# inherit it, and so share their test process's database and cache.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER")
+
+_database = dict(DATABASES["default"])
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # A file (not :memory:) so that a live Celery worker sees the test database.
+    _database["TEST"] = {"NAME": str(VAR_DIR / f"test-{_xdist_worker or 'main'}.sqlite3")}
+elif os.environ.get("TEST_DATABASE_NAME"):
+    _database["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
+DATABASES = {**DATABASES, "default": _database}
+
+if _xdist_worker and CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
+    # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable)
+    # gets a folder of its own: a test clearing the cache must not wipe another worker's throttle state.
+    CACHES = {**CACHES, "default": {**CACHES["default"], "LOCATION": str(VAR_DIR / f"cache-test-{_xdist_worker}")}}

@@ -1,0 +1,20 @@
+"""The URL conf (ROOT_URLCONF): the apps' URL modules, the sign-in pages, the admin and the API."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("annotator.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("", include("autolabel.urls")),
+    path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
+]
+
+# No route serves the private files folder (uploads, exports), DEBUG or not: they are sent only by
+# views that check the role (annotator/views/data.py).
+
+# A database outage answers 503 with a clear message (annotator/views/errors.py); other errors the default 500 page.
+handler500 = "annotator.views.errors.server_error"
