@@ -35,6 +35,16 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Every test starts with an empty cache: its keys (reports by data version, throttles, sessions) would
+    otherwise carry over from an earlier test or an earlier run of the suite."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_celery_queue():
     """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""

@@ -21,7 +21,9 @@ elif os.environ.get("TEST_DATABASE_NAME"):
     _database["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
 DATABASES = {**DATABASES, "default": _database}
 
-if _xdist_worker and CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
-    # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable)
-    # gets a folder of its own: a test clearing the cache must not wipe another worker's throttle state.
-    CACHES = {**CACHES, "default": {**CACHES["default"], "LOCATION": str(VAR_DIR / f"cache-test-{_xdist_worker}")}}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache":
+    # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable) gets a
+    # folder of its own, apart from `make run`'s: tests/conftest.py empties it before every test (a report
+    # cached by an earlier run of the suite would otherwise be served to a test that expects none).
+    CACHES = {**CACHES, "default": {**CACHES["default"],
+                                    "LOCATION": str(VAR_DIR / f"cache-test-{_xdist_worker or 'main'}")}}
