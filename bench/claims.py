@@ -14,8 +14,6 @@ peak memory of the process. Default database: SQLite in var/bench-claims.sqlite3
 
 from __future__ import annotations
 
-import argparse
-import os
 import random
 import resource
 import statistics
@@ -26,25 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bootstrap import django_for_bench  # noqa: E402
 
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-claims.sqlite3'}")
-    parser.add_argument("--turns", type=int, default=5000)
-    parser.add_argument("--rebuild", action="store_true")
-    parser.add_argument("--repeat", type=int, default=3)
-    return parser.parse_args()
-
-
-ARGS = parse_args()
-os.environ["DATABASE_URL"] = ARGS.database_url
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
-os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
-
-import django  # noqa: E402
-
-django.setup()
+ARGS = django_for_bench("claims", turns=5000, repeat=3, description=__doc__.splitlines()[0])
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402

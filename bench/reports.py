@@ -15,7 +15,6 @@ Default database: SQLite in var/bench-reports.sqlite3 (PostgreSQL with
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import resource
@@ -27,25 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.bootstrap import django_for_bench  # noqa: E402
 
-def parse_args():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-reports.sqlite3'}")
-    parser.add_argument("--turns", type=int, default=23_400)
-    parser.add_argument("--rebuild", action="store_true")
-    parser.add_argument("--repeat", type=int, default=5)
-    return parser.parse_args()
-
-
-ARGS = parse_args()
-os.environ["DATABASE_URL"] = ARGS.database_url
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
-os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("ALLOWED_HOSTS", "testserver,localhost")
-
-import django  # noqa: E402
-
-django.setup()
+ARGS = django_for_bench("reports", turns=23_400, repeat=5, description=__doc__.splitlines()[0])
 
 import numpy as np  # noqa: E402
 from django.core.cache import cache  # noqa: E402
