@@ -1,7 +1,7 @@
 """Formative prompting: markers, escaping, parsing by index, stage mapping (pure, no database)."""
 
 from annotator.domain.vocabulary import Label
-from autolabel import judge
+from autolabel.baseline import judge
 from autolabel.prompting import (
     DEFAULT_STAGE1_TEMPLATE,
     DEFAULT_STAGE2_TEMPLATE,

@@ -35,7 +35,7 @@ from __future__ import annotations
 import random
 import re
 
-from .prompting import STAGE_1, parse_prompt
+from ..prompting import STAGE_1, parse_prompt
 
 STOPWORDS = frozenset(
     """
