@@ -24,6 +24,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from psycopg import sql as psycopg_sql
 
+from .. import extensions
 from ..domain.claims import counts_as_hallucination
 from ..importers import IMPORTED_SENTENCE_EXTRAS, IMPORTED_TRIPLET_EXTRAS
 from ..domain.protocol import ordered
@@ -203,15 +204,13 @@ def _rows_from_snapshot(queryset, chunk_size, snapshot):
 
 def _side_tables_in_use(project) -> dict[str, bool]:
     """Which of the sparse tables hold anything for the project: the others are not queried per chunk."""
-    from autolabel.models import AutoLabelJob  # the pre-labeler app builds on this one
-
     turns = Turn.objects.filter(dialogue__project=project)
     return {
         "annotations": SentenceAnnotation.objects.filter(
             assignment__turn__dialogue__project=project, assignment__status=Assignment.Status.SUBMITTED).exists(),
         "adjudications": Adjudication.objects.filter(turn__in=turns, status=Adjudication.Status.RESOLVED).exists(),
         "triplets": ClaimTriplet.objects.filter(turn__in=turns).exists(),
-        "predictions": AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE).exists(),
+        "predictions": extensions.has_predictions(project),
     }
 
 
@@ -367,16 +366,16 @@ def _chunk(chunk, state):
 
 
 def _predictions(project, sentence_ids):
-    """The latest finished LLM pre-label of each sentence (for analysis; not re-imported as a human label)."""
-    from autolabel.selectors import latest_predictions_by_sentence  # the pre-labeler app builds on this one
+    """The latest finished LLM pre-label of each sentence (for analysis; not re-imported as a human label).
 
+    The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
     return {
         sentence_id: {
             "label": p.label, "hallucinated": p.hallucinated, "hallucinated_votes": p.hallucinated_votes,
             "abstentions": p.abstentions, "label_votes": _sorted(p.label_votes), "job": p.job_id,
             "model": p.job.model, "samples": p.job.samples, "threshold": p.job.threshold,
         }
-        for sentence_id, p in latest_predictions_by_sentence(project, sentence_ids).items()
+        for sentence_id, p in extensions.latest_predictions(project, sentence_ids).items()
     }
 
 
