@@ -35,7 +35,7 @@ from django.utils import timezone
 
 from annotator.models import Sentence, Turn
 
-from . import llm, prompting
+from . import llm, parsing, prompting
 from .llm import Caller, CallResult, Choice, EndpointConfigurationError, api_key_from_env, cost_of, request_body
 from .models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, Prediction, PromptVersion, SampleReply
 from .voting import decide
@@ -254,7 +254,7 @@ def _cognitive_numbers(spec: TurnSpec) -> list[int]:
         if stage != prompting.STAGE_1:
             continue
         for number, tag in (row.get("votes") or {}).items():
-            parsed = prompting.tag_from_json(tag, prompting.STAGE_1)
+            parsed = parsing.tag_from_json(tag, prompting.STAGE_1)
             if parsed is not None and parsed.kind == prompting.Kind.COGNITIVE:
                 numbers.add(int(number))
     return sorted(numbers)
@@ -290,9 +290,9 @@ def rows_from_result(stage: int, indices: list[int], numbers: list[int], result:
             row["error"] = result.error
         elif position < len(result.choices):
             choice = result.choices[position]
-            parsed = prompting.parse_reply(choice.text, stage, numbers, truncated=choice.truncated)
+            parsed = parsing.parse_reply(choice.text, stage, numbers, truncated=choice.truncated)
             row["raw_reply"] = choice.text or ""
-            row["votes"] = {str(n): prompting.tag_to_json(tag) for n, tag in parsed.tags.items()}
+            row["votes"] = {str(n): parsing.tag_to_json(tag) for n, tag in parsed.tags.items()}
             row["problems"] = parsed.problems
         else:
             row["error"] = "the endpoint returned fewer choices than asked for"
@@ -310,9 +310,9 @@ def outcome_predictions(spec: TurnSpec, config: JobConfig, outcome: TurnOutcome)
         for index in range(config.samples):
             s1_row = stage_rows.get((prompting.STAGE_1, index)) or {}
             s2_row = stage_rows.get((prompting.STAGE_2, index)) or {}
-            s1 = prompting.tag_from_json((s1_row.get("votes") or {}).get(str(number)), prompting.STAGE_1)
-            s2 = prompting.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2)
-            label, hallucinated, kind = prompting.sample_label(s1, s2)
+            s1 = parsing.tag_from_json((s1_row.get("votes") or {}).get(str(number)), prompting.STAGE_1)
+            s2 = parsing.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2)
+            label, hallucinated, kind = parsing.sample_label(s1, s2)
             votes.append({"label": label, "hallucinated": hallucinated, "kind": kind})
         decision = decide(votes, config.threshold)
         outcome.abstentions += decision.abstentions

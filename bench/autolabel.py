@@ -111,7 +111,7 @@ def reference_way(base_url, project, samples, threads=20):
     """CogniBench's reference script: one request per sample, 20 threads, a 1-2 s pause before each call."""
     import openai
 
-    from autolabel import prompting, services
+    from autolabel import parsing, prompting, services
     from autolabel.models import PromptVersion
 
     version = PromptVersion.objects.filter(project=project).order_by("-version").first()
@@ -129,8 +129,8 @@ def reference_way(base_url, project, samples, threads=20):
             for indices, numbers, messages in services.plan_requests(spec, config, stage):
                 time.sleep(random.uniform(1, 2))
                 response = client.chat.completions.create(model="baseline-lexical", messages=messages, seed=indices[0])
-                parsed = prompting.parse_reply(response.choices[0].message.content, stage, numbers)
-                spec.existing[(stage, indices[0])] = {"votes": {str(n): prompting.tag_to_json(t) for n, t in parsed.tags.items()}}
+                parsed = parsing.parse_reply(response.choices[0].message.content, stage, numbers)
+                spec.existing[(stage, indices[0])] = {"votes": {str(n): parsing.tag_to_json(t) for n, t in parsed.tags.items()}}
 
     def per_sample_tasks():
         # Samples of a turn are independent requests in the reference script: one task per (turn, sample).
