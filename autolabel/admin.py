@@ -27,6 +27,27 @@ from .models import AutoLabelJob, ContrastiveExample, LLMProfile, PromptVersion
 
 SESSION_KEY = "autolabel_selection"
 
+# The order a job's page lists its fields in. Django lists the fields of an abstract base
+# (models.LLMJob, which the two jobs share) first; the pages keep the order they had before
+# the base existed: what the job is, then its progress, then who and when.
+AUTOLABEL_JOB_FIELDS = (
+    "project", "profile", "prompt_version", "model", "samples", "threshold", "use_n", "batch_mode", "parameters",
+    "status", "cancel_requested", "error", "total_turns", "done_turns", "requests", "retries", "faults", "abstentions",
+    "problems", "prompt_tokens", "completion_tokens", "cost", "lease_owner", "lease_until", "batch_state",
+    "created_by", "created_at", "started_at", "finished_at",
+)
+EXTRACTION_JOB_FIELDS = (
+    "project", "kind", "source_job", "profile", "model", "only_missing", "status", "cancel_requested", "error",
+    "total_turns", "done_turns", "triplets_created", "requests", "retries", "faults", "problems", "prompt_tokens",
+    "completion_tokens", "created_by", "created_at", "started_at", "finished_at",
+)
+
+
+def in_page_order(names, order):
+    """``names`` in the order ``order`` gives; a name it does not list comes last."""
+    rank = {name: position for position, name in enumerate(order)}
+    return sorted(names, key=lambda name: rank.get(name, len(rank)))
+
 
 @admin.register(LLMProfile)
 class LLMProfileAdmin(admin.ModelAdmin):
@@ -159,6 +180,9 @@ class AutoLabelJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("project")
 
+    def get_fields(self, request, obj=None):
+        return in_page_order(super().get_fields(request, obj), AUTOLABEL_JOB_FIELDS)
+
     @admin.display(description="progress")
     def progress_bar(self, obj):
         return render_admin_progress(obj)
@@ -289,7 +313,7 @@ class ExtractionJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return self.add_fields
-        return [f.name for f in ExtractionJob._meta.fields if f.name != "id"]
+        return in_page_order([f.name for f in ExtractionJob._meta.fields if f.name != "id"], EXTRACTION_JOB_FIELDS)
 
     def get_readonly_fields(self, request, obj=None):
         return () if obj is None else self.get_fields(request, obj)

@@ -4,3 +4,15 @@ from django.apps import AppConfig
 class AutolabelConfig(AppConfig):
     name = "autolabel"
     verbose_name = "Auto-labelling"
+
+    def ready(self):
+        # The annotation core shows the pre-labels (export column, annotation page, claims page)
+        # through hooks it owns; it never imports this app.
+        from annotator import extensions
+
+        from . import selectors
+
+        extensions.has_predictions.register(selectors.has_finished_job)
+        extensions.latest_predictions.register(selectors.latest_predictions_by_sentence)
+        extensions.prelabels_for_annotator.register(selectors.predictions_for_annotator)
+        extensions.latest_severities.register(selectors.latest_severities_by_sentence)

@@ -242,10 +242,10 @@ def baseline_severity(sentence: str, reference: str) -> tuple[int, str]:
     """The baseline's rating: the less of the sentence the reference supports, the more severe.
 
     An unsupported number is critical (5); otherwise support (the share of the
-    sentence's content words found in the reference, as in autolabel/judge.py)
+    sentence's content words found in the reference, as in autolabel/baseline/judge.py)
     below 0.2 is 4, below 0.4 is 3, below 0.6 is 2, and 1 above.
     """
-    from . import judge
+    from .baseline import judge
 
     numbers = judge.unsupported_numbers(sentence, reference)
     score = judge.support(sentence, set(judge.content_words(reference)))

@@ -88,7 +88,10 @@ class ContrastiveExample(models.Model):
         return f"{self.sentence.text[:60]} ({self.wrong_label} -> {self.right_label})"
 
 
-class AutoLabelJob(models.Model):
+class LLMJob(models.Model):
+    """What the two kinds of worker-run LLM job share: their status, progress and call counters, who
+    started them and when. Abstract: each kind keeps its own table."""
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -98,6 +101,30 @@ class AutoLabelJob(models.Model):
 
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
 
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    total_turns = models.PositiveIntegerField(default=0)
+    done_turns = models.PositiveIntegerField(default=0)
+    requests = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_finished(self):
+        return self.status in self.FINISHED
+
+
+class AutoLabelJob(LLMJob):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="autolabel_jobs")
     profile = models.ForeignKey(LLMProfile, on_delete=models.PROTECT, related_name="jobs")
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
@@ -108,30 +135,16 @@ class AutoLabelJob(models.Model):
     batch_mode = models.BooleanField(default=False, help_text="Send the requests through the Batch API (half price, slower).")
     # Parameters as sent, recorded with the job (temperature, max_tokens, concurrency, examples used...).
     parameters = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    total_turns = models.PositiveIntegerField(default=0)
-    done_turns = models.PositiveIntegerField(default=0)
-    requests = models.PositiveIntegerField(default=0)
-    retries = models.PositiveIntegerField(default=0)
     faults = models.PositiveIntegerField(default=0, help_text="Requests that failed after every retry.")
     abstentions = models.PositiveIntegerField(default=0, help_text="Sentence votes lost to faults or unreadable replies.")
     problems = models.JSONField(default=dict, blank=True, help_text="Reply problems by kind (missing marker, unknown tag...).")
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     # Which worker runs the job, until when; a worker that dies stops renewing and another adopts the job.
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     batch_state = models.JSONField(default=dict, blank=True, help_text="Batch mode: current batch id, status and counts.")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(LLMJob.Meta):
         verbose_name = "auto-label job"
 
     def __str__(self):
@@ -140,10 +153,6 @@ class AutoLabelJob(models.Model):
     @property
     def percent(self):
         return round(100 * self.done_turns / self.total_turns, 1) if self.total_turns else 0.0
-
-    @property
-    def is_finished(self):
-        return self.status in self.FINISHED
 
 
 class JobTurn(models.Model):
@@ -204,7 +213,7 @@ class Prediction(models.Model):
         return f"{self.sentence_id}: {self.label or '-'}"
 
 
-class ExtractionJob(models.Model):
+class ExtractionJob(LLMJob):
     """An LLM job of the finer views, run by a worker: claim-triplet extraction (RefChecker's extractor
     step) over a project's turns, or severity ratings (HalluDetect) of the sentences a pre-labelling job
     judged hallucinated."""
@@ -212,15 +221,6 @@ class ExtractionJob(models.Model):
     class Kind(models.TextChoices):
         TRIPLETS = "triplets", "Extract claim triplets"
         SEVERITY = "severity", "Rate the severity of predicted hallucinations"
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="extraction_jobs")
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.TRIPLETS)
@@ -233,33 +233,15 @@ class ExtractionJob(models.Model):
     only_missing = models.BooleanField(
         default=True, help_text="Skip turns that already have triplets (imported, added by hand or extracted before)."
     )
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
-    cancel_requested = models.BooleanField(default=False)
-    error = models.TextField(blank=True)
-    total_turns = models.PositiveIntegerField(default=0)
-    done_turns = models.PositiveIntegerField(default=0)
     triplets_created = models.PositiveIntegerField(default=0, help_text="Triplets stored (severity jobs: ratings stored).")
-    requests = models.PositiveIntegerField(default=0)
-    retries = models.PositiveIntegerField(default=0)
     faults = models.PositiveIntegerField(default=0, help_text="Turns whose request failed after every retry.")
     problems = models.JSONField(default=dict, blank=True, help_text="Reply lines not in the format, by kind.")
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(LLMJob.Meta):
         verbose_name = "triplet extraction job"
 
     def __str__(self):
         return f"Extraction {self.pk} on {self.project.slug} ({self.model}, {self.status})"
-
-    @property
-    def is_finished(self):
-        return self.status in self.FINISHED
 
 
 class SeverityPrediction(models.Model):

@@ -5,7 +5,11 @@ from __future__ import annotations
 from annotator.models import Sentence
 
 from . import evaluation
-from .models import AutoLabelJob, Prediction
+from .models import AutoLabelJob, Prediction, SeverityPrediction
+
+
+def has_finished_job(project) -> bool:
+    return AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE).exists()
 
 
 def latest_finished_job(project) -> AutoLabelJob | None:
@@ -90,4 +94,14 @@ def latest_predictions_by_sentence(project, sentence_ids=None) -> dict[int, Pred
     latest: dict[int, Prediction] = {}
     for prediction in queryset.order_by("sentence_id", "-job__finished_at", "-job_id").iterator(chunk_size=2000):
         latest.setdefault(prediction.sentence_id, prediction)
+    return latest
+
+
+def latest_severities_by_sentence(project) -> dict[int, int]:
+    """Each sentence's severity from the latest severity job that rated it."""
+    latest = {}
+    for sentence_id, severity in SeverityPrediction.objects.filter(
+        job__project=project,
+    ).order_by("sentence_id", "job_id").values_list("sentence_id", "severity"):
+        latest[sentence_id] = severity
     return latest

@@ -1,7 +1,7 @@
 """The vote over k samples, as a pure function.
 
 Each sample gives, for one sentence, a *vote*: ``{"label": ..., "hallucinated":
-..., "kind": ...}`` (see prompting.sample_label). A sample that could not be read
+..., "kind": ...}`` (see parsing.sample_label). A sample that could not be read
 for the sentence abstains (``hallucinated`` is None).
 
 The decision follows CogniBench: a sentence is hallucinated when at least

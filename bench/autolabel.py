@@ -111,32 +111,32 @@ def reference_way(base_url, project, samples, threads=20):
     """CogniBench's reference script: one request per sample, 20 threads, a 1-2 s pause before each call."""
     import openai
 
-    from autolabel import prompting, services
+    from autolabel import parsing, pipeline, prompting
     from autolabel.models import PromptVersion
 
     version = PromptVersion.objects.filter(project=project).order_by("-version").first()
-    config = services.JobConfig(samples, 3, False, version.stage1_template, version.stage2_template, [])
+    config = pipeline.JobConfig(samples, 3, False, version.stage1_template, version.stage2_template, [])
     client = openai.OpenAI(base_url=base_url, api_key="no-key", max_retries=5)
     from annotator.models import Sentence, Turn
 
     specs = []
     for turn in Turn.objects.filter(dialogue__project=project).select_related("dialogue"):
         sentences = [(s.index + 1, s.pk, s.text) for s in Sentence.objects.filter(turn=turn).order_by("index")]
-        specs.append(services.TurnSpec(0, turn.pk, turn.dialogue.reference, turn.user_message, sentences))
+        specs.append(pipeline.TurnSpec(0, turn.pk, turn.dialogue.reference, turn.user_message, sentences))
 
     def one(spec):
         for stage in (prompting.STAGE_1, prompting.STAGE_2):
-            for indices, numbers, messages in services.plan_requests(spec, config, stage):
+            for indices, numbers, messages in pipeline.plan_requests(spec, config, stage):
                 time.sleep(random.uniform(1, 2))
                 response = client.chat.completions.create(model="baseline-lexical", messages=messages, seed=indices[0])
-                parsed = prompting.parse_reply(response.choices[0].message.content, stage, numbers)
-                spec.existing[(stage, indices[0])] = {"votes": {str(n): prompting.tag_to_json(t) for n, t in parsed.tags.items()}}
+                parsed = parsing.parse_reply(response.choices[0].message.content, stage, numbers)
+                spec.existing[(stage, indices[0])] = {"votes": {str(n): parsing.tag_to_json(t) for n, t in parsed.tags.items()}}
 
     def per_sample_tasks():
         # Samples of a turn are independent requests in the reference script: one task per (turn, sample).
         for spec in specs:
             for index in range(samples):
-                yield services.TurnSpec(0, spec.turn_id, spec.reference, spec.question, spec.sentences,
+                yield pipeline.TurnSpec(0, spec.turn_id, spec.reference, spec.question, spec.sentences,
                                         {(s, i): {"votes": {}} for s in (1, 2) for i in range(samples) if i != index})
 
     started = time.monotonic()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autolabel import services
+from autolabel import batch, services
 from autolabel.models import AutoLabelJob, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def fast_polling(monkeypatch):
-    monkeypatch.setattr(services, "BATCH_POLL_SECONDS", 0.05)
+    monkeypatch.setattr(batch, "BATCH_POLL_SECONDS", 0.05)
 
 
 def test_batch_job_uploads_polls_joins_by_custom_id_and_votes(profile, baseline_llm):
@@ -65,7 +65,7 @@ def test_a_batch_job_can_be_cancelled_while_the_batch_runs(profile, baseline_llm
     project = ProjectFactory()
     plain_turns(project, 2)
     job = services.job_create(project=project, profile=profile, samples=2, threshold=1, batch_mode=True, enqueue=False)
-    original = services._save_batch_state
+    original = batch._save_batch_state
 
     def cancel_once_submitted(job_, owner, **changes):
         state = original(job_, owner, **changes)
@@ -73,5 +73,5 @@ def test_a_batch_job_can_be_cancelled_while_the_batch_runs(profile, baseline_llm
             AutoLabelJob.objects.filter(pk=job_.pk).update(cancel_requested=True)
         return state
 
-    monkeypatch.setattr(services, "_save_batch_state", cancel_once_submitted)
+    monkeypatch.setattr(batch, "_save_batch_state", cancel_once_submitted)
     assert services.job_run(job.pk) == "cancelled"

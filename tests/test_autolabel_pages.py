@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotator.models import Turn
 from annotator.domain.vocabulary import Role
-from autolabel import selectors, services
+from autolabel import pipeline, progress, selectors, services
 from autolabel.models import AutoLabelJob, ContrastiveExample, LLMProfile, Prediction, PromptVersion
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory, UserFactory, member
@@ -179,11 +179,11 @@ def test_contrastive_candidates_become_examples_in_the_next_prompt(admin_client,
     next_job = services.job_create(project=project, profile=profile, enqueue=False)
     config = services._job_config(next_job)
     assert [e.explanation for e in config.examples] == [example.explanation]
-    spec = next(services.iter_specs(next_job))
-    stage1 = services._messages(spec, config, 1, spec.numbers)[1]["content"]
+    spec = next(progress.iter_specs(next_job))
+    stage1 = pipeline._messages(spec, config, 1, spec.numbers)[1]["content"]
     assert "The reference never says where the name comes from." in stage1 and wrong[0].sentence.text in stage1
     if example.right_label in {"misleading", "speculative", "reliable", "unequivocal"}:
-        stage2 = services._messages(spec, config, 2, spec.numbers)[1]["content"]
+        stage2 = pipeline._messages(spec, config, 2, spec.numbers)[1]["content"]
         assert f"Wrong: {example.wrong_label}" in stage2 and f"Right: {example.right_label}" in stage2
 
 

@@ -1,7 +1,8 @@
 """Formative prompting: markers, escaping, parsing by index, stage mapping (pure, no database)."""
 
 from annotator.domain.vocabulary import Label
-from autolabel import judge
+from autolabel.baseline import judge
+from autolabel.parsing import Problem, Stage1Tag, parse_prompt, parse_reply, sample_label
 from autolabel.prompting import (
     DEFAULT_STAGE1_TEMPLATE,
     DEFAULT_STAGE2_TEMPLATE,
@@ -9,14 +10,9 @@ from autolabel.prompting import (
     STAGE_2,
     Example,
     Kind,
-    Problem,
-    Stage1Tag,
     Verdict,
     build_messages,
-    parse_prompt,
-    parse_reply,
     render_template,
-    sample_label,
 )
 
 REFERENCE = "The Amazon river flows through Brazil and Peru. Its basin covers seven million square kilometres."

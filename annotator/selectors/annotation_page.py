@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from .. import extensions
 from ..domain import protocol
 from ..services.annotation import evidence_required
 from ..domain.vocabulary import Label, ProtocolMode
@@ -73,12 +74,12 @@ def annotation_page_data(assignment, state: dict) -> dict:
 
 
 def _prelabels(project, turn) -> dict[int, dict]:
-    """The pre-labeler's label of each sentence (latest finished job), only when the project shows them."""
+    """The pre-labeler's label of each sentence (latest finished job), only when the project shows them.
+
+    The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
     if not project.show_prelabels:
         return {}
-    from autolabel.selectors import predictions_for_annotator  # the pre-labeler app builds on this one
-
     return {
         prediction.sentence_id: {"label": prediction.label, "display": Label(prediction.label).label}
-        for prediction in predictions_for_annotator(project, turn) if prediction.label
+        for prediction in extensions.prelabels_for_annotator(project, turn) if prediction.label
     }

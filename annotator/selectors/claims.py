@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q
 
+from .. import extensions
 from ..domain import agreement, claims, evidence
 from ..models import (
     Assignment,
@@ -254,14 +255,10 @@ def evidence_report(project) -> dict:
 
 
 def prelabel_severity_report(project) -> dict:
-    """The pre-labeler's severity (latest severity job per sentence) against the gold severity."""
-    from autolabel.models import SeverityPrediction  # the auto-labeller app builds on this one
+    """The pre-labeler's severity (latest severity job per sentence) against the gold severity.
 
-    latest = {}
-    for sentence_id, severity in SeverityPrediction.objects.filter(
-        job__project=project,
-    ).order_by("sentence_id", "job_id").values_list("sentence_id", "severity"):
-        latest[sentence_id] = severity
+    The auto-labeller app builds on this one and registers the reading (see annotator/extensions.py)."""
+    latest = extensions.latest_severities(project)
     gold = dict(GoldLabel.objects.filter(sentence_id__in=list(latest), severity__isnull=False)
                 .values_list("sentence_id", "severity"))
     pairs = [(latest[s], g) for s, g in gold.items()]

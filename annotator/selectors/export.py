@@ -3,42 +3,35 @@
 Turns, and all their sentences with gold, are read as two streams in the same
 stable order (dialogue external id, turn index) and merged as they come; on
 PostgreSQL the sentences come through a second connection in the export's
-snapshot, read in another thread. The sparse tables (annotations, adjudications,
-triplets, predictions) are fetched for a chunk of turns at a time, and only when
-the project has any. ``values_list`` rows throughout: a fraction of the cost of
-model instances.
+snapshot, read in another thread (export_stream.py). The sparse tables
+(annotations, adjudications, triplets, predictions) are fetched for a chunk of
+turns at a time, and only when the project has any (export_tables.py).
+``values_list`` rows throughout: a fraction of the cost of model instances.
 """
 
 from __future__ import annotations
 
-import json
-import queue
-import threading
-from collections import defaultdict
-from contextlib import contextmanager
-from functools import lru_cache
 from itertools import islice
 
-from django.db import connection, transaction
-from django.db.models import TextField
-from django.db.models.functions import Cast
-from psycopg import sql as psycopg_sql
-
 from ..domain.claims import counts_as_hallucination
-from ..importers import IMPORTED_SENTENCE_EXTRAS, IMPORTED_TRIPLET_EXTRAS
-from ..domain.protocol import ordered
-from ..models import (
-    Adjudication,
-    Assignment,
-    ClaimTriplet,
-    Dialogue,
-    EvidenceSpan,
-    Sentence,
-    SentenceAnnotation,
-    TripletAnnotation,
-    Turn,
-)
 from ..domain.vocabulary import HALLUCINATED_LABELS
+from ..importers import IMPORTED_SENTENCE_EXTRAS
+from ..models import Dialogue, Sentence, Turn
+from .export_stream import _rows, _rows_from_snapshot, _snapshot
+from .export_tables import (
+    ADJUDICATION_KEYS,
+    ANNOTATION_KEYS,
+    _adjudications,
+    _annotations,
+    _json,
+    _predictions,
+    _shaped,
+    _shared_path,
+    _side_tables_in_use,
+    _sorted,
+    _text,
+    _triplets,
+)
 
 CHUNK = 1000
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".
@@ -101,120 +94,6 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
             rows.close()
 
 
-@contextmanager
-def _snapshot():
-    """Every query of the export sees the database as it was when the export started.
-
-    PostgreSQL: one REPEATABLE READ transaction (which also lets the server-side
-    cursors live without WITH HOLD, i.e. without materialising the whole result
-    first). SQLite: the open turn cursor holds one read snapshot for the whole
-    export already (WAL), and a transaction there would take the write lock.
-
-    Yields the id of that snapshot (``pg_export_snapshot``) when the export started the
-    transaction, so that a second connection can read in the same snapshot; else None.
-    """
-    if connection.vendor != "postgresql":
-        yield None
-        return
-    starts_transaction = not connection.in_atomic_block  # inside a caller's transaction, that one's snapshot holds
-    snapshot = None
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            if starts_transaction:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                cursor.execute("SELECT pg_export_snapshot()")
-                snapshot = cursor.fetchone()[0]
-            # The sentence stream is sorted in the turns' order: in memory rather than in temporary files.
-            cursor.execute("SET LOCAL work_mem = '64MB'")
-        yield snapshot
-
-
-def _rows(queryset, chunk_size):
-    """The rows of a ``values_list`` queryset of plain columns, as the driver returns them.
-
-    Through a server-side cursor on PostgreSQL, like ``.iterator()``, but without the
-    ORM's per-row work, which costs a third of the time for the 240,000 sentences of
-    a large project. Only for columns that need no conversion (no dates, no JSON:
-    those are read as text).
-    """
-    sql, params = queryset.query.sql_with_params()
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while batch := cursor.fetchmany(chunk_size):
-            yield from batch
-
-
-def _rows_from_snapshot(queryset, chunk_size, snapshot):
-    """``_rows``, read by a second connection in another thread, in the export's snapshot.
-
-    The server then sorts and sends the sentences while this thread turns the previous ones
-    into JSON, instead of each waiting for the other (PostgreSQL runs one statement per
-    connection at a time): 1.1 s of the 3 s a 240,000-sentence export took. The queue holds
-    two batches, so memory stays flat.
-    """
-    sql, params = queryset.query.sql_with_params()
-    side = connection.copy()  # a wrapper of its own: opening it does not touch the export's connection
-    batches: queue.Queue = queue.Queue(maxsize=2)
-    stop = threading.Event()
-
-    def hand_over(item):
-        while not stop.is_set():
-            try:
-                batches.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read():
-        try:
-            raw = side.get_new_connection(side.get_connection_params())
-        except BaseException as exc:  # raised in the exporting thread
-            hand_over(exc)
-            return
-        try:
-            raw.autocommit = True
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            raw.execute(psycopg_sql.SQL("SET TRANSACTION SNAPSHOT {}").format(psycopg_sql.Literal(snapshot)))
-            raw.execute("SET LOCAL work_mem = '64MB'")
-            with raw.cursor(name="export_sentences") as cursor:
-                cursor.execute(sql, params)
-                while batch := cursor.fetchmany(chunk_size):
-                    if not hand_over(batch):
-                        break
-            raw.execute("ROLLBACK")
-            hand_over(None)
-        except BaseException as exc:
-            hand_over(exc)
-        finally:
-            raw.close()
-
-    reader = threading.Thread(target=read, name="export-sentences", daemon=True)
-    reader.start()
-    try:
-        while (batch := batches.get()) is not None:
-            if isinstance(batch, BaseException):
-                raise batch
-            yield from batch
-    finally:
-        stop.set()
-        reader.join()
-
-
-def _side_tables_in_use(project) -> dict[str, bool]:
-    """Which of the sparse tables hold anything for the project: the others are not queried per chunk."""
-    from autolabel.models import AutoLabelJob  # the pre-labeler app builds on this one
-
-    turns = Turn.objects.filter(dialogue__project=project)
-    return {
-        "annotations": SentenceAnnotation.objects.filter(
-            assignment__turn__dialogue__project=project, assignment__status=Assignment.Status.SUBMITTED).exists(),
-        "adjudications": Adjudication.objects.filter(turn__in=turns, status=Adjudication.Status.RESOLVED).exists(),
-        "triplets": ClaimTriplet.objects.filter(turn__in=turns).exists(),
-        "predictions": AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE).exists(),
-    }
-
-
 def _sentences_of(turn_ids, state):
     """The rows of the sentence stream that belong to ``turn_ids`` (in order), by turn id."""
     out = {}
@@ -227,59 +106,6 @@ def _sentences_of(turn_ids, state):
         out[turn_id] = mine
     state["next_sentence"] = row
     return out
-
-
-def _text(field):
-    """A JSON column read as its text: decoding is then done once per distinct value (see _json)."""
-    return Cast(field, output_field=TextField())
-
-
-@lru_cache(maxsize=1024)
-def _shared_path(text):
-    """Decision paths repeat (one per label): decode each once. The dict is shared: do not modify it."""
-    return ordered(json.loads(text))
-
-
-# The export must not depend on the database: PostgreSQL's jsonb sorts object keys,
-# SQLite keeps them as written. So paths come in protocol order, the objects the
-# application builds in a fixed key order, and free-form metadata with sorted keys.
-ANNOTATION_KEYS = ("annotator", "label", "path", "note", "severity", "justification", "error_type", "evidence")
-ADJUDICATION_KEYS = ("adjudicator", "label", "path", "reason", "evidence")
-EVIDENCE_KEYS = ("start", "end", "text")
-TRIPLET_ANNOTATION_KEYS = ("annotator", "label")
-
-
-def _sorted(value):
-    if isinstance(value, dict):
-        return {key: _sorted(value[key]) for key in sorted(value)}
-    if isinstance(value, list):
-        return [_sorted(item) for item in value]
-    return value
-
-
-def _shaped(obj, keys):
-    """``obj`` with ``keys`` first in that order, any other key after them, sorted."""
-    if not isinstance(obj, dict):
-        return obj
-    out = {key: obj[key] for key in keys if key in obj}
-    for key in sorted(obj):
-        if key not in out:
-            out[key] = _sorted(obj[key])
-    if isinstance(out.get("path"), dict):
-        out["path"] = ordered(out["path"])
-    if isinstance(out.get("evidence"), list):
-        out["evidence"] = [_shaped(span, EVIDENCE_KEYS) for span in out["evidence"]]
-    return out
-
-
-def _json(text):
-    if text is None:
-        return None
-    if text == "{}":
-        return {}
-    if text == "[]":
-        return []
-    return json.loads(text)
 
 
 def _dialogues(chunk, state):
@@ -365,100 +191,3 @@ def _chunk(chunk, state):
             "triplets": triplets.get(turn_id, []),
         }
 
-
-def _predictions(project, sentence_ids):
-    """The latest finished LLM pre-label of each sentence (for analysis; not re-imported as a human label)."""
-    from autolabel.selectors import latest_predictions_by_sentence  # the pre-labeler app builds on this one
-
-    return {
-        sentence_id: {
-            "label": p.label, "hallucinated": p.hallucinated, "hallucinated_votes": p.hallucinated_votes,
-            "abstentions": p.abstentions, "label_votes": _sorted(p.label_votes), "job": p.job_id,
-            "model": p.job.model, "samples": p.job.samples, "threshold": p.job.threshold,
-        }
-        for sentence_id, p in latest_predictions_by_sentence(project, sentence_ids).items()
-    }
-
-
-def _evidence(**filters):
-    spans = defaultdict(list)
-    for owner, start, end, text in (
-        EvidenceSpan.objects.filter(**filters)
-        .order_by("start", "id")
-        .values_list(next(iter(filters)).split("__")[0] + "_id", "start", "end", "text")
-    ):
-        spans[owner].append({"start": start, "end": end, "text": text})
-    return spans
-
-
-def _annotations(turn_ids):
-    """Submitted annotations per sentence id: who said what, by which path, with which evidence."""
-    rows = list(
-        SentenceAnnotation.objects.filter(
-            sentence__turn_id__in=turn_ids, assignment__status=Assignment.Status.SUBMITTED,
-            assignment__is_qualification=False,
-        )
-        .order_by("sentence_id", "assignment__annotator__username", "id")
-        .values_list("id", "sentence_id", "assignment__annotator__username", "label", "path", "note", "severity",
-                     "justification", "error_type")
-    )
-    if not rows:
-        return {}
-    evidence = _evidence(annotation__sentence__turn_id__in=turn_ids)
-    out = defaultdict(list)
-    for pk, sentence_id, annotator, label, path, note, severity, justification, error_type in rows:
-        out[sentence_id].append({
-            "annotator": annotator, "label": label, "path": ordered(path or {}), "note": note, "severity": severity,
-            "justification": justification, "error_type": error_type, "evidence": evidence.get(pk, []),
-        })
-    return out
-
-
-def _adjudications(turn_ids):
-    """The latest resolved adjudication per sentence id."""
-    rows = list(
-        Adjudication.objects.filter(turn_id__in=turn_ids, status=Adjudication.Status.RESOLVED)
-        .order_by("sentence_id", "resolved_at", "id")
-        .values_list("id", "sentence_id", "adjudicator__username", "label", "path", "reason")
-    )
-    if not rows:
-        return {}
-    evidence = _evidence(adjudication__turn_id__in=turn_ids)
-    out = {}
-    for pk, sentence_id, adjudicator, label, path, reason in rows:
-        out[sentence_id] = {"adjudicator": adjudicator, "label": label, "path": ordered(path or {}), "reason": reason,
-                            "evidence": evidence.get(pk, [])}
-    return out
-
-
-def _triplets(turn_ids):
-    rows = list(
-        ClaimTriplet.objects.filter(turn_id__in=turn_ids)
-        .order_by("turn_id", "index", "id")
-        .values_list("id", "turn_id", "index", "sentence__index", "head", "relation", "tail", "source",
-                     "reference_label", "metadata", "gold__label", "gold__provenance", "gold__reason")
-    )
-    if not rows:
-        return {}
-    labels = defaultdict(list)
-    for triplet_id, annotator, label in (
-        TripletAnnotation.objects.filter(triplet__turn_id__in=turn_ids, assignment__status=Assignment.Status.SUBMITTED)
-        .order_by("triplet_id", "assignment__annotator__username", "id")
-        .values_list("triplet_id", "assignment__annotator__username", "label")
-    ):
-        labels[triplet_id].append({"annotator": annotator, "label": label})
-    out = defaultdict(list)
-    for (pk, turn_id, index, sentence_index, head, relation, tail, source, reference_label, metadata,
-         gold_label, gold_provenance, gold_reason) in rows:
-        metadata = dict(metadata or {})
-        imported = [_shaped(a, TRIPLET_ANNOTATION_KEYS) for a in metadata.pop(IMPORTED_TRIPLET_EXTRAS, [])]
-        metadata = _sorted(metadata)
-        triplet = {
-            "index": index, "sentence_index": sentence_index, "head": head, "relation": relation, "tail": tail,
-            "source": source, "reference_label": reference_label, "annotations": imported + labels.get(pk, []),
-            "metadata": metadata,
-        }
-        if gold_label:  # the triplet gold of double annotation (claims); absent when there is none
-            triplet["gold"] = {"label": gold_label, "provenance": gold_provenance, "reason": gold_reason}
-        out[turn_id].append(triplet)
-    return out

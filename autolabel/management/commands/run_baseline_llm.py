@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel.baseline_server import FAULT_KINDS, make_server, parse_fault
+from autolabel.baseline.server import FAULT_KINDS, make_server, parse_fault
 
 
 class Command(BaseCommand):

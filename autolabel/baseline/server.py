@@ -33,7 +33,8 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from . import extraction, judge
+from .. import extraction
+from . import judge
 
 FAULT_KINDS = ("429", "500", "timeout", "garbage", "truncated", "malformed", "language")
 MODEL_NAME = "baseline-lexical"

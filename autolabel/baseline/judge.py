@@ -1,6 +1,6 @@
 """The baseline judge: a transparent lexical-overlap rule, no language model.
 
-It reads a prompt made by prompting.build_messages and answers it in the same
+It reads a prompt made by prompting.build_messages (with parsing.parse_prompt) and answers it in the same
 marker format a real model must use, so the whole pipeline (prompts, parsing,
 voting, jobs, evaluation) can run offline. It is a *baseline*: it knows nothing
 about meaning, only which words of a sentence also occur in the reference.
@@ -35,7 +35,8 @@ from __future__ import annotations
 import random
 import re
 
-from .prompting import STAGE_1, parse_prompt
+from ..parsing import parse_prompt
+from ..prompting import STAGE_1
 
 STOPWORDS = frozenset(
     """
