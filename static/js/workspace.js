@@ -117,6 +117,7 @@
     drawReference.sentence = active;
     drawReference.evidence = active && active.evidence;
     referenceElement.replaceChildren(...window.AnnotationPanel.marked(referenceText, active ? active.evidence : []));
+    if (finder) { finder.redrawn(); }
   }
 
   function render() {
@@ -237,6 +238,12 @@
     let end = offset(range.endContainer, range.endOffset);
     while (start < end && /\s/.test(referenceText[start])) { start++; }
     while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
+    // A drag that starts or ends inside a word takes the whole word: evidence is never half a word.
+    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i]);
+    if (start < end) {
+      while (inWord(start - 1) && inWord(start)) { start--; }
+      while (inWord(end) && inWord(end - 1)) { end++; }
+    }
     return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
   }
   function attachEvidence() {
@@ -297,7 +304,14 @@
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  const SHORTCUTS = /^([1-7]|[yjkuecsn?]|Arrow(Up|Down|Left|Right))$/;
+  const finder = window.ReferenceFind && referenceElement
+    ? new window.ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } })
+    : null;
+  if (window.ResizableSplit) {
+    window.ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history"));
+  }
+
+  const SHORTCUTS = /^([1-7]|[yjkuecsn?/]|Arrow(Up|Down|Left|Right))$/;
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
@@ -318,6 +332,7 @@
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
     let handled = true;
     if (key === "?") { help.showModal(); }
+    else if (key === "/" && finder) { finder.open(); }
     else if (key === "j" || (!inPane && (key === "ArrowDown" || key === "ArrowRight"))) { goTo(neighbour(+1)); }
     else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
     else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }

@@ -1,0 +1,130 @@
+// The reference pane's tools on the annotation screen: find in the reference (/) and the resizable split
+// between the reference and the dialogue. workspace.js calls them; they never change the reference's text.
+//
+// Find highlights matches with the CSS Custom Highlight API (ranges over the text, no elements added), so the
+// reference's characters stay exactly Dialogue.reference and selection offsets stay evidence offsets.
+(function () {
+  "use strict";
+
+  function ReferenceFind(element, onClose) {
+    this.element = element;
+    this.onClose = onClose;
+    this.bar = document.getElementById("reference-find-bar");
+    this.input = document.getElementById("reference-find");
+    this.count = document.getElementById("reference-find-count");
+    this.matches = [];
+    this.current = -1;
+    if (!this.bar || !this.input) { return; }
+    this.input.addEventListener("input", () => { this.search(); });
+    this.input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") { event.preventDefault(); this.step(event.shiftKey ? -1 : 1); }
+      else if (event.key === "Escape") { event.preventDefault(); this.close(); }
+    });
+  }
+  ReferenceFind.prototype.isOpen = function () { return !!this.bar && !this.bar.hidden; };
+  ReferenceFind.prototype.open = function () {
+    if (!this.bar) { return; }
+    this.bar.hidden = false;
+    this.input.focus();
+    this.input.select();
+    this.search();
+  };
+  ReferenceFind.prototype.close = function () {
+    if (!this.bar) { return; }
+    this.bar.hidden = true;
+    this.matches = [];
+    this.current = -1;
+    this.paint();
+    this.onClose();
+  };
+  ReferenceFind.prototype.search = function () {
+    const query = this.input.value;
+    const text = this.element.textContent;
+    this.matches = [];
+    if (query.trim()) {
+      const pattern = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi");
+      for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+        this.matches.push([match.index, match.index + match[0].length]);
+        if (match[0].length === 0) { pattern.lastIndex++; }
+      }
+    }
+    this.current = this.matches.length ? 0 : -1;
+    this.paint();
+  };
+  ReferenceFind.prototype.step = function (delta) {
+    if (!this.matches.length) { return; }
+    this.current = (this.current + delta + this.matches.length) % this.matches.length;
+    this.paint();
+  };
+  // The reference's children were drawn again (evidence changed): the ranges must be made again.
+  ReferenceFind.prototype.redrawn = function () { if (this.isOpen()) { this.paint(); } };
+
+  ReferenceFind.prototype.range = function (start, end) {
+    const walker = document.createTreeWalker(this.element, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    let seen = 0, started = false;
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const length = node.textContent.length;
+      if (!started && start <= seen + length) { range.setStart(node, start - seen); started = true; }
+      if (started && end <= seen + length) { range.setEnd(node, end - seen); return range; }
+      seen += length;
+    }
+    return null;
+  };
+  ReferenceFind.prototype.paint = function () {
+    const ranges = this.matches.map(([start, end]) => this.range(start, end)).filter(Boolean);
+    if (window.CSS && CSS.highlights && window.Highlight) {
+      CSS.highlights.set("reference-find", new Highlight(...ranges));
+      const current = ranges[this.current];
+      if (current) { CSS.highlights.set("reference-find-current", new Highlight(current)); }
+      else { CSS.highlights.delete("reference-find-current"); }
+    }
+    if (this.count) {
+      this.count.textContent = !this.input.value.trim() ? "" :
+        this.matches.length ? (this.current + 1) + " of " + this.matches.length : "no match";
+    }
+    this.element.dataset.findMatches = String(this.matches.length);
+    const current = ranges[this.current];
+    const pane = this.element.closest(".ws-pane");
+    if (current && pane) {
+      // Bring the current match to the upper third of the pane, below the sticky heading and find bar.
+      const rect = current.getBoundingClientRect(), box = pane.getBoundingClientRect();
+      if (rect.top < box.top + 80 || rect.bottom > box.bottom - 10) { pane.scrollTop += rect.top - box.top - pane.clientHeight / 3; }
+    }
+  };
+
+  // The split: the dialogue's height under the reference, dragged or moved with the arrow keys, kept per browser.
+  function ResizableSplit(separator, column, below) {
+    if (!separator || !column || !below) { return; }
+    const KEY = "annotator-split-dialogue-px";
+    const STEP = 32;
+    const limits = () => [48, Math.max(48, column.clientHeight * 0.7)];
+    const set = (px, keep) => {
+      const [low, high] = limits();
+      const height = Math.round(Math.min(high, Math.max(low, px)));
+      column.style.setProperty("--ws-history-height", height + "px");
+      separator.setAttribute("aria-valuenow", String(Math.round(100 - (100 * height) / Math.max(1, column.clientHeight))));
+      if (keep) { try { localStorage.setItem(KEY, String(height)); } catch (e) { /* not kept: fine */ } }
+    };
+    let stored = null;
+    try { stored = Number(localStorage.getItem(KEY)) || null; } catch (e) { stored = null; }
+    set(stored || below.getBoundingClientRect().height, false);
+    separator.addEventListener("keydown", (event) => {
+      const height = below.getBoundingClientRect().height;
+      const moves = { ArrowDown: height - STEP, ArrowUp: height + STEP, End: 0, Home: Infinity };
+      if (!(event.key in moves)) { return; }
+      event.preventDefault(); // the page's own arrow keys (next / previous sentence) do not apply here
+      set(moves[event.key], true);
+    });
+    separator.addEventListener("pointerdown", (event) => {
+      separator.setPointerCapture(event.pointerId);
+      const move = (e) => { set(column.getBoundingClientRect().bottom - e.clientY, true); };
+      const up = () => { separator.removeEventListener("pointermove", move); separator.removeEventListener("pointerup", up); };
+      separator.addEventListener("pointermove", move);
+      separator.addEventListener("pointerup", up);
+    });
+  }
+
+  window.ReferenceFind = ReferenceFind;
+  window.ResizableSplit = ResizableSplit;
+})();
