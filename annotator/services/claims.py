@@ -1,7 +1,7 @@
 """Writes of the finer views: claim triplets and their labels, severity, error types, triplet gold.
 
-Changes an annotator makes inside an assignment go through the workspace's
-write frame (``annotation._write``): row lock, idempotent ``request_id``,
+Changes an annotator makes inside an assignment go through the one write
+path of annotations (``annotation_write``): row lock, idempotent ``request_id``,
 version check, refusal once submitted, and an ``AnnotationEvent`` with old ->
 new. Leads manage triplets outside assignments (import, extraction, fixing a
 bad extraction) directly; every gold change of a triplet is likewise recorded.
@@ -28,7 +28,7 @@ from ..models import (
     Turn,
 )
 from ..domain.vocabulary import GoldProvenance, TripletSource
-from .annotation import AnnotationError, Outcome, _write
+from .annotation_write import AnnotationError, Outcome, annotation_write
 
 
 class ClaimsError(AnnotationError):
@@ -127,8 +127,8 @@ def assignment_triplet_add(
         made["triplet"] = triplet
         return None, _snapshot(triplet)
 
-    outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                     action="triplet_add", sentence=None, mutate=mutate)
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="triplet_add", sentence=None, mutate=mutate)
     outcome.extra["triplet"] = made.get("triplet")
     return outcome
 
@@ -160,8 +160,8 @@ def assignment_triplet_edit(
         triplet.save(update_fields=["head", "relation", "tail", "sentence"])
         return old, _snapshot(triplet)
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="triplet_edit", sentence=None, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="triplet_edit", sentence=None, mutate=mutate)
 
 
 def assignment_triplet_delete(
@@ -175,8 +175,8 @@ def assignment_triplet_delete(
         triplet.delete()
         return old, None
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="triplet_delete", sentence=None, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="triplet_delete", sentence=None, mutate=mutate)
 
 
 # --------------------------------------------------------------------------- labelling triplets
@@ -206,8 +206,8 @@ def triplet_label_set(
             existing.save(update_fields=["label", "updated_at"])
         return old, {"triplet": triplet.pk, "label": label}
 
-    outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                     action="triplet_label", sentence=triplet.sentence, mutate=mutate)
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="triplet_label", sentence=triplet.sentence, mutate=mutate)
     outcome.extra["triplet"] = triplet
     return outcome
 
@@ -247,8 +247,8 @@ def annotation_set_severity(
         annotation.severity, annotation.justification = value, text
         return old, {"severity": value, "justification": text}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="severity", sentence=sentence, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="severity", sentence=sentence, mutate=mutate)
 
 
 def annotation_set_error_type(
@@ -266,8 +266,8 @@ def annotation_set_error_type(
         annotation.error_type = value
         return old, {"error_type": value}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="error_type", sentence=sentence, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="error_type", sentence=sentence, mutate=mutate)
 
 
 # --------------------------------------------------------------------------- triplet gold
