@@ -39,8 +39,11 @@ from ..selectors.joined import JoinedSelect
 from .statements import instance_update, row_insert, row_update
 
 # Every decision reads and writes these rows: statements written once (services/statements.py says why).
-ANNOTATION_FIELDS = ("path", "label", "note", "seconds_spent", "severity", "justification", "error_type", "updated_at")
-EVENT_FIELDS = ("assignment", "sentence", "actor", "action", "old", "new", "request_id", "created_at")
+# Taken from the models, so that a field added to them is written too: every column of an annotation
+# but its identity (id, assignment, sentence), every column of an event but its id.
+ANNOTATION_FIELDS = tuple(f.name for f in SentenceAnnotation._meta.concrete_fields
+                          if f.name not in ("id", "assignment", "sentence"))
+EVENT_FIELDS = tuple(f.name for f in AnnotationEvent._meta.concrete_fields if f.name != "id")
 # Locked as it is read: a time beacon (annotation_record_time) adds to seconds_spent without the
 # assignment's lock, and its addition must not be overwritten by this write's copy of the row.
 _ANNOTATION_OF_SENTENCE = JoinedSelect(SentenceAnnotation, "x", joins=[], extra_columns=[],
