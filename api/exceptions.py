@@ -56,7 +56,8 @@ def _as_field_errors(detail):
 def _service_errors():
     """Exceptions the services raise for a refused action, imported lazily (no import cycles)."""
     from annotator.importers import ImportFormatError
-    from annotator.services.annotation import AnnotationError, AssignmentClosed, SubmitRefused, VersionConflict
+    from annotator.services.annotation import SubmitRefused
+    from annotator.services.annotation_write import AnnotationError, AssignmentClosed, VersionConflict
     from annotator.services.assignment import AssignmentError
     from annotator.services.gold import GoldError
     from annotator.services.qa import QAError

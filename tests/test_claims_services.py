@@ -4,7 +4,8 @@ import pytest
 
 from annotator.models import AnnotationEvent, ClaimTriplet, TripletAdjudication, TripletAnnotation, TripletGold
 from annotator.services import claims as svc
-from annotator.services.annotation import AssignmentClosed, VersionConflict, assignment_submit
+from annotator.services.annotation import assignment_submit
+from annotator.services.annotation_write import AssignmentClosed, VersionConflict
 from annotator.domain.vocabulary import GoldProvenance, Label, Role, TripletLabel, TripletSource
 
 from .factories import member

@@ -281,7 +281,7 @@ def test_a_large_import_refreshes_the_planner_statistics_when_it_commits(tmp_pat
     if connection.vendor != "postgresql":
         pytest.skip("SQLite plans without table statistics")
     from bench.synthetic import write_jsonl
-    from annotator.services.imports import ANALYZE_AFTER_TURNS
+    from annotator.services.import_records import ANALYZE_AFTER_TURNS
 
     ProjectFactory(slug="big")
     small = write_jsonl(tmp_path / "small.jsonl", turns=20, sentences_per_turn=2, reference_words=20, labelled=False)

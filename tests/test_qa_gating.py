@@ -6,7 +6,8 @@ from django.urls import reverse
 
 from annotator.models import Adjudication, AnnotationEvent, Assignment, QualificationResult
 from annotator.services import qa
-from annotator.services.annotation import AnnotationError, annotation_amend, assignment_submit
+from annotator.services.annotation import annotation_amend, assignment_submit
+from annotator.services.annotation_write import AnnotationError
 from annotator.services.assignment import assignment_next
 from annotator.services.qa import QAError
 from annotator.services.qualification import qualification_allow_retry, qualification_set

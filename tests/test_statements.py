@@ -46,3 +46,28 @@ def test_a_conditional_update_changes_only_a_row_that_matches():
     assert row_update(Assignment, {"last_activity_at": now}, current, increment=("version",)) == 1
     assignment.refresh_from_db()
     assert (assignment.version, assignment.last_activity_at) == (5, now)
+
+
+def test_the_write_path_writes_every_column_of_an_annotation_and_an_event():
+    """The hand-written INSERT / UPDATE of the write path name every concrete field of the model (but the id)."""
+    import re
+
+    from django.db import connection
+
+    from annotator.services.annotation_write import ANNOTATION_FIELDS, EVENT_FIELDS
+    from annotator.services.statements import _insert_sql, _update_sql
+
+    def columns(model):
+        return {connection.ops.quote_name(f.column) for f in model._meta.concrete_fields if not f.primary_key}
+
+    def inserted(sql):
+        return set(re.match(r"INSERT INTO \S+ \(([^)]*)\)", sql).group(1).split(", "))
+
+    def updated(sql):
+        return {part.split(" = ")[0] for part in re.match(r"UPDATE \S+ SET (.*) WHERE", sql).group(1).split(", ")}
+
+    names = ("assignment", "sentence", *ANNOTATION_FIELDS)
+    assert inserted(_insert_sql(SentenceAnnotation, names)) == columns(SentenceAnnotation)
+    identity = {connection.ops.quote_name(SentenceAnnotation._meta.get_field(n).column) for n in ("assignment", "sentence")}
+    assert updated(_update_sql(SentenceAnnotation, ANNOTATION_FIELDS, ("pk",), ())) | identity == columns(SentenceAnnotation)
+    assert inserted(_insert_sql(AnnotationEvent, EVENT_FIELDS)) == columns(AnnotationEvent)

@@ -4,10 +4,7 @@ import pytest
 
 from annotator.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation
 from annotator.services.annotation import (
-    AnnotationError,
-    AssignmentClosed,
     SubmitRefused,
-    VersionConflict,
     annotation_answer_step,
     annotation_evidence_add,
     annotation_evidence_remove,
@@ -17,6 +14,7 @@ from annotator.services.annotation import (
     annotation_undo,
     assignment_submit,
 )
+from annotator.services.annotation_write import AnnotationError, AssignmentClosed, VersionConflict
 from annotator.services.assignment import assignment_next
 from annotator.domain.vocabulary import Label, ProtocolMode, Step
 from tests.factories_workspace import annotators, label_all, project_with_turns

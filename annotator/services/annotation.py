@@ -1,71 +1,29 @@
 """Every change an annotator makes to an assignment, saved at once and audited.
 
-Each write service:
-
-1. locks the assignment row (``SELECT … FOR UPDATE``; on SQLite the IMMEDIATE
-   transaction serialises writers), so the checks below cannot race; in the
-   usual case (the request carries the version the caller's copy has) one
-   conditional ``UPDATE`` locks the row and proves 2-4 at once;
-2. returns the earlier result, writing nothing, when ``request_id`` was seen
-   before on this assignment (a replayed or double-submitted request; looked up
-   only when the request's version is not the current one, since applying a
-   request moves the version past the one it carried);
-3. refuses changes to a submitted or released assignment;
-4. raises ``VersionConflict`` when ``expected_version`` is not the current
-   ``Assignment.version`` (two tabs on the same item: the later one is told,
-   never silently overwrites);
-5. applies the change, bumps the version and writes an ``AnnotationEvent``
-   (who, when, old -> new, request_id).
-
-The number of SQL queries is the same whatever the length of the turn or the
-size of the reference.
+Each service checks what the change needs (the protocol mode, a known label,
+evidence inside the reference, ...) and makes it through the one write path,
+``annotation_write`` (services/annotation_write.py: the assignment's lock,
+replay by request id, the version check, refusal once submitted, the audit
+event old -> new). Submitting a turn, and amending one after a lead's
+feedback, go through the same path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 from django.db import IntegrityError, transaction
 from django.db.models import F
-from django.utils import timezone
 
 from ..domain import protocol
 from ..domain.assignment import UNFINISHED
-from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence, SentenceAnnotation
-from ..selectors.joined import JoinedSelect
-from ..domain.vocabulary import Answer, Label, ProtocolMode, Step
+from ..domain.claims import stale_extras
+from ..domain.vocabulary import Answer, GoldProvenance, Label, ProtocolMode, Step
+from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
+from .annotation_write import AnnotationError, Outcome, annotation_write, clamp_seconds
+from .claims import triplet_gold_derive_for_turn, triplet_submit_problems
 from .gold import gold_derive_for_turn, gold_rederive_sentence
 from .qualification import qualification_score_attempt
-from .statements import instance_update, row_insert, row_update
-
-# Every decision reads and writes these rows: statements written once (services/statements.py says why).
-ANNOTATION_FIELDS = ("path", "label", "note", "seconds_spent", "severity", "justification", "error_type", "updated_at")
-EVENT_FIELDS = ("assignment", "sentence", "actor", "action", "old", "new", "request_id", "created_at")
-# Locked as it is read: a time beacon (annotation_record_time) adds to seconds_spent without the
-# assignment's lock, and its addition must not be overwritten by this write's copy of the row.
-_ANNOTATION_OF_SENTENCE = JoinedSelect(SentenceAnnotation, "x", joins=[], extra_columns=[],
-                                       where="x.assignment_id = %s AND x.sentence_id = %s", for_update=True)
 
 MAX_NOTE_LENGTH = 5000
-MAX_SECONDS_PER_ACTION = 3600.0
-
-
-class AnnotationError(Exception):
-    """A change that cannot be made; the message is shown to the annotator."""
-
-
-class AssignmentClosed(AnnotationError):
-    pass
-
-
-class VersionConflict(AnnotationError):
-    def __init__(self, current_version: int):
-        self.current_version = current_version
-        super().__init__(
-            "This turn was changed in another tab or window. The panel now shows what is saved; "
-            "check it and repeat your last action if it is still needed."
-        )
 
 
 class SubmitRefused(AnnotationError):
@@ -74,153 +32,18 @@ class SubmitRefused(AnnotationError):
         super().__init__("The turn cannot be submitted yet: " + " ".join(problems))
 
 
-@dataclass
-class Outcome:
-    """The result of a write: the assignment as saved, the sentence annotation touched, the event."""
-
-    assignment: Assignment
-    annotation: SentenceAnnotation | None = None
-    event: AnnotationEvent | None = None
-    replayed: bool = False
-    extra: dict = field(default_factory=dict)
-
-
 def evidence_required(path: dict) -> bool:
     """Whether an answer on this path needs evidence when the project requires it."""
     return path.get(Step.FAITHFULNESS) == Answer.FAITHFUL or path.get(Step.GROUNDED) == Answer.YES
 
 
-
-def _snapshot(annotation: SentenceAnnotation) -> dict:
+def label_snapshot(annotation: SentenceAnnotation) -> dict:
+    """What the audit history keeps of a sentence's answer: its path (in protocol order) and label."""
     return {"path": protocol.ordered(annotation.path), "label": annotation.label}
 
 
-def _clamp_seconds(seconds) -> float:
-    try:
-        value = float(seconds or 0)
-    except (TypeError, ValueError):
-        return 0.0
-    if value != value or value < 0:  # NaN or negative
-        return 0.0
-    return min(value, MAX_SECONDS_PER_ACTION)
-
-
-def _write(
-    assignment: Assignment,
-    *,
-    actor,
-    request_id: str,
-    expected_version: int | None,
-    action: str,
-    sentence: Sentence | None,
-    mutate: Callable[[Assignment, SentenceAnnotation | None], tuple[dict | None, dict | None]],
-    seconds: float = 0.0,
-) -> Outcome:
-    """The common frame of every write (see the module docstring)."""
-    request_id = (request_id or "")[:64]
-    if sentence is not None and sentence.turn_id != assignment.turn_id:
-        raise AnnotationError("That sentence is not part of this turn.")
-    try:
-        with transaction.atomic():
-            now = timezone.now()
-            locked, updates = assignment, _lock_if_unchanged(assignment, expected_version, action, now)
-            if updates is None:
-                locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-                locked.project = assignment.project  # already loaded by the caller; no query
-                # A request that was applied bumped the version past the one it carried, so only a
-                # request whose version is not the current one (or that carries none) can be a replay.
-                if request_id and (expected_version is None or int(expected_version) != locked.version):
-                    prior = AnnotationEvent.objects.filter(assignment_id=locked.pk, request_id=request_id).first()
-                    if prior is not None:
-                        return _replayed(locked, sentence, prior)
-                if locked.status not in UNFINISHED:
-                    raise AssignmentClosed(
-                        "This assignment was submitted and can no longer be changed."
-                        if locked.status == Assignment.Status.SUBMITTED
-                        else "This assignment was released by a project lead and can no longer be changed."
-                    )
-                if expected_version is not None and int(expected_version) != locked.version:
-                    raise VersionConflict(locked.version)
-                updates = _next_version(locked, action, now)
-                row_update(Assignment, updates, {"pk": locked.pk}, increment=("version",))
-            annotation = None
-            if sentence is not None:
-                found = _ANNOTATION_OF_SENTENCE.fetch_one([locked.pk, sentence.pk])
-                annotation = found[0] if found else SentenceAnnotation(assignment=locked, sentence=sentence)
-            old, new = mutate(locked, annotation)
-            if annotation is not None:
-                annotation.seconds_spent += _clamp_seconds(seconds)
-                if annotation._state.adding:
-                    row_insert(annotation, ("assignment", "sentence", *ANNOTATION_FIELDS))
-                else:
-                    instance_update(annotation, ANNOTATION_FIELDS)
-            event = AnnotationEvent(assignment=locked, sentence=sentence, actor=actor, action=action,
-                                    old=old, new=new, request_id=request_id)
-            row_insert(event, EVENT_FIELDS)
-            # Only now: ``mutate`` saw the assignment as it was before this write.
-            _apply(locked, updates)
-            return Outcome(locked, annotation, event)
-    except IntegrityError:
-        # The same request_id raced past the check (only possible without row locks): it was applied once.
-        if not request_id:
-            raise
-        prior = AnnotationEvent.objects.filter(assignment_id=assignment.pk, request_id=request_id).first()
-        if prior is None:
-            raise
-        fresh = Assignment.objects.get(pk=assignment.pk)
-        fresh.project = assignment.project
-        return _replayed(fresh, sentence, prior)
-
-
-def _lock_if_unchanged(assignment: Assignment, expected_version, action: str, now) -> dict | None:
-    """The usual case in one statement: lock the row and take the next version, if nothing changed.
-
-    When the caller's copy of the assignment has the version the request
-    carries and is still open, a conditional UPDATE (same id, version, status
-    and holder) both locks the row and proves that no other write came in
-    between (every write bumps the version), so the checks of ``_write`` hold
-    without reading the row again. Anything else (no version, a stale one, a
-    closed assignment, a replay) returns None: ``_write`` then locks and
-    checks the row the long way. Returns the changes written.
-    """
-    if expected_version is None or int(expected_version) != assignment.version or assignment.status not in UNFINISHED:
-        return None
-    updates = _next_version(assignment, action, now)
-    unchanged = {"pk": assignment.pk, "version": assignment.version, "status": assignment.status,
-                 "annotator": assignment.annotator_id}
-    return updates if row_update(Assignment, updates, unchanged, increment=("version",)) else None
-
-
-def _next_version(assignment: Assignment, action: str, now) -> dict:
-    """The fields a write changes on its assignment besides the version: activity, the status it moves to."""
-    updates = {"last_activity_at": now}
-    if assignment.status == Assignment.Status.ASSIGNED and action != "submit":
-        updates["status"] = Assignment.Status.IN_PROGRESS
-        updates["started_at"] = now
-    if action == "submit":
-        updates["status"] = Assignment.Status.SUBMITTED
-        updates["submitted_at"] = now
-    return updates
-
-
-def _apply(assignment: Assignment, updates: dict) -> None:
-    """The saved values of ``updates`` and the next version on the object in memory."""
-    assignment.version += 1
-    for name, value in updates.items():
-        setattr(assignment, name, value)
-
-
-def _replayed(assignment: Assignment, sentence: Sentence | None, prior: AnnotationEvent) -> Outcome:
-    annotation = None
-    if sentence is not None:
-        annotation = SentenceAnnotation.objects.filter(assignment_id=assignment.pk, sentence_id=sentence.pk).first()
-    return Outcome(assignment, annotation, prior, replayed=True)
-
-
-def _clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
-    """A final label that takes no severity / error type clears them (annotator.claims.stale_extras)."""
-    from ..domain.claims import stale_extras
-
+def clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
+    """A final label that takes no severity / error type clears them (domain.claims.stale_extras); their names."""
     cleared = stale_extras(annotation.label, annotation.severity, annotation.justification, annotation.error_type)
     for name, value in cleared.items():
         setattr(annotation, name, value)
@@ -242,7 +65,7 @@ def annotation_answer_step(
     _require_mode(assignment, ProtocolMode.SEQUENTIAL)
 
     def mutate(_, annotation):
-        old = _snapshot(annotation)
+        old = label_snapshot(annotation)
         try:
             path = protocol.answer(protocol.ordered(annotation.path), step, value)
         except protocol.ProtocolError as error:
@@ -250,11 +73,11 @@ def annotation_answer_step(
         annotation.path = {k: str(v) for k, v in protocol.ordered(path).items()}
         label = protocol.label_of(annotation.path)
         annotation.label = label.value if label else ""
-        _clear_stale_extras(annotation)
-        return old, {**_snapshot(annotation), "step": str(step), "answer": str(value)}
+        clear_stale_extras(annotation)
+        return old, {**label_snapshot(annotation), "step": str(step), "answer": str(value)}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="answer", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="answer", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def annotation_pick_label(
@@ -269,14 +92,14 @@ def annotation_pick_label(
         raise AnnotationError(f"Unknown label {label!r}.") from None
 
     def mutate(_, annotation):
-        old = _snapshot(annotation)
+        old = label_snapshot(annotation)
         annotation.path = protocol.path_for_label(label)
         annotation.label = label.value
-        _clear_stale_extras(annotation)
-        return old, _snapshot(annotation)
+        clear_stale_extras(annotation)
+        return old, label_snapshot(annotation)
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="pick", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="pick", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def annotation_undo(
@@ -288,18 +111,18 @@ def annotation_undo(
     def mutate(_, annotation):
         if not annotation.path:
             raise AnnotationError("Nothing to undo on this sentence.")
-        old = _snapshot(annotation)
+        old = label_snapshot(annotation)
         if assignment.project.protocol_mode == ProtocolMode.INDEPENDENT:
             annotation.path = {}
         else:
             annotation.path = protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
         label = protocol.label_of(annotation.path) if annotation.path else None
         annotation.label = label.value if label else ""
-        _clear_stale_extras(annotation)
-        return old, _snapshot(annotation)
+        clear_stale_extras(annotation)
+        return old, label_snapshot(annotation)
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="undo", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="undo", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def annotation_set_note(
@@ -315,8 +138,8 @@ def annotation_set_note(
         annotation.note = note
         return old, {"note": note}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="note", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="note", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def annotation_evidence_add(
@@ -337,8 +160,8 @@ def annotation_evidence_add(
         created["span"] = span
         return None, {"evidence": span.pk, "start": start, "end": end, "text": span.text}
 
-    outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                     action="evidence_add", sentence=sentence, mutate=mutate, seconds=seconds)
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="evidence_add", sentence=sentence, mutate=mutate, seconds=seconds)
     outcome.extra["span"] = created.get("span")
     return outcome
 
@@ -376,13 +199,13 @@ def annotation_evidence_remove(
         span.delete()
         return old, None
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="evidence_remove", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="evidence_remove", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def annotation_record_time(assignment: Assignment, sentence: Sentence, seconds: float) -> None:
     """Add time spent looking at a sentence (sent when the annotator moves on); not a change, so no event."""
-    seconds = _clamp_seconds(seconds)
+    seconds = clamp_seconds(seconds)
     if seconds <= 0 or sentence.turn_id != assignment.turn_id or assignment.status not in UNFINISHED:
         return
     with transaction.atomic():
@@ -424,8 +247,6 @@ def submit_problems(assignment: Assignment) -> list[str]:
                 f"This project requires evidence for faithful and grounded answers: sentence {numbers} "
                 f"has none (select the supporting text in the reference and press e)."
             )
-    from .claims import triplet_submit_problems  # claims builds on this module
-
     problems.extend(triplet_submit_problems(assignment))
     return problems
 
@@ -446,11 +267,9 @@ def assignment_submit(
         return {"status": locked.status}, {"status": Assignment.Status.SUBMITTED.value}
 
     with transaction.atomic():
-        outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                         action="submit", sentence=None, mutate=mutate)
+        outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                                   action="submit", sentence=None, mutate=mutate)
         if not outcome.replayed:
-            from .claims import triplet_gold_derive_for_turn  # claims builds on this module
-
             # Triplet labels of a complete turn become gold or disputes, like sentence labels.
             triplet_gold_derive_for_turn(outcome.assignment.turn)
             if outcome.assignment.is_qualification:
@@ -473,45 +292,28 @@ def annotation_amend(
     or a lead. The sentence gets the one path that yields ``label``; the
     change is an ``amend`` event in the audit history, old -> new, with the reason.
     """
-    from ..models import Adjudication, GoldLabel
-    from ..domain.vocabulary import GoldProvenance
-
     try:
         label = Label(label)
     except ValueError:
         raise AnnotationError(f"Unknown label {label!r}.") from None
-    request_id = (request_id or "")[:64]
-    if sentence.turn_id != assignment.turn_id:
-        raise AnnotationError("That sentence is not part of this turn.")
-    with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        if request_id:
-            prior = AnnotationEvent.objects.filter(assignment_id=locked.pk, request_id=request_id).first()
-            if prior is not None:
-                return _replayed(locked, sentence, prior)
-        if locked.status != Assignment.Status.SUBMITTED or locked.is_qualification:
-            raise AnnotationError("Only a submitted turn of real work is amended; change it on the annotation screen.")
-        if expected_version is not None and int(expected_version) != locked.version:
-            raise VersionConflict(locked.version)
+
+    def mutate(locked, annotation):
         if Adjudication.objects.filter(turn_id=locked.turn_id, status=Adjudication.Status.RESOLVED).exists() or \
                 GoldLabel.objects.filter(sentence=sentence, provenance__in=[
                     GoldProvenance.ADJUDICATION, GoldProvenance.OVERRIDE]).exists():
             raise AnnotationError("This turn has been adjudicated; its annotations can no longer be amended.")
-        annotation = SentenceAnnotation.objects.filter(assignment_id=locked.pk, sentence_id=sentence.pk).first()
-        if annotation is None:
+        if annotation.pk is None:
             raise AnnotationError("There is no answer on this sentence to amend.")
-        old = _snapshot(annotation)
+        old = label_snapshot(annotation)
         annotation.path = protocol.path_for_label(label)
         annotation.label = label.value
-        cleared = _clear_stale_extras(annotation)
-        annotation.save(update_fields=["path", "label", "updated_at", *cleared])
-        Assignment.objects.filter(pk=locked.pk).update(version=F("version") + 1)
-        locked.version += 1
-        event = AnnotationEvent.objects.create(
-            assignment=locked, sentence=sentence, actor=actor, action="amend",
-            old=old, new={**_snapshot(annotation), "reason": (reason or "")[:MAX_NOTE_LENGTH]},
-            request_id=request_id,
-        )
-        # Agreement gold (or a dispute) follows the amended label.
-        gold_rederive_sentence(sentence, actor, reason or "amended after feedback")
-    return Outcome(locked, annotation, event)
+        clear_stale_extras(annotation)
+        return old, {**label_snapshot(annotation), "reason": (reason or "")[:MAX_NOTE_LENGTH]}
+
+    with transaction.atomic():
+        outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                                   action="amend", sentence=sentence, mutate=mutate, amending=True)
+        if not outcome.replayed:
+            # Agreement gold (or a dispute) follows the amended label.
+            gold_rederive_sentence(sentence, actor, reason or "amended after feedback")
+    return outcome

@@ -1,7 +1,7 @@
 """Writes of the finer views: claim triplets and their labels, severity, error types, triplet gold.
 
-Changes an annotator makes inside an assignment go through the workspace's
-write frame (``annotation._write``): row lock, idempotent ``request_id``,
+Changes an annotator makes inside an assignment go through the one write
+path of annotations (``annotation_write``): row lock, idempotent ``request_id``,
 version check, refusal once submitted, and an ``AnnotationEvent`` with old ->
 new. Leads manage triplets outside assignments (import, extraction, fixing a
 bad extraction) directly; every gold change of a triplet is likewise recorded.
@@ -28,14 +28,15 @@ from ..models import (
     Turn,
 )
 from ..domain.vocabulary import GoldProvenance, TripletSource
-from .annotation import AnnotationError, Outcome, _write
+from .annotation_write import AnnotationError, Outcome, annotation_write
 
 
 class ClaimsError(AnnotationError):
     """A change the rules refuse; the message is shown to the user."""
 
 
-def _rule(call, *args):
+def claims_rule(call, *args):
+    """``call(*args)``, a rule of ``domain.claims``; its refusal raised as ``ClaimsError``."""
     try:
         return call(*args)
     except claims.ClaimsRuleError as error:
@@ -62,7 +63,8 @@ def _sentence_of(turn_id: int, sentence) -> Sentence | None:
     return found
 
 
-def _next_index(turn_id: int) -> int:
+def triplet_next_index(turn_id: int) -> int:
+    """The index the next triplet of a turn takes (after the others)."""
     top = ClaimTriplet.objects.filter(turn_id=turn_id).aggregate(top=Max("index"))["top"]
     return 0 if top is None else top + 1
 
@@ -75,12 +77,12 @@ def triplet_create(
     source: str = TripletSource.MANUAL, metadata: dict | None = None,
 ) -> ClaimTriplet:
     """A new triplet on a turn (optionally tied to one of its sentences), numbered after the others."""
-    head, relation, tail = _rule(claims.clean_triplet, head, relation, tail)
+    head, relation, tail = claims_rule(claims.clean_triplet, head, relation, tail)
     sentence = _sentence_of(turn.pk, sentence)
     with transaction.atomic():
         Turn.objects.select_for_update().filter(pk=turn.pk).first()  # serialise numbering
         return ClaimTriplet.objects.create(
-            turn=turn, sentence=sentence, index=_next_index(turn.pk), head=head, relation=relation, tail=tail,
+            turn=turn, sentence=sentence, index=triplet_next_index(turn.pk), head=head, relation=relation, tail=tail,
             source=source, metadata=metadata or {}, created_by=actor,
         )
 
@@ -91,7 +93,7 @@ def _labelled_by_others(triplet: ClaimTriplet, assignment_id: int | None) -> int
 
 def triplet_update(triplet: ClaimTriplet, *, head: str, relation: str, tail: str, actor, sentence=None) -> ClaimTriplet:
     """A lead corrects a triplet nobody labelled yet (labels were given to the old wording)."""
-    head, relation, tail = _rule(claims.clean_triplet, head, relation, tail)
+    head, relation, tail = claims_rule(claims.clean_triplet, head, relation, tail)
     if not is_lead(actor, triplet.turn.dialogue.project):
         raise ClaimsError("Only a lead can edit triplets outside an assignment.")
     if TripletAnnotation.objects.filter(triplet=triplet).exists():
@@ -115,20 +117,20 @@ def assignment_triplet_add(
 ) -> Outcome:
     """An annotator adds a triplet the extraction missed, while working on the turn (audited)."""
     _require(assignment.project, "enable_triplets", "Claim triplets")
-    parts = _rule(claims.clean_triplet, head, relation, tail)
+    parts = claims_rule(claims.clean_triplet, head, relation, tail)
     sentence = _sentence_of(assignment.turn_id, sentence)
     made = {}
 
     def mutate(locked, _):
         triplet = ClaimTriplet.objects.create(
-            turn_id=locked.turn_id, sentence=sentence, index=_next_index(locked.turn_id),
+            turn_id=locked.turn_id, sentence=sentence, index=triplet_next_index(locked.turn_id),
             head=parts[0], relation=parts[1], tail=parts[2], source=TripletSource.MANUAL, created_by=actor,
         )
         made["triplet"] = triplet
         return None, _snapshot(triplet)
 
-    outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                     action="triplet_add", sentence=None, mutate=mutate)
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="triplet_add", sentence=None, mutate=mutate)
     outcome.extra["triplet"] = made.get("triplet")
     return outcome
 
@@ -149,7 +151,7 @@ def assignment_triplet_edit(
     actor, request_id: str = "", expected_version: int | None = None,
 ) -> Outcome:
     _require(assignment.project, "enable_triplets", "Claim triplets")
-    parts = _rule(claims.clean_triplet, head, relation, tail)
+    parts = claims_rule(claims.clean_triplet, head, relation, tail)
     sentence = _sentence_of(assignment.turn_id, sentence)
 
     def mutate(locked, _):
@@ -160,8 +162,8 @@ def assignment_triplet_edit(
         triplet.save(update_fields=["head", "relation", "tail", "sentence"])
         return old, _snapshot(triplet)
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="triplet_edit", sentence=None, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="triplet_edit", sentence=None, mutate=mutate)
 
 
 def assignment_triplet_delete(
@@ -175,8 +177,8 @@ def assignment_triplet_delete(
         triplet.delete()
         return old, None
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="triplet_delete", sentence=None, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="triplet_delete", sentence=None, mutate=mutate)
 
 
 # --------------------------------------------------------------------------- labelling triplets
@@ -188,7 +190,7 @@ def triplet_label_set(
 ) -> Outcome:
     """An annotator labels a triplet Entailment / Neutral / Contradiction / bad ("" clears the label)."""
     _require(assignment.project, "enable_triplets", "Claim triplets")
-    label = _rule(claims.parse_triplet_label, label).value if label else ""
+    label = claims_rule(claims.parse_triplet_label, label).value if label else ""
     triplet = ClaimTriplet.objects.filter(pk=triplet_id, turn_id=assignment.turn_id).first()
     if triplet is None:
         raise ClaimsError("That triplet is not part of this turn.")
@@ -206,8 +208,8 @@ def triplet_label_set(
             existing.save(update_fields=["label", "updated_at"])
         return old, {"triplet": triplet.pk, "label": label}
 
-    outcome = _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                     action="triplet_label", sentence=triplet.sentence, mutate=mutate)
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="triplet_label", sentence=triplet.sentence, mutate=mutate)
     outcome.extra["triplet"] = triplet
     return outcome
 
@@ -242,13 +244,13 @@ def annotation_set_severity(
     _labelled_annotation(assignment, sentence)  # a clear message before taking the lock
 
     def mutate(_, annotation):
-        value, text = _rule(claims.check_severity, annotation.label, severity, justification)
+        value, text = claims_rule(claims.check_severity, annotation.label, severity, justification)
         old = {"severity": annotation.severity, "justification": annotation.justification}
         annotation.severity, annotation.justification = value, text
         return old, {"severity": value, "justification": text}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="severity", sentence=sentence, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="severity", sentence=sentence, mutate=mutate)
 
 
 def annotation_set_error_type(
@@ -261,13 +263,13 @@ def annotation_set_error_type(
     _labelled_annotation(assignment, sentence)
 
     def mutate(_, annotation):
-        value = _rule(claims.check_error_type, annotation.label, error_type, list(project.error_types or []))
+        value = claims_rule(claims.check_error_type, annotation.label, error_type, list(project.error_types or []))
         old = {"error_type": annotation.error_type}
         annotation.error_type = value
         return old, {"error_type": value}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="error_type", sentence=sentence, mutate=mutate)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="error_type", sentence=sentence, mutate=mutate)
 
 
 # --------------------------------------------------------------------------- triplet gold
@@ -344,7 +346,7 @@ def _reason(reason: str) -> str:
 def triplet_adjudication_resolve(adjudication: TripletAdjudication, adjudicator, *, label: str, reason: str) -> TripletGold:
     """A third person decides a disputed triplet; someone who annotated the turn may not."""
     reason = _reason(reason)
-    label = _rule(claims.parse_triplet_label, label)
+    label = claims_rule(claims.parse_triplet_label, label)
     adjudication = TripletAdjudication.objects.select_for_update().select_related("turn__dialogue__project").get(
         pk=adjudication.pk
     )
@@ -368,7 +370,7 @@ def triplet_adjudication_resolve(adjudication: TripletAdjudication, adjudicator,
 def triplet_gold_override(triplet: ClaimTriplet, lead, *, label: str, reason: str) -> TripletGold:
     """A lead sets a triplet's gold; an open dispute on it is closed by the same decision."""
     reason = _reason(reason)
-    label = _rule(claims.parse_triplet_label, label)
+    label = claims_rule(claims.parse_triplet_label, label)
     if not is_lead(lead, triplet.turn.dialogue.project):
         raise ClaimsError("Only a lead can override gold.")
     TripletAdjudication.objects.filter(triplet=triplet, status=TripletAdjudication.Status.OPEN).update(
@@ -377,32 +379,3 @@ def triplet_gold_override(triplet: ClaimTriplet, lead, *, label: str, reason: st
     )
     return _set_triplet_gold(triplet.pk, label=label.value, provenance=GoldProvenance.OVERRIDE, actor=lead,
                              reason=reason)
-
-
-
-# --------------------------------------------------------------------------- triplets from the LLM
-
-
-@transaction.atomic
-def triplets_add_extracted(turn_id: int, triplets, *, job_id: int, model: str) -> int:
-    """Store the triplets an LLM extracted from one turn, after the turn's others; once per job and turn.
-
-    ``triplets`` are (sentence index or None, head, relation, tail). A turn that
-    already holds triplets from this job is left alone (a resumed or replayed
-    job writes nothing twice). Returns how many were stored.
-    """
-    Turn.objects.select_for_update().filter(pk=turn_id).first()
-    if ClaimTriplet.objects.filter(turn_id=turn_id, source=TripletSource.LLM, metadata__job=job_id).exists():
-        return 0
-    sentence_ids = dict(Sentence.objects.filter(turn_id=turn_id).values_list("index", "pk"))
-    start = _next_index(turn_id)
-    rows = []
-    for offset, (sentence_index, head, relation, tail) in enumerate(triplets):
-        head, relation, tail = _rule(claims.clean_triplet, head, relation, tail)
-        rows.append(ClaimTriplet(
-            turn_id=turn_id, sentence_id=sentence_ids.get(sentence_index), index=start + offset,
-            head=head, relation=relation, tail=tail, source=TripletSource.LLM,
-            metadata={"job": job_id, "model": model},
-        ))
-    ClaimTriplet.objects.bulk_create(rows)
-    return len(rows)

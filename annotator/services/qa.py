@@ -18,6 +18,8 @@ from ..access import is_lead, role_in
 from ..models import Assignment, Feedback, GuidelineExample, Project, Question, QuestionMessage, Sentence, SentenceAnnotation, Turn
 from ..domain.protocol import ProtocolError
 from ..domain.vocabulary import STEP_ANSWERS, Label, Step
+from .annotation import annotation_amend
+from .annotation_write import AnnotationError
 
 MAX_BODY = 5000
 
@@ -195,8 +197,6 @@ def feedback_amend(*, feedback: Feedback, user, label: str, request_id: str = ""
 
     Amending counts as reading the feedback, so it is acknowledged too.
     """
-    from .annotation import AnnotationError, annotation_amend
-
     annotation = feedback.annotation
     if annotation.assignment.annotator_id != user.pk:
         raise PermissionDenied("Only the annotator amends their own annotation.")

@@ -3,7 +3,7 @@
 The annotation page keeps the answers in the browser and sends one change per
 finished sentence (or per sentence left for another), batched when several are
 waiting (annotator/views/annotation_sync.py). Each change goes through the
-write frame of ``services.annotation`` (``_write``: the assignment's lock,
+one write path of annotations (``annotation_write``: the assignment's lock,
 replay by request id, the version check, refusal once submitted), so it is
 applied once or refused as a whole. Inside it, every step the annotator took
 is replayed through the protocol and written to the audit history as it is
@@ -22,15 +22,8 @@ from django.utils import timezone
 from ..domain import protocol
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
 from ..domain.vocabulary import Label, ProtocolMode
-from .annotation import (
-    MAX_NOTE_LENGTH,
-    AnnotationError,
-    Outcome,
-    _clear_stale_extras,
-    _snapshot,
-    _write,
-    evidence_bounds,
-)
+from .annotation import MAX_NOTE_LENGTH, clear_stale_extras, evidence_bounds, label_snapshot
+from .annotation_write import AnnotationError, Outcome, annotation_write
 
 STEP_ACTIONS = ("answer", "pick", "undo")
 
@@ -77,10 +70,10 @@ def annotation_save_sentence(
     now = timezone.now()
 
     def mutate(locked, annotation):
-        old = {**_snapshot(annotation), "note": annotation.note}
+        old = {**label_snapshot(annotation), "note": annotation.note}
         events = []
         for number, taken in enumerate(steps, start=1):
-            before = _snapshot(annotation)
+            before = label_snapshot(annotation)
             new = _take(annotation, taken, independent)
             answered_at = min(taken.at or now, now)
             events.append(AnnotationEvent(
@@ -97,10 +90,10 @@ def annotation_save_sentence(
         if wanted is not None:
             events.extend(_replace_evidence(locked, sentence, annotation, wanted, actor, request_id))
         AnnotationEvent.objects.bulk_create(events)
-        return old, {**_snapshot(annotation), "note": annotation.note, "steps": len(steps)}
+        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps)}
 
-    return _write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                  action="save", sentence=sentence, mutate=mutate, seconds=seconds)
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="save", sentence=sentence, mutate=mutate, seconds=seconds)
 
 
 def _take(annotation, taken: StepTaken, independent: bool) -> dict:
@@ -132,8 +125,8 @@ def _take(annotation, taken: StepTaken, independent: bool) -> dict:
     annotation.path = {str(k): str(v) for k, v in annotation.path.items()}
     label = protocol.label_of(annotation.path) if annotation.path else None
     annotation.label = label.value if label else ""
-    _clear_stale_extras(annotation)
-    return {**_snapshot(annotation), **extra}
+    clear_stale_extras(annotation)
+    return {**label_snapshot(annotation), **extra}
 
 
 def _replace_evidence(locked, sentence, annotation, wanted: dict, actor, request_id: str) -> list[AnnotationEvent]:

@@ -3,7 +3,8 @@
 from django import template
 
 from ..selectors.qa import nav_counts
-from ..domain.vocabulary import Answer, Label, Step
+from .gold_tags import label_name
+from ..domain.vocabulary import Answer, Step
 
 register = template.Library()
 
@@ -41,12 +42,8 @@ def step_label(value):
         return value or ""
 
 
-@register.filter
-def label_name(value):
-    try:
-        return Label(value).label
-    except ValueError:
-        return value or "—"
+# The same filter as the gold pages' (one definition), for templates that load only qa_tags.
+register.filter("label_name", label_name)
 
 
 @register.inclusion_tag("qa/partials/turn_questions.html", takes_context=True)

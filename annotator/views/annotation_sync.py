@@ -34,7 +34,7 @@ from ..access import access_assignment, role_in
 from ..models import AnnotationEvent, Sentence
 from ..selectors.annotation_page import reference_offset_to_browser
 from ..selectors.workspace import browser_offset_to_reference
-from ..services.annotation import AnnotationError, VersionConflict
+from ..services.annotation_write import AnnotationError, VersionConflict
 from ..services.sentence_save import STEP_ACTIONS, StepTaken, annotation_save_sentence
 
 MAX_CHANGES = 100

@@ -23,7 +23,7 @@ from ..models import Assignment, ClaimTriplet, Sentence, TripletAdjudication
 from ..selectors import claims as claims_selectors
 from ..selectors.workspace import screen_state
 from ..services import claims as claims_services
-from ..services.annotation import AnnotationError, VersionConflict
+from ..services.annotation_write import AnnotationError, VersionConflict
 from ..domain.vocabulary import Severity, TripletLabel
 from .common import assignment_for, bad_request
 from .data import blind_refusal

@@ -23,6 +23,7 @@ from ..selectors.annotation_page import annotation_page_data
 from ..selectors.projects import project_progress
 from ..selectors.workspace import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
 from ..services import annotation as annotation_services
+from ..services.annotation_write import AnnotationError, VersionConflict
 from ..services.assignment import (
     SLOTS_REFUSED_MESSAGE,
     AssignmentError,
@@ -145,10 +146,10 @@ def act(request, assignment_id, action):
         if event is not None and event.action in ("answer", "pick") and event.new and event.new.get("label") \
                 and not (event.old or {}).get("label"):
             advance_from = sentence.pk
-    except annotation_services.VersionConflict as conflict:
+    except VersionConflict as conflict:
         status, message = 409, str(conflict)
         assignment = assignment_for(request, assignment_id)
-    except annotation_services.AnnotationError as error:
+    except AnnotationError as error:
         status, message = 422, str(error)
         assignment = assignment_for(request, assignment_id)
     if not request.htmx:

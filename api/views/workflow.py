@@ -1,8 +1,8 @@
 """An annotator's work over the API: the next item, one protocol step at a time, notes, evidence, submit.
 
-Thin: every write goes through ``annotator.services.annotation`` (locking,
-idempotency by request id, version check, audit) exactly as the annotation
-screen does; ``assignment_next`` is the same call as the screen's Start button.
+Thin: every write goes through ``annotator.services.annotation`` and so through the
+one write path, ``annotation_write`` (locking, idempotency by request id, version
+check, audit), exactly as the annotation screen does; ``assignment_next`` is the same call as the screen's Start button.
 """
 
 from django.http import Http404

@@ -1,0 +1,61 @@
+"""Projects, their settings and members."""
+
+from rest_framework import serializers
+
+from annotator.domain.vocabulary import Role
+from annotator.models import Membership, Project
+
+
+class ProjectSerializer(serializers.ModelSerializer):
+    my_role = serializers.SerializerMethodField(
+        help_text="Your role in the project (from your membership; superusers are leads everywhere).")
+
+    class Meta:
+        model = Project
+        fields = [
+            "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
+            "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
+            "severity_threshold", "error_types", "adjudicators_may_annotate", "created_at", "my_role",
+        ]
+        read_only_fields = fields
+
+    def get_my_role(self, project) -> str | None:
+        return getattr(project, "user_role", None)
+
+
+class ProjectSettingsSerializer(serializers.ModelSerializer):
+    """What a lead may change. Slug and creation date are fixed."""
+
+    error_types = serializers.ListField(child=serializers.CharField(max_length=100), required=False)
+
+    class Meta:
+        model = Project
+        fields = [
+            "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
+            "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
+            "severity_threshold", "error_types", "adjudicators_may_annotate",
+        ]
+        extra_kwargs = {
+            "overlap": {"min_value": 1, "max_value": 10},
+            "qualification_pass_mark": {"min_value": 0.0, "max_value": 1.0},
+            "severity_threshold": {"min_value": 1, "max_value": 5},
+        }
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    user_id = serializers.IntegerField(source="user.id", read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["user_id", "username", "role", "joined_at"]
+        read_only_fields = ["joined_at"]
+
+
+class MemberAddSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.ANNOTATOR)
+
+
+class MemberRoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)

@@ -1,0 +1,73 @@
+"""Writes on an assignment (shape only; the annotation services decide what is allowed) and their result."""
+
+from rest_framework import serializers
+
+from annotator.domain.vocabulary import Answer, Label, Step
+
+from .common import MAX_ID
+from .work import AssignmentSerializer, SentenceAnnotationSerializer
+
+
+class _ActionSerializer(serializers.Serializer):
+    request_id = serializers.CharField(
+        max_length=64, required=False, allow_blank=True,
+        help_text="Idempotency key (or send the `Idempotency-Key` header): a replay with the same key is "
+                  "answered with the first result and changes nothing.",
+    )
+    expected_version = serializers.IntegerField(
+        min_value=0, max_value=MAX_ID, required=False, allow_null=True,
+        help_text="The assignment version you last saw; a different current version answers 409.",
+    )
+
+
+class _SentenceActionSerializer(_ActionSerializer):
+    sentence = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="Id of a sentence of the assignment's turn.")
+    seconds = serializers.FloatField(min_value=0, required=False, default=0,
+                                     help_text="Time spent on the sentence since the last action.")
+
+
+class AnswerStepSerializer(_SentenceActionSerializer):
+    step = serializers.ChoiceField(choices=[(s.value, s.label) for s in Step])
+    answer = serializers.ChoiceField(choices=[(a.value, a.label) for a in Answer])
+
+
+class PickLabelSerializer(_SentenceActionSerializer):
+    label = serializers.ChoiceField(choices=Label.choices)
+
+
+class UndoSerializer(_SentenceActionSerializer):
+    pass
+
+
+class NoteSerializer(_SentenceActionSerializer):
+    note = serializers.CharField(allow_blank=True, max_length=5000, trim_whitespace=True)
+
+
+class EvidenceAddSerializer(_SentenceActionSerializer):
+    start = serializers.IntegerField(min_value=0, max_value=MAX_ID, help_text="Character offset into the dialogue's reference.")
+    end = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+
+
+class EvidenceRemoveSerializer(_SentenceActionSerializer):
+    evidence = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="Id of the evidence span to remove.")
+
+
+class SubmitSerializer(_ActionSerializer):
+    pass
+
+
+class EvidenceSpanSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    text = serializers.CharField()
+
+
+class ActionResultSerializer(serializers.Serializer):
+    assignment = AssignmentSerializer()
+    annotation = SentenceAnnotationSerializer(allow_null=True)
+    next_step = serializers.ChoiceField(
+        choices=[(s.value, s.label) for s in Step], allow_null=True,
+        help_text="The protocol question to ask next for this sentence; null when it has a label.",
+    )
+    replayed = serializers.BooleanField(help_text="True when the request id was seen before: nothing changed.")
