@@ -15,7 +15,8 @@ class ProjectSerializer(serializers.ModelSerializer):
         fields = [
             "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types", "adjudicators_may_annotate", "created_at", "my_role",
+            "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
+            "created_at", "my_role",
         ]
         read_only_fields = fields
 
@@ -33,7 +34,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         fields = [
             "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types", "adjudicators_may_annotate",
+            "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
         ]
         extra_kwargs = {
             "overlap": {"min_value": 1, "max_value": 10},
