@@ -38,6 +38,14 @@
     open();
   });
 
+  // Enter (or Ctrl+Enter) sends the question, Shift+Enter starts a new line, as in the note box.
+  dialog.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.shiftKey || event.altKey || !event.target.matches("#ask-body")) { return; }
+    event.preventDefault();
+    const form = document.getElementById("ask-form");
+    if (form.querySelector("textarea").value.trim()) { form.requestSubmit(); }
+  });
+
   dialog.addEventListener("click", (event) => {
     if (event.target.closest("[data-ask-cancel]")) { dialog.close(); }
   });
