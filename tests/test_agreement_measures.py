@@ -139,3 +139,18 @@ def test_weighted_distinct_rows_equal_the_repeated_units():
         assert agreement.alpha(rows, level, weights=weights) == pytest.approx(agreement.alpha(counts, level), abs=1e-12)
     assert agreement.percent_agreement(rows, weights) == pytest.approx(agreement.percent_agreement(counts))
     assert agreement.pairable_units(rows, weights) == agreement.pairable_units(counts)
+
+
+def test_a_variable_measured_on_fewer_than_two_units_is_not_a_figure():
+    """One unit (two coders disagreeing on the grounded step of one sentence) gives n/a, not a kappa of 0.000."""
+    import numpy as np
+
+    from annotator.domain.agreement import LABEL_INDEX, LABELS, variable_measures
+
+    table = np.zeros((len(LABELS), len(LABELS)), dtype=np.int64)
+    table[LABEL_INDEX["speculative"], LABEL_INDEX["reliable"]] = 1  # grounded: no vs yes, on one sentence
+    for _ in range(3):
+        table[LABEL_INDEX["faithful"], LABEL_INDEX["faithful"]] += 1
+    result = variable_measures({(1, 2): table})
+    assert result["grounded"] == {"alpha": None, "percent": None, "units": 1, "kappa": None}
+    assert result["label"]["units"] == 4 and result["label"]["percent"] == 0.75

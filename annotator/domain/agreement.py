@@ -279,6 +279,7 @@ def pooled_kappa(tables: Iterable[np.ndarray]) -> float | None:
 
 
 VARIABLES: tuple[str, ...] = ("label",) + tuple(step.value for step in Step)
+MIN_UNITS = 2  # the fewest pairable units on which an agreement figure is reported
 
 
 def variable_measures(
@@ -318,5 +319,9 @@ def variable_measures(
             variable_counts = step_counts(counts, variable)
             tables = [step_table(t, variable) for t in pair_tables.values()]
         m = measures(variable_counts, weights=weights)
-        result[variable] = {**m.as_dict(), "kappa": pooled_kappa(tables)}
+        kappa = pooled_kappa(tables)
+        if m.units < MIN_UNITS:
+            # One unit is no measure of agreement: shown as n/a, not as a 0.000 or 1.000 that looks like a finding.
+            m, kappa = Measures(None, None, m.units), None
+        result[variable] = {**m.as_dict(), "kappa": kappa}
     return result

@@ -36,14 +36,14 @@ def step_question(value):
 @register.filter
 def pct(value, digits=1):
     if value is None or value == "":
-        return "—"
+        return "n/a"
     return f"{100 * float(value):.{int(digits)}f}%"
 
 
 @register.filter
 def num(value, digits=3):
     if value is None or value == "":
-        return "—"
+        return "n/a"
     return f"{float(value):.{int(digits)}f}"
 
 
