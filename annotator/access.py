@@ -19,7 +19,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
 from .models import Assignment, Dialogue, Membership, Project, Turn
-from .selectors.joined import Join, JoinedSelect
+from .fastsql.joined import Join, JoinedSelect
 from .domain.vocabulary import Role
 
 # Which roles may do what. A lead can do everything an adjudicator can.

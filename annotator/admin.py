@@ -93,7 +93,7 @@ class ImportUploadForm(forms.ModelForm):
         }
 
     def clean(self):
-        from .import_forms import upload_problems_add
+        from .corpus.import_forms import upload_problems_add
 
         # The same checks as the project page's form and the API (kind, size, extension, content).
         return upload_problems_add(self, super().clean())
@@ -138,7 +138,7 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .services.imports import import_batch_start
+        from .corpus.imports import import_batch_start
 
         data = form.cleaned_data
         batch = import_batch_start(data["project"], data["kind"], data["upload"], data.get("second_upload"),
@@ -195,4 +195,4 @@ class ExportJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
                            reverse("export_job_download", args=[obj.project.slug, obj.pk]))
 
 
-from . import admin_workspace  # noqa: E402,F401  (assignments and audit history)
+from . import admin_workspace

@@ -22,7 +22,7 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from .selectors.joined import JoinedSelect
+from .fastsql.joined import JoinedSelect
 
 
 _USER = JoinedSelect(get_user_model(), "u", joins=[], extra_columns=[], where="u.id = %s")

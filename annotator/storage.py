@@ -3,7 +3,7 @@
 Uploads (import files) and exports (gold with every annotator's labels) are data
 for a project's leads only. They are kept under ``MEDIA_ROOT`` (no URL route serves it) with
 unguessable names and reach a browser only through views that check the role
-(``annotator.views.data``), as attachments.
+(``annotator.corpus.views``), as attachments.
 """
 
 import secrets

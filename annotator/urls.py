@@ -2,7 +2,13 @@
 
 from django.urls import include, path
 
-from .views import annotation_sync, claims, data, gold, home, reports, workspace
+from .work import sync_views as annotation_sync
+from .claims import views as claims
+from .corpus import views as data
+from .gold import views as gold
+from .projects import views as home
+from .reports import views as reports
+from .work import views as workspace
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -39,7 +45,7 @@ urlpatterns = [
     path("a/<int:assignment_id>/", workspace.annotate, name="annotate"),
     path("a/<int:assignment_id>/sync/", annotation_sync.sync, name="annotate_sync"),
     path("a/<int:assignment_id>/<slug:action>/", workspace.act, name="annotate_act"),
-    path("", include("annotator.urls_qa")),
+    path("", include("annotator.qa.urls")),
     # Claims, evidence, severity and error types (RefChecker, PROBE, HalluDetect, Face4RAG views; views/claims.py)
     path("a/<int:assignment_id>/claims/triplets/", claims.triplet_panel, name="claims_triplet_panel"),
     path("a/<int:assignment_id>/claims/<slug:action>/", claims.act, name="claims_act"),

@@ -55,13 +55,13 @@ def _as_field_errors(detail):
 
 def _service_errors():
     """Exceptions the services raise for a refused action, imported lazily (no import cycles)."""
-    from annotator.importers import ImportFormatError
-    from annotator.services.annotation import SubmitRefused
-    from annotator.services.annotation_write import AnnotationError, AssignmentClosed, VersionConflict
-    from annotator.services.assignment import AssignmentError
-    from annotator.services.gold import GoldError
-    from annotator.services.qa import QAError
-    from annotator.services.qualification import QualificationError
+    from annotator.corpus.importers import ImportFormatError
+    from annotator.work.services import SubmitRefused
+    from annotator.work.write import AnnotationError, AssignmentClosed, VersionConflict
+    from annotator.work.assignment import AssignmentError
+    from annotator.gold.services import GoldError
+    from annotator.qa.services import QAError
+    from annotator.qa.qualification import QualificationError
     from autolabel.services import JobError
 
     refused = (AnnotationError, AssignmentError, GoldError, QAError, QualificationError, JobError, ImportFormatError)

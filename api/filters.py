@@ -4,7 +4,7 @@ import django_filters
 from django.db.models import Q
 
 from annotator.models import Assignment, Dialogue, GoldLabel, Sentence, SentenceAnnotation, Turn
-from annotator.selectors.corpus import AgreementState, sentence_filter_by_state
+from annotator.corpus.selectors import AgreementState, sentence_filter_by_state
 from annotator.domain.vocabulary import GoldProvenance, Label
 
 from .serializers import MAX_ID

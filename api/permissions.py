@@ -9,14 +9,7 @@ whose role is not allowed for the method gets 404 as well, as the pages do.
 from django.http import Http404
 from rest_framework.generics import GenericAPIView
 
-from annotator.access import (
-    ADJUDICATING_ROLES,
-    LEAD_ROLES,
-    access_project,
-    blind_turn_ids,
-    metadata_access,
-    refuse_if_blind_in,
-)
+from annotator.access import ADJUDICATING_ROLES, LEAD_ROLES, access_project, blind_turn_ids, metadata_access, refuse_if_blind_in
 from annotator.domain.vocabulary import Role
 
 ANY_MEMBER = None

@@ -21,8 +21,8 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotator.models import ClaimTriplet, Sentence, Turn
-from annotator.services.claims import ClaimsError
-from annotator.services.claims_extraction import triplets_add_extracted
+from annotator.claims.services import ClaimsError
+from annotator.claims.extraction import triplets_add_extracted
 from annotator.domain.vocabulary import SEVERITY_LABELS
 
 from . import extraction

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
-from annotator.views.data import blind_refusal
+from annotator.corpus.views import blind_refusal
 from annotator.views.common import bad_request
 
 from . import selectors, services

@@ -35,19 +35,8 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from annotator.domain import protocol
-from annotator.models import (  # noqa: E402
-    Assignment,
-    ClaimTriplet,
-    EvidenceSpan,
-    GoldLabel,
-    Membership,
-    Project,
-    SentenceAnnotation,
-    TripletAnnotation,
-    TripletGold,
-    Turn,
-)
-from annotator.selectors import claims as selectors  # noqa: E402
+from annotator.models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Membership, Project, SentenceAnnotation, TripletAnnotation, TripletGold, Turn
+from annotator.claims import selectors as selectors
 from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, HALLUCINATED_LABELS, Label, Role, TripletLabel
 from bench.synthetic import create_synthetic_project  # noqa: E402
 

@@ -41,19 +41,8 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from annotator.domain import protocol
-from annotator.models import (  # noqa: E402
-    Assignment,
-    Feedback,
-    GoldLabel,
-    Membership,
-    Project,
-    Question,
-    QuestionMessage,
-    Sentence,
-    SentenceAnnotation,
-    Turn,
-)
-from annotator.selectors.qa import qa_measures  # noqa: E402
+from annotator.models import Assignment, Feedback, GoldLabel, Membership, Project, Question, QuestionMessage, Sentence, SentenceAnnotation, Turn
+from annotator.qa.selectors import qa_measures
 from annotator.domain.vocabulary import Label, Role
 from bench.synthetic import create_synthetic_project  # noqa: E402
 

@@ -38,19 +38,10 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from annotator.domain import protocol
-from annotator.models import (  # noqa: E402
-    Adjudication,
-    Assignment,
-    GoldEvent,
-    GoldLabel,
-    Membership,
-    Project,
-    Sentence,
-    SentenceAnnotation,
-)
-from annotator.selectors.agreement import data_version, project_agreement  # noqa: E402
-from annotator.selectors.reports import gold_breakdown  # noqa: E402
-from annotator.services.bulk import allocate_ids, db_datetime, insert_rows  # noqa: E402
+from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, Membership, Project, Sentence, SentenceAnnotation
+from annotator.reports.agreement import data_version, project_agreement
+from annotator.reports.selectors import gold_breakdown
+from annotator.fastsql.bulk import allocate_ids, db_datetime, insert_rows
 from annotator.domain.vocabulary import GoldProvenance, Role
 from bench.synthetic import create_synthetic_project  # noqa: E402
 
@@ -201,7 +192,7 @@ def main():
     print(f"GET {url} cold (empty cache): median {statistics.median(cold):.3f} s, max {max(cold):.3f} s")
     print(f"GET {url} warm (cached):      median {statistics.median(warm):.3f} s, max {max(warm):.3f} s "
           f"({len(response.content) / 1024:.0f} KB of HTML)")
-    from annotator.services.gold import gold_version_bump
+    from annotator.gold.services import gold_version_bump
     from annotator.tasks import reports_refresh
 
     older, recompute = [], []

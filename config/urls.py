@@ -14,7 +14,7 @@ urlpatterns = [
 ]
 
 # No route serves the private files folder (uploads, exports), DEBUG or not: they are sent only by
-# views that check the role (annotator/views/data.py).
+# views that check the role (annotator/corpus/views.py).
 
 # A database outage answers 503 with a clear message (annotator/views/errors.py); other errors the default 500 page.
 handler500 = "annotator.views.errors.server_error"

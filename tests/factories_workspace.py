@@ -2,7 +2,7 @@
 
 from annotator.domain import protocol
 from annotator.models import Sentence
-from annotator.services.annotation import annotation_answer_step
+from annotator.work.services import annotation_answer_step
 from annotator.domain.vocabulary import Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 

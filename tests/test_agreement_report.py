@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from annotator.models import ImportBatch
-from annotator.selectors.agreement import project_agreement
-from annotator.services.gold import adjudication_resolve, gold_derive_for_turn
+from annotator.reports.agreement import project_agreement
+from annotator.gold.services import adjudication_resolve, gold_derive_for_turn
 from annotator.domain.vocabulary import Label, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation
-from annotator.services.assignment import assignment_next
+from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Label, ProtocolMode
 from tests.factories_workspace import annotators, project_with_turns
 
@@ -79,7 +79,7 @@ def test_a_retried_batch_with_a_new_change_after_it_applies_only_the_new_one(set
     assert AnnotationEvent.objects.filter(action="save").count() == 2
     # But not when another write came in between: the new change was made on a stale copy.
     other = Assignment.objects.select_related("project", "turn__dialogue").get(pk=assignment.pk)
-    from annotator.services.annotation import annotation_set_note
+    from annotator.work.services import annotation_set_note
     annotation_set_note(other, sentences[2], "from another tab", actor=user, expected_version=2)
     third = change(sentences[2], [("relevance", "irrelevant")], {"relevance": "irrelevant"})
     conflict = sync(client, assignment, {"version": 1, "changes": [second, third]})

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from annotator.models import AnnotationEvent, Assignment, GoldLabel, Sentence
-from annotator.selectors.reports import project_report
+from annotator.reports.selectors import project_report
 from annotator.domain.vocabulary import GoldProvenance, Role
 from tests.factories import DEFAULT_PASSWORD, TurnFactory, UserFactory, member
 from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)

@@ -209,7 +209,7 @@ def test_staff_only_admin(client):
 def test_lead_turn_page_and_gold_export_carry_the_predictions(client, finished_job):
     import json
 
-    from annotator.exporters.jsonl import jsonl_lines
+    from annotator.corpus.exporters.jsonl import jsonl_lines
 
     project, turn, job = finished_job
     client.force_login(member(project, Role.LEAD))

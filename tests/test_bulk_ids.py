@@ -1,4 +1,4 @@
-"""Primary keys reserved up front for bulk imports (annotator.services.bulk)."""
+"""Primary keys reserved up front for bulk imports (annotator.fastsql.bulk)."""
 
 import threading
 
@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from annotator.models import Sentence
-from annotator.services.bulk import id_allocator
+from annotator.fastsql.bulk import id_allocator
 
 
 @pytest.mark.django_db(transaction=True)

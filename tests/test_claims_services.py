@@ -3,9 +3,9 @@
 import pytest
 
 from annotator.models import AnnotationEvent, ClaimTriplet, TripletAdjudication, TripletAnnotation, TripletGold
-from annotator.services import claims as svc
-from annotator.services.annotation import assignment_submit
-from annotator.services.annotation_write import AssignmentClosed, VersionConflict
+from annotator.claims import services as svc
+from annotator.work.services import assignment_submit
+from annotator.work.write import AssignmentClosed, VersionConflict
 from annotator.domain.vocabulary import GoldProvenance, Label, Role, TripletLabel, TripletSource
 
 from .factories import member
@@ -161,7 +161,7 @@ def test_submit_needs_every_triplet_labelled_then_derives_triplet_gold_and_dispu
 
 
 def test_a_final_label_without_severity_clears_a_stale_rating_but_an_undo_keeps_it():
-    from annotator.services.annotation import annotation_answer_step, annotation_undo
+    from annotator.work.services import annotation_answer_step, annotation_undo
     from annotator.domain.vocabulary import Step
 
     project = views_project()

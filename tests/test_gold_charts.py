@@ -1,6 +1,6 @@
 """Server-rendered SVG charts escape what they show and draw one mark per value."""
 
-from annotator import charts
+from annotator.reports import charts
 
 
 def test_bar_chart_escapes_category_names_and_draws_each_value():

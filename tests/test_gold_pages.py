@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, ImportBatch
-from annotator.services.gold import gold_derive_for_turn
+from annotator.gold.services import gold_derive_for_turn
 from annotator.domain.vocabulary import GoldProvenance, Label, ProtocolMode, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
@@ -317,8 +317,8 @@ def test_a_refresh_no_worker_took_is_computed_by_the_page_itself(setup):
 
     from django.core.cache import cache
 
-    from annotator.selectors.agreement import data_version
-    from annotator.services.reports import REFRESH_PATIENCE_SECONDS
+    from annotator.reports.agreement import data_version
+    from annotator.reports.services import REFRESH_PATIENCE_SECONDS
 
     client = client_for(setup["lead"])
     slug = setup["project"].slug

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import Assignment, GuidelineExample, Question
-from annotator.services import qa
-from annotator.services.qualification import qualification_set
+from annotator.qa import services as qa
+from annotator.qa.qualification import qualification_set
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn

@@ -5,12 +5,12 @@ from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 
 from annotator.models import Adjudication, AnnotationEvent, Assignment, QualificationResult
-from annotator.services import qa
-from annotator.services.annotation import annotation_amend, assignment_submit
-from annotator.services.annotation_write import AnnotationError
-from annotator.services.assignment import assignment_next
-from annotator.services.qa import QAError
-from annotator.services.qualification import qualification_allow_retry, qualification_set
+from annotator.qa import services as qa
+from annotator.work.services import annotation_amend, assignment_submit
+from annotator.work.write import AnnotationError
+from annotator.work.assignment import assignment_next
+from annotator.qa.services import QAError
+from annotator.qa.qualification import qualification_allow_retry, qualification_set
 from annotator.domain.vocabulary import Role
 from tests.factories import member
 from tests.factories_qa import gold_turn

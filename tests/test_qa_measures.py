@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import Feedback, Question
-from annotator.selectors import qa as selectors
-from annotator.services import qa
+from annotator.qa import selectors as selectors
+from annotator.qa import services as qa
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn, submitted_work

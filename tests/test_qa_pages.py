@@ -4,7 +4,8 @@ import pytest
 from django.urls import reverse
 
 from annotator.models import Feedback, GuidelineExample, Question, QualificationResult
-from annotator.services import qa, qualification
+from annotator.qa import services as qa
+from annotator.qa import qualification
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, UserFactory, member
 from tests.factories_qa import finish, gold_turn, submitted_work

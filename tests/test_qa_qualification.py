@@ -4,8 +4,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
-from annotator.services import qualification as q
-from annotator.services.qualification import QualificationError, Status
+from annotator.qa import qualification as q
+from annotator.qa.qualification import QualificationError, Status
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import finish, gold_turn, submitted_work

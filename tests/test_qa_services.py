@@ -4,8 +4,8 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from annotator.models import AnnotationEvent, Assignment, GuidelineExample, Question
-from annotator.services import qa
-from annotator.services.qa import QAError
+from annotator.qa import services as qa
+from annotator.qa.services import QAError
 from annotator.domain.vocabulary import Role, Step
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.factories_qa import submitted_work

@@ -18,7 +18,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import SentenceAnnotation
-from annotator.services.assignment import assignment_next
+from annotator.work.assignment import assignment_next
 from tests.factories_workspace import annotators, project_with_turns
 
 HX = {"HTTP_HX_REQUEST": "true"}

@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from annotator import models
-from annotator.services.annotation import annotation_evidence_add
-from annotator.services.annotation_write import AnnotationError
+from annotator.work.services import annotation_evidence_add
+from annotator.work.write import AnnotationError
 from annotator.domain.vocabulary import Label
 from tests.malformed_world import make_world, path_values, snapshot
 from tests.url_walk import routes, simple_values, urls

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 from annotator import models
 from annotator.access import projects_for, role_in
-from annotator.services.projects import membership_remove
+from annotator.projects.services import membership_remove
 from annotator.domain.vocabulary import Label, Role
 from autolabel.models import LLMProfile
 from autolabel.services import job_create

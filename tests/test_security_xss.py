@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from annotator import models
-from annotator.exporters import FORMATS
-from annotator.services.assignment import assignment_next
+from annotator.corpus.exporters import FORMATS
+from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls

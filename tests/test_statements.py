@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
-from annotator.services.statements import instance_update, row_insert, row_update
+from annotator.fastsql.statements import instance_update, row_insert, row_update
 from tests.factories import AssignmentFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -54,8 +54,8 @@ def test_the_write_path_writes_every_column_of_an_annotation_and_an_event():
 
     from django.db import connection
 
-    from annotator.services.annotation_write import ANNOTATION_FIELDS, EVENT_FIELDS
-    from annotator.services.statements import _insert_sql, _update_sql
+    from annotator.work.write import ANNOTATION_FIELDS, EVENT_FIELDS
+    from annotator.fastsql.statements import _insert_sql, _update_sql
 
     def columns(model):
         return {connection.ops.quote_name(f.column) for f in model._meta.concrete_fields if not f.primary_key}

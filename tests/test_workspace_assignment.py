@@ -8,18 +8,11 @@ from django.db import connection, connections
 
 from annotator.domain import assignment as strategy
 from annotator.models import AnnotationEvent, Assignment, QualificationResult, Turn
-from annotator.services.assignment import (
-    AssignmentError,
-    assignment_next,
-    assignment_reassign,
-    assignment_release,
-    assignment_release_stale,
-    turn_slots_recount,
-)
+from annotator.work.assignment import AssignmentError, assignment_next, assignment_reassign, assignment_release, assignment_release_stale, turn_slots_recount
 from annotator.domain.vocabulary import Label, Role
 from tests.factories import AssignmentFactory, DialogueFactory, TurnFactory, UserFactory, member
 from tests.factories_workspace import annotators, label_all, project_with_turns
-from annotator.services.annotation import assignment_submit
+from annotator.work.services import assignment_submit
 
 
 # --- the pure strategy ---------------------------------------------------------------------------

@@ -233,7 +233,7 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
     from django.core.management import call_command
 
     from annotator.models import GuidelineExample, Project
-    from annotator.services.annotation import annotation_evidence_add
+    from annotator.work.services import annotation_evidence_add
     from annotator.domain.vocabulary import Step
 
     call_command("load_demo", stdout=open(os.devnull, "w"))

@@ -3,19 +3,9 @@
 import pytest
 
 from annotator.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation
-from annotator.services.annotation import (
-    SubmitRefused,
-    annotation_answer_step,
-    annotation_evidence_add,
-    annotation_evidence_remove,
-    annotation_pick_label,
-    annotation_record_time,
-    annotation_set_note,
-    annotation_undo,
-    assignment_submit,
-)
-from annotator.services.annotation_write import AnnotationError, AssignmentClosed, VersionConflict
-from annotator.services.assignment import assignment_next
+from annotator.work.services import SubmitRefused, annotation_answer_step, annotation_evidence_add, annotation_evidence_remove, annotation_pick_label, annotation_record_time, annotation_set_note, annotation_undo, assignment_submit
+from annotator.work.write import AnnotationError, AssignmentClosed, VersionConflict
+from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Label, ProtocolMode, Step
 from tests.factories_workspace import annotators, label_all, project_with_turns
 

@@ -7,8 +7,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotator.models import AnnotationEvent, Assignment, GoldLabel, GuidelineExample, SentenceAnnotation
-from annotator.services.annotation import annotation_answer_step, annotation_set_note
-from annotator.services.assignment import assignment_next
+from annotator.work.services import annotation_answer_step, annotation_set_note
+from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import GoldProvenance, Label, Role, Step
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, UserFactory
 from tests.factories_workspace import (
@@ -393,6 +393,6 @@ def test_the_audit_history_is_read_only_in_the_admin(client):
 
 
 def test_the_panel_posts_each_action_to_its_url():
-    from annotator.selectors.workspace import PANEL_ACTIONS, panel_action_urls
+    from annotator.work.selectors import PANEL_ACTIONS, panel_action_urls
 
     assert panel_action_urls(42) == {action: reverse("annotate_act", args=[42, action]) for action in PANEL_ACTIONS}

@@ -1,6 +1,6 @@
 """Who gets which turn: the assignment strategy as plain functions (doccano style).
 
-The database code in ``annotator.services.assignment`` fetches candidate turns
+The database code in ``annotator.work.assignment`` fetches candidate turns
 and the annotator's holdings, and asks these functions what to do; nothing here
 touches the database, so the rules are unit-tested on their own.
 

@@ -1,7 +1,7 @@
 """Gold from agreement, as a rule on plain values: which sentences of a fully annotated turn agree, which go to
 a dispute.
 
-The database service (annotator/services/gold.py) reads the turn's submitted answers, asks this module what to
+The database service (annotator/gold/services.py) reads the turn's submitted answers, asks this module what to
 decide, and writes the gold labels, events and adjudications it returns.
 """
 

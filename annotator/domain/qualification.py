@@ -1,7 +1,7 @@
 """Scoring a qualification attempt, as a rule on plain values: sentence accuracy against gold, and where each
 wrong answer left the gold's decision path (what the annotator is shown afterwards).
 
-The database service (annotator/services/qualification.py) reads the qualification sentences and the
+The database service (annotator/qa/qualification.py) reads the qualification sentences and the
 annotator's answers, scores them here and stores the result.
 """
 

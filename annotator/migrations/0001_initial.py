@@ -2,7 +2,7 @@
 # The whole schema of this app in one migration (issue 16: the earlier 0001-0014, 14 of them empty merges, were
 # squashed; nothing outside the project had applied them). tests/test_migrations.py keeps it one line of history.
 
-import annotator.models.projects
+import annotator.projects.models
 import annotator.storage
 import django.db.models.deletion
 from django.conf import settings
@@ -37,7 +37,7 @@ class Migration(migrations.Migration):
                 ('enable_severity', models.BooleanField(default=False)),
                 ('enable_error_types', models.BooleanField(default=False)),
                 ('severity_threshold', models.PositiveSmallIntegerField(default=4, help_text='Exports and reports can keep hallucinations of at least this severity.')),
-                ('error_types', models.JSONField(blank=True, default=annotator.models.projects.default_error_types)),
+                ('error_types', models.JSONField(blank=True, default=annotator.projects.models.default_error_types)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={

@@ -1,11 +1,11 @@
-"""The core schema. One module per area; import models from here."""
+"""Every model of the app, importable from here (Django finds them here); each lives in its feature package."""
 
-from .annotations import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation, TripletAnnotation
-from .corpus import ClaimTriplet, Dialogue, ImportBatch, Sentence, Turn
-from .exports import ExportJob
-from .gold import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
-from .projects import GuidelineExample, Membership, Project
-from .qa import Feedback, QualificationResult, Question, QuestionMessage
+from ..work.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation, TripletAnnotation
+from ..corpus.models import ClaimTriplet, Dialogue, ImportBatch, Sentence, Turn
+from ..corpus.export_models import ExportJob
+from ..gold.models import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
+from ..projects.models import GuidelineExample, Membership, Project
+from ..qa.models import Feedback, QualificationResult, Question, QuestionMessage
 
 __all__ = [
     "Adjudication",

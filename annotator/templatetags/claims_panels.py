@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..selectors.claims import sentence_extras, triplet_panel
+from ..claims.selectors import sentence_extras, triplet_panel
 
 register = template.Library()
 

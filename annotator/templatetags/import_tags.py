@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..import_forms import ImportUploadForm
+from ..corpus.import_forms import ImportUploadForm
 
 register = template.Library()
 

@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..selectors.qa import nav_counts
+from ..qa.selectors import nav_counts
 from .gold_tags import label_name
 from ..domain.vocabulary import Answer, Step
 
@@ -49,7 +49,7 @@ register.filter("label_name", label_name)
 @register.inclusion_tag("qa/partials/turn_questions.html", takes_context=True)
 def qa_turn_questions(context, project, turn):
     """The annotator's questions on this turn (the annotation screen's polled panel)."""
-    from ..selectors.qa import questions_on_turn
+    from ..qa.selectors import questions_on_turn
 
     user = context["request"].user
     return {"project": project, "turn": turn, "questions": list(questions_on_turn(user, turn)), "request": context["request"]}
@@ -63,8 +63,8 @@ def qa_ask_dialog(context, project, turn):
 @register.inclusion_tag("qa/partials/queue_notices.html", takes_context=True)
 def qa_queue_notices(context, project):
     """On the annotator's queue: qualification status, new answers, feedback to acknowledge."""
-    from ..selectors.qa import unacknowledged_feedback_count, unread_answer_count
-    from ..services.qualification import qualification_state
+    from ..qa.selectors import unacknowledged_feedback_count, unread_answer_count
+    from ..qa.qualification import qualification_state
 
     user = context["request"].user
     return {

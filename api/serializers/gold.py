@@ -81,7 +81,7 @@ class ResolveSerializer(serializers.Serializer):
 
 
 class AgreementReportSerializer(serializers.Serializer):
-    """The numbers of the reports page (``annotator.selectors.agreement.project_agreement``)."""
+    """The numbers of the reports page (``annotator.reports.agreement.project_agreement``)."""
 
     project = serializers.CharField()
     batch = serializers.CharField(allow_null=True)

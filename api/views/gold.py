@@ -9,10 +9,10 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 
 from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
-from annotator.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.corpus.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
-from annotator.selectors.reports import project_report
-from annotator.services.gold import adjudication_resolve, gold_override
+from annotator.reports.selectors import project_report
+from annotator.gold.services import adjudication_resolve, gold_override
 
 from .. import serializers as s
 from ..pagination import PagePagination

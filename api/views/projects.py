@@ -7,12 +7,7 @@ from rest_framework.response import Response
 
 from annotator.access import projects_for, role_in
 from annotator.models import Membership, Project
-from annotator.services.projects import (
-    membership_add,
-    membership_remove,
-    membership_set_role,
-    project_update_settings,
-)
+from annotator.projects.services import membership_add, membership_remove, membership_set_role, project_update_settings
 
 from ..pagination import PagePagination
 from ..permissions import LEADS, ProjectScopedView

@@ -13,17 +13,11 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
 from annotator.access import LEAD_ROLES
-from annotator.access_qa import (
-    access_annotation_as_lead,
-    access_feedback,
-    access_own_feedback,
-    access_qualification_result,
-    access_question,
-)
+from annotator.qa.access import access_annotation_as_lead, access_feedback, access_own_feedback, access_qualification_result, access_question
 from annotator.models import Feedback, QualificationResult, Question, Sentence, Turn
-from annotator.selectors.qa import qualification_results
-from annotator.services import qa as services
-from annotator.services.qualification import qualification_allow_retry, qualification_set, qualification_turns
+from annotator.qa.selectors import qualification_results
+from annotator.qa import services as services
+from annotator.qa.qualification import qualification_allow_retry, qualification_set, qualification_turns
 from annotator.domain.vocabulary import Label, Step
 
 from ..serializers import (

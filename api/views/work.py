@@ -12,8 +12,8 @@ from rest_framework.response import Response
 
 from annotator.access import LEAD_ROLES, role_in
 from annotator.models import Assignment, SentenceAnnotation
-from annotator.services.assignment import assignment_reassign, assignment_release
-from annotator.services.gold import annotation_reopen
+from annotator.work.assignment import assignment_reassign, assignment_release
+from annotator.gold.services import annotation_reopen
 from annotator.domain.vocabulary import Role
 
 from ..filters import AnnotationFilter, AssignmentFilter

@@ -1,6 +1,6 @@
 """An annotator's work over the API: the next item, one protocol step at a time, notes, evidence, submit.
 
-Thin: every write goes through ``annotator.services.annotation`` and so through the
+Thin: every write goes through ``annotator.work.services`` and so through the
 one write path, ``annotation_write`` (locking, idempotency by request id, version
 check, audit), exactly as the annotation screen does; ``assignment_next`` is the same call as the screen's Start button.
 """
@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from annotator.domain import protocol
 from annotator.access import access_assignment
 from annotator.models import Sentence, SentenceAnnotation
-from annotator.services import annotation as services
-from annotator.services.assignment import assignment_next
+from annotator.work import services as services
+from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import ProtocolMode
 
 from .. import serializers as s

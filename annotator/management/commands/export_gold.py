@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.exporters import FORMATS, export_pieces
-from annotator.models import Project
+from ...corpus.exporters import FORMATS, export_pieces
+from ...models import Project
 
 from ._importing import DATA_COMMAND_CHECKS
 

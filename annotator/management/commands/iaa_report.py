@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.models import ImportBatch, Project
-from annotator.selectors.agreement import project_agreement
+from ...models import ImportBatch, Project
+from ...reports.agreement import project_agreement
 
 
 def fmt(value, digits=3):

@@ -1,4 +1,4 @@
-from annotator.models import ImportBatch
+from ...models import ImportBatch
 
 from ._importing import ImportCommand
 

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotator.models import ImportBatch, Membership, Project
-from annotator.services.imports import import_run
+from ...models import ImportBatch, Membership, Project
+from ...corpus.imports import import_run
 
 DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
 

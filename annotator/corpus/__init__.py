@@ -1,0 +1,1 @@
+"""The data in and out: imports (CogniBench, RefChecker, JSONL), exports (gold JSONL, CogniBench), their jobs and pages."""

@@ -1,0 +1,14 @@
+"""The filters of a lead's turn list."""
+
+from django import forms
+
+from ..forms.fields import IdField
+
+MAX_FILTER = 200  # a topic, a generator model name, a search text
+
+
+class TurnFilterForm(forms.Form):
+    batch = IdField(required=False)
+    topic = forms.CharField(required=False, max_length=MAX_FILTER)
+    model = forms.CharField(required=False, max_length=MAX_FILTER)
+    q = forms.CharField(required=False, max_length=MAX_FILTER)  # part of a dialogue's or turn's external id

@@ -1,0 +1,1 @@
+"""Gold labels: agreement, adjudication, lead overrides and reopening."""

@@ -1,0 +1,1 @@
+"""Projects, their settings and their people."""

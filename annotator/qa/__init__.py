@@ -1,0 +1,1 @@
+"""Questions in real time, feedback after the fact, and the qualification set."""

@@ -1,0 +1,64 @@
+"""Forms of the QA loop: asking, answering, promoting to the guideline, feedback, the review page's filters."""
+
+import json
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from .services import MAX_BODY
+from ..domain.vocabulary import Answer, Label, Step
+from ..forms.fields import MAX_REQUEST_ID, MAX_TEXT, IdField, TextField, choice_field
+
+
+class AskForm(forms.Form):
+    """A question from the annotation screen about a turn, or one of its sentences."""
+
+    turn = IdField()
+    sentence = IdField(required=False)
+    body = TextField(max_length=MAX_BODY)  # blank: the service asks for a question
+    path = forms.CharField(required=False, max_length=MAX_TEXT)  # a client's own decision path, as JSON
+
+    def clean_path(self):
+        raw = self.cleaned_data["path"]
+        if not raw:
+            return {}
+        try:
+            path = json.loads(raw)
+        except ValueError:
+            raise ValidationError("The decision path could not be read.") from None
+        if not isinstance(path, dict):
+            raise ValidationError("The decision path could not be read.")
+        return path
+
+
+class MessageForm(forms.Form):
+    """A lead's answer or the asker's follow-up in a question's thread."""
+
+    body = TextField(max_length=MAX_BODY)
+
+
+class PromoteForm(forms.Form):
+    """Promote a question to the guideline examples; blank fields take the question's own values."""
+
+    step = choice_field(Step.choices, "step")
+    expected_answer = choice_field(Answer.choices, "answer")
+    text = TextField(empty_value=None)
+    explanation = TextField(empty_value=None)
+
+
+class AmendForm(forms.Form):
+    label = choice_field(Label.choices, "label")  # blank: the service asks for one
+    request_id = forms.CharField(required=False, max_length=MAX_REQUEST_ID)
+
+
+class FeedbackForm(forms.Form):
+    comment = TextField()
+    expected_label = choice_field(Label.choices, "label")
+
+
+class ReviewQueryForm(forms.Form):
+    """The review page's filters: whose work, and the seed of the random sample (``?page=`` is the
+    paginator's: it reads any value, a page past the last one showing the last)."""
+
+    annotator = IdField(required=False)
+    seed = forms.IntegerField(required=False, min_value=0, max_value=2**63 - 1)

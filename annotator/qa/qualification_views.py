@@ -1,0 +1,81 @@
+"""Qualification pages: a lead picks the set and sees results; an annotator sees their score."""
+
+from django.contrib import messages
+from django.db.models import F, Q
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from ..access import access_project, access_project_as_lead, is_lead
+from .access import access_qualification_result
+from ..forms.fields import error_text
+from .qualification_forms import QualificationSetForm
+from .selectors import qualification_results, turns_with_qualification_counts
+from . import qualification as services
+from .qualification import QualificationError
+
+CANDIDATE_LIMIT = 200
+
+
+def setup(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    status = 200
+    if request.method == "POST":
+        form = QualificationSetForm(request.POST)
+        if not form.is_valid():
+            # The same page, with what was wrong above it.
+            messages.error(request, error_text(form))
+            status = 400
+        else:
+            percent = form.cleaned_data["pass_mark"]
+            try:
+                turns = services.qualification_set(project=project, actor=request.user,
+                                                   turn_ids=form.cleaned_data["turns"], pass_mark=percent / 100)
+            except QualificationError as error:
+                messages.error(request, str(error))
+            else:
+                messages.success(request, f"Qualification set saved: {len(turns)} turn(s), pass mark {percent:g}%.")
+                return redirect("qa:qualification", slug=project.slug)
+    search = request.GET.get("q", "").strip()
+    candidates = (
+        turns_with_qualification_counts(project)
+        .filter(Q(is_qualification=True) | Q(sentence_count__gt=0, gold_count=F("sentence_count"), real_slots=0))
+    )
+    if search:
+        candidates = candidates.filter(dialogue__external_id__icontains=search)
+    candidates = candidates.order_by("-is_qualification", "dialogue_id", "index")[:CANDIDATE_LIMIT]
+    return render(request, "qa/qualification_setup.html", {
+        "project": project, "candidates": candidates, "search": search, "limit": CANDIDATE_LIMIT,
+        "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
+        "results": qualification_results(project),
+    }, status=status)
+
+
+@require_POST
+def allow_retry(request, slug, pk):
+    project = access_project_as_lead(request.user, slug)
+    result = access_qualification_result(request.user, project, pk)
+    try:
+        services.qualification_allow_retry(result=result, actor=request.user)
+    except QualificationError as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"{result.annotator.username} may take the qualification set again.")
+    return redirect("qa:qualification", slug=project.slug)
+
+
+def score(request, slug, pk=None):
+    """The annotator's score, sentence by sentence: their label, the gold label and the reason."""
+    project = access_project(request.user, slug)
+    if pk is not None:
+        result = access_qualification_result(request.user, project, pk)
+    else:
+        result = services.qualification_score_attempt(project, request.user) or services.latest_result(
+            project, request.user
+        )
+    state = services.qualification_state(project, result.annotator if result else request.user)
+    return render(request, "qa/qualification_score.html", {
+        "project": project, "result": result, "state": state,
+        "own": result is None or result.annotator_id == request.user.pk,
+        "is_lead": is_lead(request.user, project),
+        "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
+    })

@@ -1,0 +1,1 @@
+"""Agreement, gold breakdowns and the protocol comparison, with their charts."""

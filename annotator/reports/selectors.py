@@ -1,0 +1,307 @@
+"""The reports page's numbers: agreement (from selectors.agreement) and what the project's gold says.
+
+Gold is aggregated in the database: one GROUP BY over (label, turn index,
+generator model, position within the turn) returns a few hundred rows for any
+project size. ``project_report`` assembles every table the page, the charts
+and the CSV downloads use; it is cached per project and data version.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from django.db import connection
+from django.db.models import Count, Q
+
+from ..access import projects_for, role_in
+from ..domain import agreement
+from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
+from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
+from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
+
+POSITIONS = ("beginning", "middle", "end")
+
+
+def _gold_rows(project):
+    """(gold label, turn index, generator model, position bucket 0-2, count) for non-qualification turns."""
+    q = connection.ops.quote_name
+    g, s, t, d = (q(m._meta.db_table) for m in (GoldLabel, Sentence, Turn, Dialogue))
+    idx = q("index")
+    sql = f"""
+        WITH n AS (
+            SELECT s.turn_id AS turn_id, COUNT(*) AS n
+            FROM {s} s JOIN {t} t ON t.id = s.turn_id JOIN {d} d ON d.id = t.dialogue_id
+            WHERE d.project_id = %s AND t.is_qualification = %s
+            GROUP BY s.turn_id
+        )
+        SELECT g.label, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n AS position, COUNT(*)
+        FROM {g} g
+        JOIN {s} s ON s.id = g.sentence_id
+        JOIN {t} t ON t.id = s.turn_id
+        JOIN {d} d ON d.id = t.dialogue_id
+        JOIN n ON n.turn_id = s.turn_id
+        WHERE d.project_id = %s AND t.is_qualification = %s
+        GROUP BY g.label, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n
+    """
+    with reporting_cursor() as cursor:
+        cursor.execute(sql, [project.pk, False, project.pk, False])
+        return cursor.fetchall()
+
+
+def _rates(counts: dict) -> dict:
+    """Shares a group's gold labels give: cognitive share and hallucination rates."""
+    total = sum(counts.values())
+    factual = sum(counts.get(label, 0) for label in FACTUAL_LABELS)
+    cognitive = sum(counts.get(label, 0) for label in COGNITIVE_LABELS)
+    relevant = factual + cognitive
+    hallucinated = sum(counts.get(label, 0) for label in HALLUCINATED_LABELS)
+    invented = counts.get(Label.INVENTED, 0)
+    cognitive_hallucinated = hallucinated - invented
+    return {
+        "sentences": total,
+        "relevant": relevant,
+        "cognitive_share": cognitive / relevant if relevant else None,
+        "hallucination_rate": hallucinated / relevant if relevant else None,
+        "factual_hallucination_rate": invented / factual if factual else None,
+        "cognitive_hallucination_rate": cognitive_hallucinated / cognitive if cognitive else None,
+    }
+
+
+def gold_breakdown(project) -> dict:
+    """What the labels say: label shares, and rates by turn index, position and generator model."""
+    by_label = defaultdict(int)
+    by_turn = defaultdict(lambda: defaultdict(int))
+    by_position = defaultdict(lambda: defaultdict(int))
+    by_model = defaultdict(lambda: defaultdict(int))
+    for label, turn_index, model, position, count in _gold_rows(project):
+        by_label[label] += count
+        by_turn[turn_index][label] += count
+        by_position[POSITIONS[min(int(position), 2)]][label] += count
+        by_model[model or "unknown"][label] += count
+    total = sum(by_label.values())
+    factual = sum(by_label.get(label, 0) for label in FACTUAL_LABELS)
+    cognitive = sum(by_label.get(label, 0) for label in COGNITIVE_LABELS)
+    labels = [
+        {
+            "label": label.value,
+            "name": label.label,
+            "count": by_label.get(label.value, 0),
+            "share": by_label.get(label.value, 0) / total if total else None,
+            "share_of_kind": (
+                by_label.get(label.value, 0) / factual if label in FACTUAL_LABELS and factual
+                else by_label.get(label.value, 0) / cognitive if label in COGNITIVE_LABELS and cognitive
+                else None
+            ),
+        }
+        for label in Label
+    ]
+    return {
+        "total": total,
+        "factual": factual,
+        "cognitive": cognitive,
+        "irrelevant": by_label.get(Label.IRRELEVANT, 0),
+        "labels": labels,
+        "by_turn": [{"turn": key, **_rates(value)} for key, value in sorted(by_turn.items())],
+        "by_position": [{"position": key, **_rates(by_position[key])} for key in POSITIONS if key in by_position],
+        "by_model": [{"model": key, **_rates(value)} for key, value in sorted(by_model.items())],
+    }
+
+
+def comparison_candidates(project, user):
+    """Projects to compare protocols with: the other protocol mode, led by this user, most shared dialogues first."""
+    other_mode = ProtocolMode.INDEPENDENT if project.protocol_mode == ProtocolMode.SEQUENTIAL else ProtocolMode.SEQUENTIAL
+    external_ids = Dialogue.objects.filter(project=project).values("external_id")
+    candidates = (
+        projects_for(user)
+        .filter(protocol_mode=other_mode)
+        .exclude(pk=project.pk)
+        .annotate(shared=Count("dialogues", filter=Q(dialogues__external_id__in=external_ids)))
+        .order_by("-shared", "name")
+    )
+    return [p for p in candidates if role_in(user, p) == Role.LEAD]
+
+
+def _units_with_labels(project) -> dict[tuple, list[tuple[int, int]]]:
+    """A project's submitted labels per unit, a unit named by what it is in the data (dialogue, turn, the
+    sentence's characters in the response) so two projects' units can be matched whatever their ids."""
+    units: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
+    rows = SentenceAnnotation.objects.filter(
+        assignment__project=project, assignment__status=Assignment.Status.SUBMITTED,
+        assignment__is_qualification=False, label__in=agreement.LABELS,
+    ).values_list("sentence__turn__dialogue__external_id", "sentence__turn__index", "sentence__start",
+                  "sentence__end", "assignment__annotator_id", "label")
+    for external_id, turn_index, start, end, annotator, label in rows.iterator(chunk_size=5000):
+        units[(external_id, turn_index, start, end)].append((annotator, agreement.LABEL_INDEX[label]))
+    return {key: given for key, given in units.items() if len(given) >= 2}
+
+
+def _agreement_on(units: dict, keys: list) -> dict:
+    """Alpha, percent agreement and pooled pairwise kappa of the final labels over the units ``keys``."""
+    n_labels = len(agreement.LABELS)
+    counts = np.zeros((len(keys), n_labels), dtype=np.int64)
+    pair_tables: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
+    for row, key in enumerate(keys):
+        given = sorted(units[key])
+        for i, (a, la) in enumerate(given):
+            counts[row, la] += 1
+            for b, lb in given[i + 1:]:
+                pair_tables[(a, b)][la, lb] += 1
+    measured = agreement.measures(counts)
+    return {"alpha": measured.alpha, "percent": measured.percent,
+            "kappa": agreement.pooled_kappa(pair_tables.values())}
+
+
+def protocol_comparison(project, other: Project | None, report: dict | None = None) -> list[dict]:
+    """Table-1 style rows: each project's protocol, its agreement on the final labels and its QA effort.
+
+    With another project, agreement is measured on the same units in both: the sentences (dialogue, turn,
+    characters of the response) that both projects had labelled by at least two annotators, so two imports of
+    the same data segmented differently (e.g. CogniBench with and without labels.json) are still compared unit
+    for unit; each row says how many of its own units that left out. QA instances (real-time questions +
+    post-hoc feedback) per 500 judged statements come from ``selectors.qa.qa_measures``.
+    """
+    projects = [project] + ([other] if other else [])
+    units = {p.pk: _units_with_labels(p) for p in projects} if other else {}
+    shared = sorted(set.intersection(*(set(u) for u in units.values()))) if other else []
+    rows = []
+    for p in projects:
+        p_report = report if (p.pk == project.pk and report is not None) else project_report(p)
+        qa = p_report["qa"]
+        if other:
+            measured = {**_agreement_on(units[p.pk], shared), "units": len(shared),
+                        "left_out": len(units[p.pk]) - len(shared)}
+        else:
+            label = next(m for m in p_report["agreement"]["measures"] if m["variable"] == "label")
+            measured = {key: label[key] for key in ("alpha", "percent", "kappa", "units")} | {"left_out": 0}
+        rows.append({
+            "project": p.name,
+            "slug": p.slug,
+            "protocol": p.get_protocol_mode_display(),
+            **measured,
+            "qa_instances": qa["instances"],
+            "qa_per_500": qa["instances_per_500"],
+        })
+    return rows
+
+
+def project_report(project, version: str | None = None) -> dict:
+    """Everything the reports page shows, cached until gold or the submitted annotations change.
+
+    ``version``: the project's ``data_version`` when the caller has just read it.
+    """
+    version = version or data_version(project)
+
+    def compute():
+        from ..qa.selectors import qa_measures
+
+        return {
+            "version": version,
+            "agreement": project_agreement(project),
+            "gold": gold_breakdown(project),
+            "qa": qa_measures(project),
+        }
+
+    return cached(project, "report", compute, version)
+
+
+def project_report_or_older(project) -> tuple[dict | None, bool, str]:
+    """``(report, is_current, current version)`` without computing anything (see ``cached_or_older``).
+
+    The page shows an older report at once while the current one is computed in the background:
+    at 234,000 sentences a recomputation takes seconds, which a lead should not wait for on every new gold.
+    """
+    version = data_version(project)
+    report, is_current = cached_or_older(project, "report", version)
+    return report, is_current, version
+
+
+RATE_HEADER = ["Sentences with gold", "Relevant", "Cognitive share", "Hallucination rate",
+               "Factual hallucination rate", "Cognitive hallucination rate"]
+RATE_KEYS = ["sentences", "relevant", "cognitive_share", "hallucination_rate",
+             "factual_hallucination_rate", "cognitive_hallucination_rate"]
+PERCENT_COLUMNS = {"Percent agreement", "Accuracy against gold", "Share of all", "Share within its kind",
+                   "Cognitive share", "Hallucination rate", "Factual hallucination rate", "Cognitive hallucination rate"}
+MEASURE_COLUMNS = {"Krippendorff's alpha", "Cohen's kappa"}
+COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
+                 "QA instances per 500 statements"}
+
+
+def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[str, dict]:
+    """Every table of the page: title, header and raw rows; the page formats them, the CSV keeps them raw."""
+    agreement = report["agreement"]
+    gold = report["gold"]
+    measure_cols = ["Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa"]
+    tables = {
+        "agreement": {
+            "title": "Agreement per protocol step",
+            "header": ["Variable", "Compared over"] + measure_cols,
+            "rows": [[m["title"], m["scope"], m["units"], m["alpha"], m["percent"], m["kappa"]] for m in agreement["measures"]],
+        },
+        "weekly": {
+            "title": "Agreement on the final label by week",
+            "header": ["Week"] + measure_cols,
+            "rows": [[w["week"], w["units"], w["alpha"], w["percent"], w["kappa"]] for w in agreement["weekly"]],
+        },
+        "batches": {
+            "title": "Agreement on the final label by import batch",
+            "header": ["Import batch"] + measure_cols,
+            "rows": [[b["batch"], b["units"], b["alpha"], b["percent"], b["kappa"]] for b in agreement["batches"]],
+        },
+        "pairs": {
+            "title": "Annotator pairs",
+            "header": ["Annotator A", "Annotator B", "Units", "Percent agreement", "Cohen's kappa"],
+            "rows": [[p["annotators"][0], p["annotators"][1], p["units"], p["percent"], p["kappa"]] for p in agreement["pairs"]],
+        },
+        "annotators": {
+            "title": "Annotators",
+            "header": ["Annotator", "Sentences compared", "Percent agreement", "Cohen's kappa",
+                       "Sentences with gold", "Accuracy against gold"],
+            "rows": [[a["annotator"], a["units"], a["percent"], a["kappa"], a["gold_units"], a["accuracy"]]
+                     for a in agreement["annotators"]],
+        },
+        "confusion": {
+            "title": "Confusion between annotators (sentence pairs)",
+            "header": ["Label"] + [Label(label).label for label in agreement["labels"]],
+            "rows": [[Label(label).label] + row for label, row in zip(agreement["labels"], agreement["confusion"])],
+        },
+        "labels": {
+            "title": "Gold labels",
+            "header": ["Label", "Sentences", "Share of all", "Share within its kind"],
+            "rows": [[row["name"], row["count"], row["share"], row["share_of_kind"]] for row in gold["labels"]],
+        },
+        "turn_index": {
+            "title": "By turn index",
+            "header": ["Turn index"] + RATE_HEADER,
+            "rows": [[row["turn"]] + [row[k] for k in RATE_KEYS] for row in gold["by_turn"]],
+        },
+        "position": {
+            "title": "By position within the turn",
+            "header": ["Position"] + RATE_HEADER,
+            "rows": [[row["position"]] + [row[k] for k in RATE_KEYS] for row in gold["by_position"]],
+        },
+        "model": {
+            "title": "By generator model",
+            "header": ["Generator model"] + RATE_HEADER,
+            "rows": [[row["model"]] + [row[k] for k in RATE_KEYS] for row in gold["by_model"]],
+        },
+    }
+    if comparison is not None:
+        tables["protocols"] = {
+            "title": "Protocol comparison (final label)",
+            "header": ["Project", "Protocol"] + measure_cols + ["Own units left out", "QA instances",
+                                                                "QA instances per 500 statements"],
+            "rows": [[r["project"], r["protocol"], r["units"], r["alpha"], r["percent"], r["kappa"], r["left_out"],
+                      r["qa_instances"], r["qa_per_500"]] for r in comparison],
+        }
+    for name, table in tables.items():
+        table["kinds"] = [
+            "percent" if column in PERCENT_COLUMNS
+            else "measure" if column in MEASURE_COLUMNS
+            else "count" if column in COUNT_COLUMNS or (name == "confusion" and position > 0)
+            else "text"
+            for position, column in enumerate(table["header"])
+        ]
+        table["cells"] = [list(zip(row, table["kinds"])) for row in table["rows"]]
+    return tables

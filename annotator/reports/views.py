@@ -1,0 +1,135 @@
+"""The reports page (leads): agreement and what the gold labels say, as charts, tables and CSV."""
+
+import csv
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django_htmx.http import HttpResponseClientRefresh
+
+from . import charts
+from ..access import access_project_as_lead
+from ..corpus.views import blind_refusal
+from .selectors import comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables
+from .services import report_refresh_request
+from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
+
+SHORT_NAMES = {"label": "Final label", "relevance": "Relevance", "kind": "Fact./cogn.", "faithfulness": "Faithfulness",
+               "rational": "Rational", "grounded": "Grounded", "unequivocal": "Unequivocal"}
+MEASURE_SERIES = [("Krippendorff's alpha", "alpha", "#1f5fbf"), ("Percent agreement", "percent", "#e07b00"),
+                  ("Cohen's kappa", "kappa", "#2e7d32")]
+
+
+def _comparison(request, project):
+    candidates = comparison_candidates(project, request.user)
+    chosen = request.GET.get("compare")
+    other = next((p for p in candidates if p.slug == chosen), None)
+    if other is None and chosen is None:
+        other = next((p for p in candidates if p.shared), None)
+    return candidates, other
+
+
+def _charts(report):
+    agreement, gold = report["agreement"], report["gold"]
+    measures = agreement["measures"]
+    step_names = [SHORT_NAMES.get(m["variable"], m["variable"]) for m in measures]
+    label_names = [Label(label).label for label in agreement["labels"]]
+    weekly = agreement["weekly"]
+    rate_series = [("Cognitive share", "cognitive_share", "#6a1b9a"), ("Hallucination rate", "hallucination_rate", "#c62828")]
+
+    def rates(rows, key, title):
+        return charts.bar_chart(title, [str(r[key]) for r in rows], [(n, [r[k] for r in rows], c) for n, k, c in rate_series])
+
+    by_label = {row["label"]: row["count"] for row in gold["labels"]}
+    return {
+        "steps": charts.bar_chart(
+            "Agreement per protocol step", step_names,
+            [(name, [m[key] for m in measures], colour) for name, key, colour in MEASURE_SERIES], y_min=None, width=760,
+        ),
+        "weekly": charts.line_chart(
+            "Agreement on the final label by week", [w["week"] for w in weekly],
+            [(name, [w[key] for w in weekly], colour) for name, key, colour in MEASURE_SERIES],
+        ),
+        "confusion": charts.heatmap("Confusion between annotators", label_names, label_names, agreement["confusion"]),
+        "labels": charts.stacked_bars("Gold labels", [
+            ("All", [("Irrelevant", gold["irrelevant"], charts.LABEL_COLOURS["irrelevant"]),
+                     ("Factual", gold["factual"], "#37474f"), ("Cognitive", gold["cognitive"], "#6a1b9a")]),
+            ("Factual", [(Label(l).label, by_label.get(l, 0), charts.LABEL_COLOURS[l])
+                         for l in (Label.FAITHFUL, Label.INVENTED)]),
+            ("Cognitive", [(Label(l).label, by_label.get(l, 0), charts.LABEL_COLOURS[l])
+                           for l in (Label.MISLEADING, Label.SPECULATIVE, Label.RELIABLE, Label.UNEQUIVOCAL)]),
+        ]),
+        "turn_index": rates(gold["by_turn"], "turn", "Cognitive share and hallucination rate by turn index"),
+        "position": rates(gold["by_position"], "position", "Cognitive share and hallucination rate by position"),
+        "model": rates(gold["by_model"], "model", "Cognitive share and hallucination rate by generator model"),
+    }
+
+
+def reports(request, slug):
+    """The page; after new gold it shows the previous numbers at once while a worker computes the new ones."""
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
+    report, is_current, version = project_report_or_older(project)
+    if report is None or (not is_current and not report_refresh_request(project, version)):
+        report, is_current = project_report(project, version), True  # nothing older to show, or no worker came
+    candidates, other = _comparison(request, project)
+    comparison = protocol_comparison(project, other, report)
+    context = {
+        "project": project,
+        "report": report,
+        "tables": report_tables(report, comparison),
+        "charts": _charts(report),
+        "candidates": candidates,
+        "other": other,
+        "measure_legend": [(name, colour) for name, _, colour in MEASURE_SERIES],
+        "label_colours": charts.LABEL_COLOURS,
+        "factual_labels": sorted(FACTUAL_LABELS),
+        "cognitive_labels": sorted(COGNITIVE_LABELS),
+        "is_current": is_current,
+    }
+    return render(request, "reports/reports.html", context)
+
+
+def reports_status(request, slug):
+    """Polled while the page shows older numbers: reloads the page once the current ones are ready."""
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
+    _, is_current, _ = project_report_or_older(project)
+    if is_current:
+        return HttpResponseClientRefresh()
+    return render(request, "reports/partials/refreshing.html", {"project": project})
+
+
+def report_csv(request, slug, table):
+    """One table of the reports page as CSV, with the raw (unrounded) numbers."""
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # agreement and gold figures include the turns the user is blind on
+    if refused:
+        return refused
+    report = project_report(project)
+    comparison = None
+    if table == "protocols":
+        _, other = _comparison(request, project)
+        comparison = protocol_comparison(project, other, report)
+    tables = report_tables(report, comparison)
+    if table not in tables:
+        raise Http404("No such table")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
+    writer = csv.writer(response)
+    writer.writerow(tables[table]["header"])
+    for row in tables[table]["rows"]:
+        writer.writerow([_cell(value) for value in row])
+    return response
+
+
+def _cell(value):
+    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

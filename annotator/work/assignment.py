@@ -1,0 +1,210 @@
+"""Handing out turns to annotators, race-free; releasing and reassigning slots.
+
+The rules (which turn, in which order) are in the pure module
+``annotator.domain.assignment``; this module does the database work around them:
+
+- PostgreSQL: candidate turns are locked with ``SELECT … FOR UPDATE SKIP
+  LOCKED``, so two annotators asking at the same moment lock different turns
+  instead of waiting for (or double-booking) the same slot; the annotator's own
+  user row is locked first, so two tabs of one person do not claim two turns.
+- SQLite: transactions start with ``BEGIN IMMEDIATE`` (see settings), which
+  serialises writers, so the same reading-then-writing code is race-free there.
+- Whatever happens, the unique constraint (turn, annotator) refuses a second
+  slot for the same person; the claim is retried on IntegrityError.
+
+``Turn.slots_taken`` counts the live slots of a turn so that the next free turn
+is found without counting assignments per turn; it is re-checked against the
+real rows of the chosen turn before a slot is given, so it can never over-book.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from ..domain import assignment as strategy
+from ..access import may_annotate
+from ..models import AnnotationEvent, Assignment, Project, Turn
+from ..qa.qualification import qualification_gate
+
+CLAIM_ATTEMPTS = 5
+LIVE = (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS, Assignment.Status.SUBMITTED)
+
+
+class AssignmentError(Exception):
+    """A lead action on assignments that cannot be done; the message says why."""
+
+
+class SlotsRefused(PermissionDenied):
+    """The user's role does not take annotation slots in this project (403; the message says why)."""
+
+
+SLOTS_REFUSED_MESSAGE = (
+    "In this project only annotators take annotation slots; a lead can let adjudicators (and leads) take them "
+    "too with the project setting \"adjudicators may annotate\"."
+)
+
+
+def assignment_current(project: Project, user) -> Assignment | None:
+    """The user's oldest unfinished work assignment in the project, if any."""
+    return (
+        Assignment.objects.filter(
+            project=project,
+            annotator=user,
+            is_qualification=False,
+            status__in=strategy.UNFINISHED,
+        )
+        .order_by("assigned_at", "id")
+        .first()
+    )
+
+
+def candidate_turns(project: Project, user):
+    """Work turns of the project that may have an open slot and the user never held, oldest first.
+
+    A separate function so that gates (e.g. qualification) can narrow the pool.
+    """
+    return (
+        Turn.objects.filter(dialogue__project_id=project.pk, is_qualification=False, slots_taken__lt=project.overlap)
+        .exclude(pk__in=Assignment.objects.filter(annotator=user, project=project).values("turn_id"))
+        .order_by("id")
+    )
+
+
+def assignment_next(project: Project, user) -> Assignment | None:
+    """The assignment the user should work on now: their unfinished one, else a newly claimed slot.
+
+    Returns None when the project has no open slot left for this user.
+    Annotators take slots; adjudicators and leads only where the project allows it
+    (``SlotsRefused`` otherwise, though an unfinished slot they already hold is still theirs).
+    An annotator who has not passed the project's qualification set gets its
+    turns first, and no real work until they pass (None while a failed attempt
+    waits for a lead to allow a retry).
+    """
+    blocked, qualification_assignment = qualification_gate(project, user)
+    if blocked:
+        return qualification_assignment
+    # The unfinished assignment, if any, is looked up by _claim under the user's lock (not here as well:
+    # "next item" is asked once per turn, and one query less matters there).
+    for _ in range(CLAIM_ATTEMPTS):
+        try:
+            return _claim(project, user)
+        except IntegrityError:
+            # Another request of the same user claimed concurrently (or the
+            # counter was stale); whatever it created is found on the next pass.
+            continue
+    return assignment_current(project, user)
+
+
+def _claim(project: Project, user) -> Assignment | None:
+    with transaction.atomic():
+        if connection.features.has_select_for_update:
+            # Serialise the claims of one person (two tabs asking at once).
+            get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+        current = assignment_current(project, user)
+        if current is not None:
+            return current
+        if not may_annotate(user, project):
+            raise SlotsRefused(SLOTS_REFUSED_MESSAGE)
+        while True:
+            queryset = candidate_turns(project, user)
+            rows = []
+            if connection.features.has_select_for_update_skip_locked:
+                # Lock one free turn, passing over turns other claims have locked right now.
+                rows = list(queryset.select_for_update(skip_locked=True, of=("self",)).values_list("id", "slots_taken")[:1])
+                if not rows:
+                    # Every candidate is locked by a claim in flight (or there is none): wait for
+                    # them and look again, rather than telling the annotator there is no work.
+                    rows = list(queryset.select_for_update(of=("self",)).values_list("id", "slots_taken")[:1])
+            else:
+                rows = list(queryset.values_list("id", "slots_taken")[:1])
+            if not rows:
+                return None
+            candidates = [strategy.Candidate(turn_id, taken) for turn_id, taken in rows]
+            turn_id = strategy.choose_turn(candidates, (), project.overlap)
+            if turn_id is None:
+                return None
+            # The counter is a cache: check it against the rows of this turn.
+            live = Assignment.objects.filter(turn_id=turn_id, is_qualification=False, status__in=LIVE).count()
+            if live != dict(rows)[turn_id]:
+                Turn.objects.filter(pk=turn_id).update(slots_taken=live)
+                continue
+            Turn.objects.filter(pk=turn_id).update(slots_taken=F("slots_taken") + 1)
+            assignment = Assignment.objects.create(project=project, turn_id=turn_id, annotator=user)
+            AnnotationEvent.objects.create(
+                assignment=assignment, actor=user, action="assign", new={"annotator": user.get_username()}
+            )
+            return assignment
+
+
+def assignment_release(assignment: Assignment, *, actor, reason: str = "") -> Assignment:
+    """Take an unfinished slot back from its holder; the turn's slot opens for someone else.
+
+    The released assignment and its answers are kept (audit), but no longer
+    count as a slot and can no longer be edited.
+    """
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.status not in strategy.UNFINISHED:
+            raise AssignmentError(f"Only unfinished assignments can be released; this one is {locked.get_status_display().lower()}.")
+        old_status = locked.status
+        locked.status = Assignment.Status.RELEASED
+        locked.version = F("version") + 1
+        locked.save(update_fields=["status", "version"])
+        locked.refresh_from_db(fields=["version"])
+        if not locked.is_qualification:
+            Turn.objects.filter(pk=locked.turn_id, slots_taken__gt=0).update(slots_taken=F("slots_taken") - 1)
+        AnnotationEvent.objects.create(
+            assignment=locked, actor=actor, action="release",
+            old={"status": old_status}, new={"status": locked.status, "reason": reason},
+        )
+    return locked
+
+
+def assignment_reassign(assignment: Assignment, to_user, *, actor) -> Assignment:
+    """Release an unfinished slot and give the same turn to ``to_user`` (who starts blind, from scratch)."""
+    if to_user.pk == assignment.annotator_id:
+        raise AssignmentError("That annotator already holds this assignment.")
+    with transaction.atomic():
+        if Assignment.objects.filter(turn_id=assignment.turn_id, annotator=to_user).exists():
+            raise AssignmentError(f"{to_user.get_username()} already has (or had) a slot on this turn; a turn is never given twice to the same person.")
+        released = assignment_release(assignment, actor=actor, reason=f"reassigned to {to_user.get_username()}")
+        Turn.objects.filter(pk=released.turn_id).update(slots_taken=F("slots_taken") + 1)
+        new = Assignment.objects.create(
+            project_id=released.project_id, turn_id=released.turn_id, annotator=to_user,
+            is_qualification=released.is_qualification,
+        )
+        AnnotationEvent.objects.create(
+            assignment=new, actor=actor, action="assign",
+            new={"annotator": to_user.get_username(), "reassigned_from": released.pk},
+        )
+    return new
+
+
+def assignment_release_stale(project: Project, *, actor, max_idle: timedelta) -> int:
+    """Release every unfinished work assignment idle for at least ``max_idle``; returns how many."""
+    now = timezone.now()
+    stale = [
+        a for a in Assignment.objects.filter(project=project, status__in=strategy.UNFINISHED, is_qualification=False)
+        if strategy.is_stale(a.status, a.last_activity_at, a.assigned_at, now, max_idle)
+    ]
+    for assignment in stale:
+        assignment_release(assignment, actor=actor, reason=f"idle for {max_idle}")
+    return len(stale)
+
+
+def turn_slots_recount(project: Project) -> int:
+    """Recompute ``Turn.slots_taken`` for a project from its assignments (after bulk loads or repairs)."""
+    turns = Turn.objects.filter(dialogue__project=project).annotate(
+        live=Count("assignments", filter=Q(assignments__is_qualification=False, assignments__status__in=LIVE))
+    )
+    changed = [t for t in turns.only("id", "slots_taken") if t.slots_taken != t.live]
+    for turn in changed:
+        turn.slots_taken = turn.live
+    Turn.objects.bulk_update(changed, ["slots_taken"], batch_size=1000)
+    return len(changed)

@@ -1,0 +1,154 @@
+"""One sentence saved at once: the walk the annotator took in the page, its note, evidence and time.
+
+The annotation page keeps the answers in the browser and sends one change per
+finished sentence (or per sentence left for another), batched when several are
+waiting (annotator/work/sync_views.py). Each change goes through the
+one write path of annotations (``annotation_write``: the assignment's lock,
+replay by request id, the version check, refusal once submitted), so it is
+applied once or refused as a whole. Inside it, every step the annotator took
+is replayed through the protocol and written to the audit history as it is
+today (an ``answer`` / ``pick`` / ``undo`` event per step, old -> new, with the
+time the annotator answered), followed by note and evidence events, then one
+``save`` event carrying the change's request id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from ..domain import protocol
+from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
+from ..domain.vocabulary import Label, ProtocolMode
+from .services import MAX_NOTE_LENGTH, clear_stale_extras, evidence_bounds, label_snapshot
+from .write import AnnotationError, Outcome, annotation_write
+
+STEP_ACTIONS = ("answer", "pick", "undo")
+
+
+@dataclass(frozen=True)
+class StepTaken:
+    """One key the annotator pressed on a sentence: answer a step, pick a label (independent mode) or undo."""
+
+    action: str
+    step: str = ""
+    value: str = ""
+    at: datetime | None = None
+
+
+def annotation_save_sentence(
+    assignment: Assignment, sentence: Sentence, *, steps: list[StepTaken], path: dict | None = None,
+    note: str | None = None, evidence: list[tuple[int, int]] | None = None, seconds: float = 0.0,
+    actor, request_id: str = "", expected_version: int | None = None,
+) -> Outcome:
+    """Apply the steps taken on ``sentence``, then the note and the evidence (both None: unchanged).
+
+    ``path``, when given, is the path the page shows after the steps; it must be
+    a path the protocol allows and the one the steps lead to (otherwise nothing
+    is written). ``evidence`` is the whole list of (start, end) reference offsets
+    the sentence keeps: spans not in it are removed, new ones attached.
+    """
+    independent = assignment.project.protocol_mode == ProtocolMode.INDEPENDENT
+    if path is not None:
+        try:
+            protocol.validate(path)
+        except protocol.ProtocolError as error:
+            raise AnnotationError(f"Sentence {sentence.index + 1}: {error}") from None
+    if note is not None:
+        note = note.strip()
+        if len(note) > MAX_NOTE_LENGTH:
+            raise AnnotationError(f"A note may have at most {MAX_NOTE_LENGTH} characters.")
+    reference = assignment.turn.dialogue.reference
+    wanted = None
+    if evidence is not None:
+        wanted = {}
+        for start, end in evidence:
+            bounds = evidence_bounds(reference, start, end)
+            wanted[bounds] = reference[bounds[0]:bounds[1]]
+    now = timezone.now()
+
+    def mutate(locked, annotation):
+        old = {**label_snapshot(annotation), "note": annotation.note}
+        events = []
+        for number, taken in enumerate(steps, start=1):
+            before = label_snapshot(annotation)
+            new = _take(annotation, taken, independent)
+            answered_at = min(taken.at or now, now)
+            events.append(AnnotationEvent(
+                assignment=locked, sentence=sentence, actor=actor, action=taken.action, old=before,
+                new={**new, "answered_at": answered_at.isoformat()}, request_id=f"{request_id}:{number}"))
+        if path is not None and protocol.ordered(path) != protocol.ordered(annotation.path):
+            raise AnnotationError(f"Sentence {sentence.index + 1}: the answers sent do not lead to the path shown. "
+                                  "Reload the page.")
+        if note is not None and note != annotation.note:
+            events.append(AnnotationEvent(assignment=locked, sentence=sentence, actor=actor, action="note",
+                                          old={"note": annotation.note}, new={"note": note},
+                                          request_id=f"{request_id}:note"))
+            annotation.note = note
+        if wanted is not None:
+            events.extend(_replace_evidence(locked, sentence, annotation, wanted, actor, request_id))
+        AnnotationEvent.objects.bulk_create(events)
+        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps)}
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="save", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def _take(annotation, taken: StepTaken, independent: bool) -> dict:
+    """Apply one step to the annotation in memory; its new snapshot (with what was answered)."""
+    if taken.action == "undo":
+        if not annotation.path:
+            raise AnnotationError("Nothing to undo on this sentence.")
+        annotation.path = {} if independent else protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
+        extra = {}
+    elif taken.action == "pick":
+        if not independent:
+            raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
+        try:
+            label = Label(taken.value)
+        except ValueError:
+            raise AnnotationError(f"Unknown label {taken.value!r}.") from None
+        annotation.path = protocol.path_for_label(label)
+        extra = {}
+    elif taken.action == "answer":
+        if independent:
+            raise AnnotationError("This project uses independent mode: pick one of the seven labels.")
+        try:
+            annotation.path = protocol.ordered(protocol.answer(protocol.ordered(annotation.path), taken.step, taken.value))
+        except protocol.ProtocolError as error:
+            raise AnnotationError(str(error)) from None
+        extra = {"step": taken.step, "answer": taken.value}
+    else:
+        raise AnnotationError(f"Unknown step action {taken.action!r}.")
+    annotation.path = {str(k): str(v) for k, v in annotation.path.items()}
+    label = protocol.label_of(annotation.path) if annotation.path else None
+    annotation.label = label.value if label else ""
+    clear_stale_extras(annotation)
+    return {**label_snapshot(annotation), **extra}
+
+
+def _replace_evidence(locked, sentence, annotation, wanted: dict, actor, request_id: str) -> list[AnnotationEvent]:
+    """Make the sentence's evidence spans exactly ``wanted`` ((start, end) -> text); the events of the change."""
+    if annotation.pk is None:
+        annotation.save()
+    events = []
+    kept = set()
+    for span in EvidenceSpan.objects.filter(annotation=annotation):
+        if (span.start, span.end) in wanted and (span.start, span.end) not in kept:
+            kept.add((span.start, span.end))
+            continue
+        events.append(AnnotationEvent(
+            assignment=locked, sentence=sentence, actor=actor, action="evidence_remove",
+            old={"evidence": span.pk, "start": span.start, "end": span.end, "text": span.text}, new=None,
+            request_id=f"{request_id}:-{span.pk}"))
+        span.delete()
+    for number, ((start, end), text) in enumerate(sorted(wanted.items()), start=1):
+        if (start, end) in kept:
+            continue
+        span = EvidenceSpan.objects.create(annotation=annotation, start=start, end=end, text=text)
+        events.append(AnnotationEvent(
+            assignment=locked, sentence=sentence, actor=actor, action="evidence_add", old=None,
+            new={"evidence": span.pk, "start": start, "end": end, "text": text}, request_id=f"{request_id}:+{number}"))
+    return events

@@ -1,0 +1,319 @@
+"""Every change an annotator makes to an assignment, saved at once and audited.
+
+Each service checks what the change needs (the protocol mode, a known label,
+evidence inside the reference, ...) and makes it through the one write path,
+``annotation_write`` (services/annotation_write.py: the assignment's lock,
+replay by request id, the version check, refusal once submitted, the audit
+event old -> new). Submitting a turn, and amending one after a lead's
+feedback, go through the same path.
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from ..domain import protocol
+from ..domain.assignment import UNFINISHED
+from ..domain.claims import stale_extras
+from ..domain.vocabulary import Answer, GoldProvenance, Label, ProtocolMode, Step
+from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
+from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
+from ..claims.services import triplet_gold_derive_for_turn, triplet_submit_problems
+from ..gold.services import gold_derive_for_turn, gold_rederive_sentence
+from ..qa.qualification import qualification_score_attempt
+
+MAX_NOTE_LENGTH = 5000
+
+
+class SubmitRefused(AnnotationError):
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("The turn cannot be submitted yet: " + " ".join(problems))
+
+
+def evidence_required(path: dict) -> bool:
+    """Whether an answer on this path needs evidence when the project requires it."""
+    return path.get(Step.FAITHFULNESS) == Answer.FAITHFUL or path.get(Step.GROUNDED) == Answer.YES
+
+
+def label_snapshot(annotation: SentenceAnnotation) -> dict:
+    """What the audit history keeps of a sentence's answer: its path (in protocol order) and label."""
+    return {"path": protocol.ordered(annotation.path), "label": annotation.label}
+
+
+def clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
+    """A final label that takes no severity / error type clears them (domain.claims.stale_extras); their names."""
+    cleared = stale_extras(annotation.label, annotation.severity, annotation.justification, annotation.error_type)
+    for name, value in cleared.items():
+        setattr(annotation, name, value)
+    return list(cleared)
+
+
+def _require_mode(assignment: Assignment, mode: str):
+    if assignment.project.protocol_mode != mode:
+        if mode == ProtocolMode.SEQUENTIAL:
+            raise AnnotationError("This project uses independent mode: pick one of the seven labels.")
+        raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
+
+
+def annotation_answer_step(
+    assignment: Assignment, sentence: Sentence, step: str, value: str, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    """Answer one protocol question for a sentence; changing an earlier answer clears the later ones."""
+    _require_mode(assignment, ProtocolMode.SEQUENTIAL)
+
+    def mutate(_, annotation):
+        old = label_snapshot(annotation)
+        try:
+            path = protocol.answer(protocol.ordered(annotation.path), step, value)
+        except protocol.ProtocolError as error:
+            raise AnnotationError(str(error)) from None
+        annotation.path = {k: str(v) for k, v in protocol.ordered(path).items()}
+        label = protocol.label_of(annotation.path)
+        annotation.label = label.value if label else ""
+        clear_stale_extras(annotation)
+        return old, {**label_snapshot(annotation), "step": str(step), "answer": str(value)}
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="answer", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def annotation_pick_label(
+    assignment: Assignment, sentence: Sentence, label: str, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    """Independent mode: pick one of the seven labels at once (stored as the path that yields it)."""
+    _require_mode(assignment, ProtocolMode.INDEPENDENT)
+    try:
+        label = Label(label)
+    except ValueError:
+        raise AnnotationError(f"Unknown label {label!r}.") from None
+
+    def mutate(_, annotation):
+        old = label_snapshot(annotation)
+        annotation.path = protocol.path_for_label(label)
+        annotation.label = label.value
+        clear_stale_extras(annotation)
+        return old, label_snapshot(annotation)
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="pick", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def annotation_undo(
+    assignment: Assignment, sentence: Sentence, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    """Take back the last answer of a sentence (independent mode: clear its label)."""
+
+    def mutate(_, annotation):
+        if not annotation.path:
+            raise AnnotationError("Nothing to undo on this sentence.")
+        old = label_snapshot(annotation)
+        if assignment.project.protocol_mode == ProtocolMode.INDEPENDENT:
+            annotation.path = {}
+        else:
+            annotation.path = protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
+        label = protocol.label_of(annotation.path) if annotation.path else None
+        annotation.label = label.value if label else ""
+        clear_stale_extras(annotation)
+        return old, label_snapshot(annotation)
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="undo", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def annotation_set_note(
+    assignment: Assignment, sentence: Sentence, note: str, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE_LENGTH:
+        raise AnnotationError(f"A note may have at most {MAX_NOTE_LENGTH} characters.")
+
+    def mutate(_, annotation):
+        old = {"note": annotation.note}
+        annotation.note = note
+        return old, {"note": note}
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="note", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def annotation_evidence_add(
+    assignment: Assignment, sentence: Sentence, start: int, end: int, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    """Attach ``reference[start:end]`` (character offsets into Dialogue.reference) as evidence."""
+    reference = assignment.turn.dialogue.reference
+    start, end = evidence_bounds(reference, start, end)
+    created = {}
+
+    def mutate(_, annotation):
+        if annotation.pk is None:
+            annotation.save()
+        elif EvidenceSpan.objects.filter(annotation=annotation, start=start, end=end).exists():
+            raise AnnotationError("That span is already attached to this sentence.")
+        span = EvidenceSpan.objects.create(annotation=annotation, start=start, end=end, text=reference[start:end])
+        created["span"] = span
+        return None, {"evidence": span.pk, "start": start, "end": end, "text": span.text}
+
+    outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                               action="evidence_add", sentence=sentence, mutate=mutate, seconds=seconds)
+    outcome.extra["span"] = created.get("span")
+    return outcome
+
+
+def evidence_bounds(reference: str, start, end) -> tuple[int, int]:
+    """``(start, end)`` as offsets of a non-empty span of ``reference``, surrounding white space trimmed."""
+    try:
+        start, end = int(start), int(end)
+    except (TypeError, ValueError):
+        raise AnnotationError("Evidence needs a start and an end offset.") from None
+    # Offsets outside the reference are refused before they index it (a negative one would count from its end).
+    if not 0 <= start < end <= len(reference):
+        raise AnnotationError("Select some text in the reference first, then press e to attach it.")
+    # Trim surrounding white space so that spans compare equal whatever the selection caught.
+    while start < end and end <= len(reference) and reference[start].isspace():
+        start += 1
+    while end > start and end <= len(reference) and reference[end - 1].isspace():
+        end -= 1
+    if not 0 <= start < end <= len(reference):
+        raise AnnotationError("Select some text in the reference first, then press e to attach it.")
+    return start, end
+
+
+def annotation_evidence_remove(
+    assignment: Assignment, sentence: Sentence, evidence_id: int, *,
+    actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
+) -> Outcome:
+    def mutate(_, annotation):
+        span = None
+        if annotation.pk is not None:
+            span = EvidenceSpan.objects.filter(pk=evidence_id, annotation=annotation).first()
+        if span is None:
+            raise AnnotationError("That evidence span is not attached to this sentence.")
+        old = {"evidence": span.pk, "start": span.start, "end": span.end, "text": span.text}
+        span.delete()
+        return old, None
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="evidence_remove", sentence=sentence, mutate=mutate, seconds=seconds)
+
+
+def annotation_record_time(assignment: Assignment, sentence: Sentence, seconds: float) -> None:
+    """Add time spent looking at a sentence (sent when the annotator moves on); not a change, so no event."""
+    seconds = clamp_seconds(seconds)
+    if seconds <= 0 or sentence.turn_id != assignment.turn_id or assignment.status not in UNFINISHED:
+        return
+    with transaction.atomic():
+        updated = SentenceAnnotation.objects.filter(assignment_id=assignment.pk, sentence_id=sentence.pk).update(
+            seconds_spent=F("seconds_spent") + seconds
+        )
+        if not updated:
+            try:
+                with transaction.atomic():
+                    SentenceAnnotation.objects.create(assignment=assignment, sentence=sentence, seconds_spent=seconds)
+            except IntegrityError:
+                SentenceAnnotation.objects.filter(assignment_id=assignment.pk, sentence_id=sentence.pk).update(
+                    seconds_spent=F("seconds_spent") + seconds
+                )
+
+
+def submit_problems(assignment: Assignment) -> list[str]:
+    """Why the assignment cannot be submitted yet (empty when it can)."""
+    sentences = list(Sentence.objects.filter(turn_id=assignment.turn_id).order_by("index").values_list("id", "index"))
+    annotations = {
+        a.sentence_id: a
+        for a in SentenceAnnotation.objects.filter(assignment_id=assignment.pk).only("id", "sentence_id", "path", "label")
+    }
+    problems = []
+    missing = [index + 1 for sid, index in sentences if not getattr(annotations.get(sid), "label", "")]
+    if missing:
+        numbers = ", ".join(str(n) for n in missing[:12]) + ("…" if len(missing) > 12 else "")
+        problems.append(f"{len(missing)} of {len(sentences)} sentences have no label yet (sentence {numbers}).")
+    if assignment.project.require_evidence:
+        needing = {a.pk: a for a in annotations.values() if a.label and evidence_required(a.path or {})}
+        with_evidence = set(
+            EvidenceSpan.objects.filter(annotation_id__in=needing).values_list("annotation_id", flat=True)
+        ) if needing else set()
+        index_of = dict(sentences)
+        lacking = sorted(index_of[a.sentence_id] + 1 for pk, a in needing.items() if pk not in with_evidence)
+        if lacking:
+            numbers = ", ".join(str(n) for n in lacking)
+            problems.append(
+                f"This project requires evidence for faithful and grounded answers: sentence {numbers} "
+                f"has none (select the supporting text in the reference and press e)."
+            )
+    problems.extend(triplet_submit_problems(assignment))
+    return problems
+
+
+def assignment_submit(
+    assignment: Assignment, *, actor, request_id: str = "", expected_version: int | None = None,
+) -> Outcome:
+    """Submit a turn whose sentences all have a label (and the evidence the project requires).
+
+    Runs in one transaction: the status change, the audit event and whatever
+    must happen with it (gold derivation) commit together or not at all.
+    """
+
+    def mutate(locked, _):
+        problems = submit_problems(locked)
+        if problems:
+            raise SubmitRefused(problems)
+        return {"status": locked.status}, {"status": Assignment.Status.SUBMITTED.value}
+
+    with transaction.atomic():
+        outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                                   action="submit", sentence=None, mutate=mutate)
+        if not outcome.replayed:
+            # Triplet labels of a complete turn become gold or disputes, like sentence labels.
+            triplet_gold_derive_for_turn(outcome.assignment.turn)
+            if outcome.assignment.is_qualification:
+                # The last turn of a qualification attempt scores it (idempotent).
+                qualification_score_attempt(outcome.assignment.project, outcome.assignment.annotator)
+            else:
+                # The last of the turn's `overlap` submissions makes gold or disputes (idempotent).
+                gold_derive_for_turn(outcome.assignment.turn)
+    return outcome
+
+
+def annotation_amend(
+    assignment: Assignment, sentence: Sentence, label: str, *,
+    actor, request_id: str = "", reason: str = "", expected_version: int | None = None,
+) -> Outcome:
+    """Change the label of one sentence of a *submitted* turn (after a lead's feedback).
+
+    Allowed while the turn is not adjudicated: no adjudication of the turn is
+    resolved and no gold label of this sentence was decided by an adjudicator
+    or a lead. The sentence gets the one path that yields ``label``; the
+    change is an ``amend`` event in the audit history, old -> new, with the reason.
+    """
+    try:
+        label = Label(label)
+    except ValueError:
+        raise AnnotationError(f"Unknown label {label!r}.") from None
+
+    def mutate(locked, annotation):
+        if Adjudication.objects.filter(turn_id=locked.turn_id, status=Adjudication.Status.RESOLVED).exists() or \
+                GoldLabel.objects.filter(sentence=sentence, provenance__in=[
+                    GoldProvenance.ADJUDICATION, GoldProvenance.OVERRIDE]).exists():
+            raise AnnotationError("This turn has been adjudicated; its annotations can no longer be amended.")
+        if annotation.pk is None:
+            raise AnnotationError("There is no answer on this sentence to amend.")
+        old = label_snapshot(annotation)
+        annotation.path = protocol.path_for_label(label)
+        annotation.label = label.value
+        clear_stale_extras(annotation)
+        return old, {**label_snapshot(annotation), "reason": (reason or "")[:MAX_NOTE_LENGTH]}
+
+    with transaction.atomic():
+        outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                                   action="amend", sentence=sentence, mutate=mutate, amending=True)
+        if not outcome.replayed:
+            # Agreement gold (or a dispute) follows the amended label.
+            gold_rederive_sentence(sentence, actor, reason or "amended after feedback")
+    return outcome

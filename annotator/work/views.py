@@ -1,0 +1,242 @@
+"""The annotation workspace: an annotator's queue, the annotation screen, the lead's assignment list.
+
+Views are thin: fetch through ``annotator.access`` (another annotator's
+assignment is a 404), call a service, render the page or, for htmx requests,
+the named partial. Every write is a POST (CSRF-checked by Django's middleware).
+"""
+
+from datetime import timedelta
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from ..access import access_project, access_project_as_lead, may_annotate
+from ..forms.fields import error_text
+from .forms import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
+from ..models import Assignment, Membership
+from .page import annotation_page_data
+from ..projects.selectors import project_progress
+from .selectors import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
+from . import services as annotation_services
+from .write import AnnotationError, VersionConflict
+from .assignment import SLOTS_REFUSED_MESSAGE, AssignmentError, SlotsRefused, assignment_next, assignment_reassign, assignment_release, assignment_release_stale
+from ..qa.qualification import Status as QualificationStatus
+from ..qa.qualification import qualification_may_work, qualification_state
+from ..domain.vocabulary import Role
+from ..views.common import assignment_for, bad_request
+
+PANEL_TEMPLATE = "workspace/partials/panel.html"
+
+
+# --- annotator queue ------------------------------------------------------------------------------
+
+@require_GET
+def queue(request, slug):
+    project = access_project(request.user, slug)
+    context = {"project": project, "progress": project_progress(project), **queue_for(project, request.user)}
+    if not may_annotate(request.user, project):
+        # An adjudicator where the project keeps them out of annotation: only a slot already held goes on.
+        context["has_more_work"] = bool(context["unfinished"])
+        if not context["unfinished"]:
+            messages.info(request, SLOTS_REFUSED_MESSAGE)
+    return render(request, "workspace/queue.html", context)
+
+
+@require_POST
+def next_item(request, slug):
+    """Start / Continue: the annotator's unfinished assignment, or a newly claimed slot."""
+    project = access_project(request.user, slug)
+    try:
+        assignment = assignment_next(project, request.user)
+    except SlotsRefused as refused:
+        messages.error(request, str(refused))
+        return redirect("workspace_queue", slug=project.slug)
+    if assignment is None and not qualification_may_work(project, request.user):
+        messages.error(request, "Your qualification attempt did not reach the pass mark; a project lead can allow a retry.")
+        return redirect("qa:qualification_score", slug=project.slug)
+    if assignment is None:
+        messages.info(request, "There is no turn left for you in this project. Thank you!")
+        return redirect("workspace_queue", slug=project.slug)
+    return redirect("annotate", assignment_id=assignment.pk)
+
+
+# --- the annotation screen ------------------------------------------------------------------------
+
+@require_GET
+def annotate(request, assignment_id):
+    """The annotation screen; with htmx and ``?sentence=``, only the decision panel of that sentence."""
+    assignment = assignment_for(request, assignment_id)
+    query = SentenceQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query, back_url=reverse("annotate", args=[assignment.pk]))
+    state = screen_state(assignment, sentence_id=query.cleaned_data["sentence"])
+    if request.htmx:
+        return render(request, PANEL_TEMPLATE, {**state, "oob": True, "refresh_reference": True})
+    return render(request, "workspace/annotate.html", {**state, "page_data": annotation_page_data(assignment, state)})
+
+
+@require_POST
+def act(request, assignment_id, action):
+    """One change to the annotator's assignment; answers with the decision panel (htmx) or a redirect."""
+    if action not in ACTION_FORMS:
+        raise Http404("No such action")
+    assignment = assignment_for(request, assignment_id)
+    form = ACTION_FORMS[action](request.POST)
+    form.is_valid()
+    sentence = None
+    if action != "submit":
+        if "sentence" in form.errors:
+            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
+        sentence = turn_sentence(assignment, form.cleaned_data["sentence"])
+        if sentence is None:
+            raise Http404("No such sentence in this turn")
+    if form.errors:
+        if not request.htmx:
+            url = reverse("annotate", args=[assignment.pk])
+            return bad_request(request, form, back_url=f"{url}?sentence={sentence.pk}" if sentence else url)
+        # The screen swaps the panel it gets back: the same panel, with what was wrong.
+        return _render_panel(request, assignment, action, sentence, None, 400, error_text(form))
+    data = form.cleaned_data
+    if action == "time":
+        annotation_services.annotation_record_time(assignment, sentence, data["seconds"])
+        return HttpResponse(status=204)
+    common = {"actor": request.user, **form.common()}
+    status, message, advance_from = 200, "", None
+    try:
+        if action == "answer":
+            outcome = annotation_services.annotation_answer_step(
+                assignment, sentence, data["step"], data["value"], **common)
+        elif action == "pick":
+            outcome = annotation_services.annotation_pick_label(assignment, sentence, data["label"], **common)
+        elif action == "undo":
+            outcome = annotation_services.annotation_undo(assignment, sentence, **common)
+        elif action == "note":
+            outcome = annotation_services.annotation_set_note(assignment, sentence, data["note"], **common)
+            message = "Note saved."
+        elif action == "evidence_add":
+            reference = assignment.turn.dialogue.reference
+            start = browser_offset_to_reference(reference, data["start"])
+            end = browser_offset_to_reference(reference, data["end"])
+            outcome = annotation_services.annotation_evidence_add(assignment, sentence, start, end, **common)
+        elif action == "evidence_remove":
+            outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
+        else:
+            outcome = annotation_services.assignment_submit(assignment, **common)
+            messages.success(request, f"Turn submitted ({assignment.turn}). Thank you!")
+            target = reverse("workspace_queue", args=[assignment.project.slug])
+            if assignment.is_qualification and qualification_state(assignment.project, request.user).status in (
+                    QualificationStatus.PASSED, QualificationStatus.FAILED):
+                target = reverse("qa:qualification_score", args=[assignment.project.slug])  # the attempt was scored
+            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+        assignment = _keep_loaded(outcome.assignment, assignment)
+        event = outcome.event
+        if event is not None and event.action in ("answer", "pick") and event.new and event.new.get("label") \
+                and not (event.old or {}).get("label"):
+            advance_from = sentence.pk
+    except VersionConflict as conflict:
+        status, message = 409, str(conflict)
+        assignment = assignment_for(request, assignment_id)
+    except AnnotationError as error:
+        status, message = 422, str(error)
+        assignment = assignment_for(request, assignment_id)
+    if not request.htmx:
+        if message:
+            (messages.error if status >= 400 else messages.info)(request, message)
+        url = reverse("annotate", args=[assignment.pk])
+        return redirect(f"{url}?sentence={sentence.pk}" if sentence else url)
+    return _render_panel(request, assignment, action, sentence, advance_from, status, message)
+
+
+def _render_panel(request, assignment, action, sentence, advance_from, status, message):
+    """The decision panel after an action on ``sentence`` (with ``message``, an error when ``status`` >= 400)."""
+    acted = sentence
+    state = screen_state(assignment, sentence_id=sentence.pk if sentence else None, advance_from=advance_from)
+    acted_row = next((row for row in state["rows"] if acted and row.sentence.pk == acted.pk), None)
+    # The reference is sent again only when its highlights change: evidence added or removed,
+    # or the panel moved on from a sentence with evidence to another one.
+    active = state["active"]
+    moved = active is not None and acted_row is not None and active is not acted_row
+    refresh_reference = action.startswith("evidence") or status == 409 or (
+        moved and bool(acted_row.evidence or active.evidence))
+    context = {**state, "oob": True, "message": message, "message_is_error": status >= 400, "acted_row": acted_row,
+               "refresh_reference": refresh_reference}
+    return render(request, PANEL_TEMPLATE, context, status=status)
+
+
+def _keep_loaded(fresh: Assignment, loaded: Assignment) -> Assignment:
+    """The saved assignment with the project, turn and dialogue already fetched for this request."""
+    fresh.project = loaded.project
+    fresh.turn = loaded.turn
+    return fresh
+
+
+# --- lead: who holds what -------------------------------------------------------------------------
+
+STALE_CHOICES = {"4": timedelta(hours=4), "24": timedelta(hours=24), "72": timedelta(hours=72)}
+
+
+@require_GET
+def lead_assignments_page(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    show = "all" if request.GET.get("show") == "all" else "open"
+    stale_key = request.GET.get("stale", "24") if request.GET.get("stale") in STALE_CHOICES else "24"
+    context = {
+        "project": project,
+        "show": show,
+        "stale_key": stale_key,
+        "stale_choices": STALE_CHOICES,
+        "annotators": Membership.objects.filter(project=project, role=Role.ANNOTATOR).select_related("user").order_by("user__username"),
+        **lead_assignments(project, show=show, stale_after=STALE_CHOICES[stale_key]),
+    }
+    return render(request, "workspace/lead.html", context)
+
+
+@require_POST
+def lead_release(request, slug, assignment_id):
+    project = access_project_as_lead(request.user, slug)
+    assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    form = ReleaseForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
+    try:
+        assignment_release(assignment, actor=request.user, reason=form.cleaned_data["reason"] or "released by a lead")
+        messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {assignment.turn}.")
+    except AssignmentError as error:
+        messages.error(request, str(error))
+    return redirect("workspace_lead", slug=project.slug)
+
+
+@require_POST
+def lead_reassign(request, slug, assignment_id):
+    project = access_project_as_lead(request.user, slug)
+    assignment = get_object_or_404(Assignment, pk=assignment_id, project=project)
+    form = ReassignForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
+    target = get_object_or_404(
+        get_user_model(), pk=form.cleaned_data["annotator"],
+        memberships__project=project, memberships__role=Role.ANNOTATOR,
+    )
+    try:
+        assignment_reassign(assignment, target, actor=request.user)
+        messages.success(request, f"Reassigned {assignment.turn} to {target.get_username()}.")
+    except AssignmentError as error:
+        messages.error(request, str(error))
+    return redirect("workspace_lead", slug=project.slug)
+
+
+@require_POST
+def lead_release_stale(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    form = ReleaseStaleForm(request.POST, stale_choices=STALE_CHOICES)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
+    idle = STALE_CHOICES[form.cleaned_data["stale"] or "24"]
+    count = assignment_release_stale(project, actor=request.user, max_idle=idle)
+    messages.success(request, f"Released {count} assignment(s) idle for more than {idle}.")
+    return redirect("workspace_lead", slug=project.slug)
