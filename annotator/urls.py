@@ -27,6 +27,7 @@ urlpatterns = [
          name="import_file_download"),
     # Adjudication, gold and reports (adjudicators and leads).
     path("p/<slug:slug>/adjudication/", gold.queue, name="gold_queue"),
+    path("adjudication/badge/", gold.nav_badge, name="gold_nav_badge"),
     path("p/<slug:slug>/adjudication/settings/", gold.queue_settings, name="gold_queue_settings"),
     path("p/<slug:slug>/adjudication/turn/<int:turn_id>/", gold.turn_screen, name="gold_turn"),
     path("p/<slug:slug>/adjudication/<int:adjudication_id>/resolve/", gold.resolve, name="gold_resolve"),

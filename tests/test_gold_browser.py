@@ -145,3 +145,24 @@ def test_the_adjudicators_walk_is_walked_in_the_page_keys_in_a_burst_apply_to_wh
     expect(next_card).to_have_class(re.compile(r"\bactive\b"))
     expect(next_card.locator(".walk-path li")).to_have_count(0)  # nothing typed during the save landed here
     assert not GoldLabel.objects.filter(sentence=second).exists()
+
+
+def test_counters_and_the_badge_follow_the_last_decision_without_a_reload(page_for):
+    project = ProjectFactory(slug="counters")
+    ann1, ann2 = annotators(project)
+    turn = TurnFactory(dialogue__project=project)
+    submit(turn, ann1, [Label.FAITHFUL, Label.SPECULATIVE, Label.IRRELEVANT])
+    submit(turn, ann2, [Label.INVENTED, Label.SPECULATIVE, Label.IRRELEVANT])
+    gold_derive_for_turn(turn)
+    judge = member(project, Role.ADJUDICATOR)
+    page = page_for(judge)
+    page.goto(f"/p/{project.slug}/adjudication/turn/{turn.pk}/")
+    expect(page.locator("#open-dispute-count")).to_have_text("1 open dispute")
+    expect(page.locator("#gold-nav-badge")).to_contain_text("Disputes 1")
+    page.keyboard.press("a")
+    page.keyboard.press("r")
+    page.keyboard.type("The reference names Brazil.")
+    page.keyboard.press("Enter")
+    expect(page.locator("#open-dispute-count")).to_have_text("0 open disputes")
+    expect(page.locator("#gold-nav-badge")).not_to_contain_text("Disputes")  # fetched again on the decision
+    expect(page.locator("#turn-done")).to_be_visible()

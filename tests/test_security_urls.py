@@ -29,7 +29,7 @@ PUBLIC = {
 
 # Fragments htmx polls (badges, a question thread): after the session ends they answer an empty
 # 204 to a GET, so that no login page is swapped into the page; every other method still redirects.
-POLLED_FRAGMENTS = {"qa:nav_badges", "qa:turn_questions", "qa:question_messages"}
+POLLED_FRAGMENTS = {"qa:nav_badges", "qa:turn_questions", "qa:question_messages", "gold_nav_badge"}
 
 # POSTs that need no CSRF token because they carry no ambient authority: the
 # API token exchange authenticates with the password in the body, never a cookie.

@@ -292,3 +292,36 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
     assert "answer" in focused["cls"] and focused["outline"] != "none" and focused["width"] != "0px", focused
     if os.environ.get("SCREENSHOTS"):
         page.screenshot(path=str(SCREENSHOTS / f"annotation-screen-{width}x{height}.png"))
+
+
+def test_back_to_the_queue_shows_the_counters_as_they_are_now(browser, live_server):
+    """The queue left for the annotation screen and come back to with Back is not the stale copy the browser
+    kept (the back-forward cache, which annotators' browsers have on; Playwright turns it off by default, so
+    this test starts a Chromium with it on): it counts the turn just taken."""
+    from django.conf import settings
+    from django.test import Client
+
+    from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    project, _ = project_with_turns(2)
+    (user,) = annotators(project, 1)
+    client = Client()
+    client.force_login(user)
+    with_cache = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+                                             ignore_default_args=["--disable-back-forward-cache"])
+    context = with_cache.new_context(base_url=live_server.url)
+    context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                          "url": live_server.url}])
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"/p/{project.slug}/work/")
+    expect(page.locator(".counts")).to_contain_text("0assigned")
+    page.locator("#start-button").click()
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    expect(page.locator("#decision-panel")).to_be_visible()
+    page.go_back(wait_until="commit")  # a page restored from the cache fires no load event
+    expect(page).to_have_url(re.compile(rf"/p/{project.slug}/work/"))
+    expect(page.locator(".counts")).to_contain_text("1assigned")
+    context.set_offline(True)
+    with_cache.close()
+

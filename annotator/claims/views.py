@@ -22,7 +22,7 @@ from . import services as claims_services
 from ..work.write import AnnotationError, VersionConflict
 from ..domain.vocabulary import Severity, TripletLabel
 from ..views.common import assignment_for, bad_request
-from ..corpus.views import blind_refusal
+from ..views.common import blind_refusal
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}
 SENTENCE_ACTIONS = {"severity", "error_type"}

@@ -6,14 +6,13 @@ that turn too: it is left out of the list, its page is a 404, and exports are
 refused until the slot is submitted (an export without it would be incomplete gold).
 """
 
-from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpResponseBadRequest, HttpResponseForbidden, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from ..access import BLIND_EXPORT_MESSAGE, BLIND_REPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_in, is_blind_on
+from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
 from .exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from .forms import TurnFilterForm
 from .import_forms import ImportUploadForm
@@ -22,20 +21,9 @@ from . import import_selectors as selectors
 from .exports import export_job_create, export_job_progress
 from .imports import import_batch_progress, import_batch_start
 from ..templatetags.import_tags import import_file_names
-from ..views.common import bad_request
+from ..views.common import bad_request, blind_refusal
 
 PAGE_SIZE = 50
-
-
-def blind_refusal(request, project, message=BLIND_REPORT_MESSAGE):
-    """None, or the answer to a view of the whole project's gold (export, report, evaluation) asked by someone
-    who holds an unsubmitted slot in it: the message on the project page (a 403 with it for htmx)."""
-    if not is_blind_in(request.user, project):
-        return None
-    if not request.htmx:
-        messages.error(request, message)
-        return redirect("project_detail", slug=project.slug)
-    return HttpResponseForbidden(message, content_type="text/plain; charset=utf-8")
 
 
 def _export_refused(request, project):

@@ -5,7 +5,7 @@ from django.http import Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from ..domain import protocol
 from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
@@ -15,7 +15,7 @@ from .selectors import adjudication_queue, adjudication_screen, dispute_for, gol
 from . import services as gold_services
 from .services import GoldError, has_annotated
 from ..projects.services import project_update_settings
-from ..views.common import bad_request
+from ..views.common import bad_request, polled
 
 
 QUEUE_PAGE = 200  # oldest turns shown; deciding them brings the next ones up
@@ -49,6 +49,13 @@ def queue_settings(request, slug):
     project_update_settings(project, **form.cleaned_data)
     messages.success(request, "Adjudication settings saved.")
     return redirect("gold_queue", slug=slug)
+
+
+@polled
+@require_GET
+def nav_badge(request):
+    """The navigation's open-dispute badge, polled and fetched again when a dispute is decided on the page."""
+    return render(request, "gold/partials/nav_badges.html")
 
 
 def _turn(project, turn_id):

@@ -1,11 +1,8 @@
 """Pages of the QA loop: questions, feedback, review, QA measures. Thin: access getter, service, template."""
 
 import csv
-from functools import wraps
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -21,22 +18,7 @@ from . import selectors as selectors
 from . import services as services
 from .services import QAError
 from ..domain.vocabulary import STEP_ANSWERS, Label, Step
-from ..views.common import bad_request
-from ..corpus.views import blind_refusal
-
-
-def polled(view):
-    """For the fragments htmx polls: after the session ends, answer 204 (nothing to swap) rather than
-    letting the login redirect put a login page inside the navigation or a pane."""
-    @login_not_required
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            if request.method in ("GET", "HEAD"):
-                return HttpResponse(status=204)
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
-    return wrapped
+from ..views.common import bad_request, blind_refusal, polled
 
 
 # --- Asking (from the annotation screen) --------------------------------------

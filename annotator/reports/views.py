@@ -8,7 +8,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from . import charts
 from ..access import access_project_as_lead
-from ..corpus.views import blind_refusal
+from ..views.common import blind_refusal
 from .selectors import comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables
 from .services import report_refresh_request
 from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label

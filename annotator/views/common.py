@@ -1,9 +1,15 @@
-"""Helpers the HTML views share: the annotator's own assignment, and the 400 answer to a malformed request."""
+"""Helpers the HTML views of every feature share: the annotator's own assignment, the 400 answer to a malformed
+request, the refusal of whole-project figures to someone blind in the project, and polled fragments."""
 
-from django.http import Http404, HttpResponse
-from django.shortcuts import render
+from functools import wraps
 
-from ..access import access_assignment, role_in
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpResponse, HttpResponseForbidden
+from django.shortcuts import redirect, render
+
+from ..access import BLIND_REPORT_MESSAGE, access_assignment, is_blind_in, role_in
 from ..forms.fields import error_text
 from ..models import Assignment
 
@@ -22,3 +28,28 @@ def bad_request(request, form_or_message, *, back_url: str = "") -> HttpResponse
     if request.htmx:
         return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
     return render(request, "errors/bad_request.html", {"message": message, "back_url": back_url}, status=400)
+
+
+def blind_refusal(request, project, message=BLIND_REPORT_MESSAGE):
+    """None, or the answer to a view of the whole project's gold (export, report, evaluation) asked by someone
+    who holds an unsubmitted slot in it: the message on the project page (a 403 with it for htmx)."""
+    if not is_blind_in(request.user, project):
+        return None
+    if not request.htmx:
+        messages.error(request, message)
+        return redirect("project_detail", slug=project.slug)
+    return HttpResponseForbidden(message, content_type="text/plain; charset=utf-8")
+
+
+def polled(view):
+    """For the fragments htmx polls: after the session ends, answer 204 (nothing to swap) rather than
+    letting the login redirect put a login page inside the navigation or a pane."""
+    @login_not_required
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            if request.method in ("GET", "HEAD"):
+                return HttpResponse(status=204)
+            return redirect_to_login(request.get_full_path())
+        return view(request, *args, **kwargs)
+    return wrapped

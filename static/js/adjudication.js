@@ -248,6 +248,8 @@
       if (goto) { goto.classList.remove("open"); }
       const done = document.getElementById("turn-done");
       if (done) { done.hidden = openDisputes().length > 0; }
+      const count = document.getElementById("open-dispute-count");
+      if (count) { const n = openDisputes().length; count.textContent = n + " open dispute" + (n === 1 ? "" : "s"); }
       activate(nextOpenAfter(swapped.id) || swapped);
       return;
     }

@@ -16,4 +16,8 @@
          reason ? "That action was refused: " + reason : "That action was refused (" + code + ").");
   });
   document.addEventListener("htmx:afterRequest", (event) => { if (event.detail.successful) { hide(); } });
+  // A page restored from the back-forward cache shows its counters as they were when it was left (a queue's
+  // "in progress", an open-dispute count): fetch it again. (The annotation page keeps its unsent answers in
+  // the browser's storage, so reloading it loses nothing.)
+  window.addEventListener("pageshow", (event) => { if (event.persisted) { window.location.reload(); } });
 })();
