@@ -37,3 +37,25 @@ def test_load_demo_twice(settings):
     call_command("load_demo", stdout=out)
     assert "nothing changed" in out.getvalue()
     assert Turn.objects.filter(dialogue__project=project).count() == 9
+
+
+def test_the_home_page_and_the_project_page_count_the_same_turns():
+    """One definition of a project's size: turns to annotate, the qualification turns named apart."""
+    import re
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    call_command("load_demo", stdout=StringIO())
+    project = Project.objects.get(slug="demo")
+    lead = get_user_model().objects.get(username="lead")
+    client = Client()
+    client.force_login(lead)
+    home = client.get("/").content.decode()
+    page = client.get(f"/p/{project.slug}/").content.decode()
+    work = Turn.objects.filter(dialogue__project=project, is_qualification=False).count()
+    qualification = Turn.objects.filter(dialogue__project=project, is_qualification=True).count()
+    assert qualification > 0  # the demo has a qualification set: the case that disagreed
+    row = home.split(f'href="/p/{project.slug}/"')[1].split("</tr>")[0]
+    assert re.search(rf"<td>{work} <span class=\"muted\">\(\+ {qualification} qualification\)</span></td>", row), row
+    assert f"{work} turns to annotate (+ {qualification} qualification)" in page
