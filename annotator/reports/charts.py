@@ -7,6 +7,8 @@ and a CSV next to each chart.
 
 from __future__ import annotations
 
+import math
+
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -28,6 +30,21 @@ def _fmt(value, percent):
     return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
 
 
+def nice_ticks(low: float, high: float, count: int = 6) -> list[float]:
+    """About ``count`` axis ticks at round values (a step of 1, 2, 2.5 or 5 times a power of ten) covering
+    ``low``..``high``: an axis reads -20 %, 0 %, 20 %, not -6.2 %, 20.3 %, 46.9 %."""
+    span = (high - low) or 1.0
+    raw = span / max(count - 1, 1)
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    start, end = math.floor(low / step + 1e-9) * step, math.ceil(high / step - 1e-9) * step
+    ticks, n = [], 0
+    while start + n * step <= end + step * 1e-6:
+        ticks.append(round(start + n * step, 10))
+        n += 1
+    return ticks if len(ticks) > 1 else [low, low + step]
+
+
 def _svg(width, height, title, body):
     return mark_safe(
         f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
@@ -44,14 +61,15 @@ def bar_chart(title, categories, series, *, percent=True, y_min=0.0, y_max=None,
         y_max = max(values + [1.0 if percent else 0.0]) or 1.0
     if y_min is None:
         y_min = min(values + [0.0])
+    ticks = nice_ticks(y_min, y_max)
+    y_min, y_max = ticks[0], ticks[-1]
     span = (y_max - y_min) or 1.0
 
     def y(value):
         return top + plot_h * (1 - (value - y_min) / span)
 
     parts = []
-    for tick in range(5):
-        value = y_min + span * tick / 4
+    for value in ticks:
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
         parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt(value, percent))}</text>')
     group_w = plot_w / max(len(categories), 1)
@@ -86,6 +104,8 @@ def line_chart(title, x_labels, series, *, percent=False, y_min=None, y_max=1.0,
     values = [v for _, vs, _ in series for v in vs if v is not None]
     if y_min is None:
         y_min = min(values + [0.0])
+    ticks = nice_ticks(y_min, y_max)
+    y_min, y_max = ticks[0], ticks[-1]
     span = (y_max - y_min) or 1.0
 
     def y(value):
@@ -95,8 +115,7 @@ def line_chart(title, x_labels, series, *, percent=False, y_min=None, y_max=1.0,
         return left + (plot_w * i / (len(x_labels) - 1) if len(x_labels) > 1 else plot_w / 2)
 
     parts = []
-    for tick in range(5):
-        value = y_min + span * tick / 4
+    for value in ticks:
         parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
         parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt(value, percent))}</text>')
     step = max(1, len(x_labels) // 8)
