@@ -52,6 +52,21 @@ def _svg(width, height, title, body):
     )
 
 
+def _y_axis(low, high, top, plot_h, left, right_x, percent):
+    """The value scale of a chart (round ticks covering ``low``..``high``): ``y(value)`` and its grid and labels."""
+    ticks = nice_ticks(low, high)
+    low, span = ticks[0], (ticks[-1] - ticks[0]) or 1.0
+
+    def y(value):
+        return top + plot_h * (1 - (value - low) / span)
+
+    parts = []
+    for value in ticks:
+        parts.append(f'<line class="grid" x1="{left}" x2="{right_x}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
+        parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt(value, percent))}</text>')
+    return y, ticks[0], parts
+
+
 def bar_chart(title, categories, series, *, percent=True, y_min=0.0, y_max=None, width=560, height=240):
     """Grouped vertical bars. ``series`` is a list of (name, values, colour); None values leave a gap."""
     left, right, top, bottom = 48, 10, 10, 46
@@ -61,17 +76,7 @@ def bar_chart(title, categories, series, *, percent=True, y_min=0.0, y_max=None,
         y_max = max(values + [1.0 if percent else 0.0]) or 1.0
     if y_min is None:
         y_min = min(values + [0.0])
-    ticks = nice_ticks(y_min, y_max)
-    y_min, y_max = ticks[0], ticks[-1]
-    span = (y_max - y_min) or 1.0
-
-    def y(value):
-        return top + plot_h * (1 - (value - y_min) / span)
-
-    parts = []
-    for value in ticks:
-        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
-        parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt(value, percent))}</text>')
+    y, y_min, parts = _y_axis(y_min, y_max, top, plot_h, left, width - right, percent)
     group_w = plot_w / max(len(categories), 1)
     bar_w = max(2.0, (group_w * 0.8) / max(len(series), 1))
     zero = y(max(y_min, 0.0)) if y_min < 0 else y(y_min)
@@ -104,20 +109,11 @@ def line_chart(title, x_labels, series, *, percent=False, y_min=None, y_max=1.0,
     values = [v for _, vs, _ in series for v in vs if v is not None]
     if y_min is None:
         y_min = min(values + [0.0])
-    ticks = nice_ticks(y_min, y_max)
-    y_min, y_max = ticks[0], ticks[-1]
-    span = (y_max - y_min) or 1.0
-
-    def y(value):
-        return top + plot_h * (1 - (value - y_min) / span)
+    y, y_min, parts = _y_axis(y_min, y_max, top, plot_h, left, width - right, percent)
 
     def x(i):
         return left + (plot_w * i / (len(x_labels) - 1) if len(x_labels) > 1 else plot_w / 2)
 
-    parts = []
-    for value in ticks:
-        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(value):.1f}" y2="{y(value):.1f}"/>')
-        parts.append(f'<text x="{left - 4}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(_fmt(value, percent))}</text>')
     step = max(1, len(x_labels) // 8)
     for i, label in enumerate(x_labels):
         if i % step == 0:
