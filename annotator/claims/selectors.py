@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 from .. import extensions
 from ..domain import agreement, claims, evidence
 from ..models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold
-from ..domain.vocabulary import ERROR_TYPE_LABELS, SEVERITY_LABELS, Answer, Label, Severity, Step, TripletLabel
+from ..domain.vocabulary import ERROR_TYPE_LABELS, SEVERITY_LABELS, Label, Severity, TripletLabel
 
 # Keys of the triplet panel: letter and digit for each label, in this order.
 TRIPLET_KEYS = {

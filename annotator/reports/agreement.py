@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from ..domain import agreement
-from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, Sentence, SentenceAnnotation, Turn
+from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
 from ..domain.vocabulary import Label, Step
 
 STEP_TITLES = {
