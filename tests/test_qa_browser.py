@@ -21,6 +21,14 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 
 
+
+def pick_answer(page, step, value):
+    """Choose the right answer of ``step`` in the promote form (only that step's answers are offered)."""
+    answer = page.get_by_label("Right answer at that step")
+    option = page.locator(f'#promote-answer optgroup[data-step="{step}"] option[value="{value}"]')
+    answer.select_option(element=option.element_handle())
+    expect(answer).to_have_value(value)
+
 def screenshot(page, name):
     """With SCREENSHOTS=1, save a screenshot for the docs (as the workspace's browser tests do)."""
     if os.environ.get("SCREENSHOTS"):
@@ -58,7 +66,7 @@ def test_lead_answers_in_the_thread_and_the_asker_sees_it_without_reloading(page
 
     # The lead promotes it to a guideline example at the step it concerns.
     lead_page.get_by_label("Step", exact=True).select_option("grounded")
-    lead_page.get_by_label("Right answer at that step").select_option("no")
+    pick_answer(lead_page, "grounded", "no")
     lead_page.get_by_role("button", name="Promote to guideline example").click()
     expect(lead_page.get_by_text("Added to the guideline examples")).to_be_visible()
     example = GuidelineExample.objects.get()
@@ -169,7 +177,13 @@ def test_ask_mid_turn_lead_answers_annotator_sees_it_live_then_it_becomes_a_guid
 
     # The lead promotes it: "yes" is the right answer at "Is it rational?".
     expect(lead_page.get_by_label("Step", exact=True)).to_have_value("rational")
-    lead_page.get_by_label("Right answer at that step").select_option("yes")
+    offered = "[...document.querySelectorAll('#promote-answer option')].filter(o => !o.disabled && !o.parentElement.disabled)" \
+              ".map(o => o.parentElement.label + ':' + o.value)"
+    assert lead_page.evaluate(offered) == ["Is it rational?:yes", "Is it rational?:no"]  # that step's answers only
+    lead_page.get_by_label("Step", exact=True).select_option("kind")
+    assert lead_page.evaluate(offered) == ["Factual or cognitive?:factual", "Factual or cognitive?:cognitive"]
+    lead_page.get_by_label("Step", exact=True).select_option("rational")
+    pick_answer(lead_page, "rational", "yes")
     lead_page.get_by_role("button", name="Promote to guideline example").click()
     expect(lead_page.get_by_text("Added to the guideline examples")).to_be_visible()
 
