@@ -236,7 +236,8 @@ class AutoLabelJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
             else:
                 request.session.pop(SESSION_KEY, None)
                 messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
-                return redirect("admin:autolabel_autolabeljob_changelist")
+                # The job's own page: every lead of the project may open it, whatever the admin lets them list.
+                return redirect("autolabel:job_detail", project.slug, job.pk)
         context = {
             **self.admin_site.each_context(request), "title": f"Start an auto-label job on {project}", "form": form,
             "project": project, "turn_count": len(turn_ids) if turn_ids else None, "opts": self.model._meta,

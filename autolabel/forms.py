@@ -23,6 +23,10 @@ class JobStartForm(forms.Form):
         super().__init__(*args, **kwargs)
         if project is not None:
             self.fields["prompt_version"].queryset = PromptVersion.objects.filter(project=project)
+            # The profile the project's last job used, or the only one there is: what a lead starts with.
+            last = project.autolabel_jobs.order_by("-pk").values_list("profile_id", flat=True).first()
+            profiles = list(LLMProfile.objects.values_list("pk", flat=True)[:2])
+            self.fields["profile"].initial = last or (profiles[0] if len(profiles) == 1 else None)
 
     def clean(self):
         data = super().clean()

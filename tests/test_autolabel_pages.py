@@ -232,3 +232,26 @@ def test_annotators_get_no_predictions_partial(client, finished_job):
     project, turn, _ = finished_job
     client.force_login(member(project, Role.ANNOTATOR))
     assert client.get(reverse("autolabel:turn_predictions", args=[project.slug, turn.pk])).status_code == 404
+
+
+def test_a_staff_lead_starting_a_job_in_the_admin_lands_on_the_jobs_page_with_the_profile_chosen(client, profile):
+    """Before, the job ran but the staff lead landed on a bare 403 (the admin's job list is not theirs to see)."""
+    project = ProjectFactory()
+    plain_turns(project, 2)
+    lead = member(project, Role.LEAD)
+    lead.is_staff = True
+    lead.save(update_fields=["is_staff"])
+    client.force_login(lead)
+    url = reverse("admin:autolabel_job_start")
+    LLMProfile.objects.exclude(pk=profile.pk).delete()  # the migration's default profile: one profile left
+    form = client.get(url, {"project": project.pk}).content.decode()
+    assert f'<option value="{profile.pk}" selected>' in form  # the only profile there is, preselected
+    response = client.post(url, {"project": project.pk, "profile": profile.pk, "samples": 5, "threshold": 3},
+                           follow=True)
+    job = AutoLabelJob.objects.get()
+    assert response.status_code == 200
+    assert response.redirect_chain[-1][0] == reverse("autolabel:job_detail", args=[project.slug, job.pk])
+    assert f"Job {job.pk} queued" in response.content.decode()
+    other = LLMProfile.objects.create(name="another endpoint", base_url="http://127.0.0.1:9/v1")
+    form = client.get(url, {"project": project.pk}).content.decode()
+    assert f'<option value="{profile.pk}" selected>' in form and f'<option value="{other.pk}">' in form  # the last used
