@@ -191,7 +191,9 @@
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
     if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
     if (focusWasInPanel) {
-      const first = element.querySelector(".question .answer, .label-picker .pick.chosen, .label-picker .pick");
+      // The chosen label's button in independent mode, not the first of the seven.
+      const first = element.querySelector(".question .answer") || element.querySelector(".label-picker .pick.chosen") ||
+        element.querySelector(".label-picker .pick");
       if (first) { first.focus({ preventScroll: true }); }
     }
   };
