@@ -286,3 +286,22 @@ def test_polled_fragments_answer_204_once_the_session_is_over(client, world):
         assert response.status_code == 204 and response.content == b""
     # Pages still send anonymous visitors to the login page.
     assert client.get(reverse("qa:my_questions")).status_code == 302
+
+
+def test_a_wrong_answer_on_gold_without_a_reason_is_explained_by_the_protocol(client, world):
+    """Imported gold carries no reason: the score says what the protocol asks at the step the annotator left the
+    gold's path, instead of "No reason was recorded" on every such sentence (issue 17)."""
+    from annotator.domain.definitions import STEP_DEFINITIONS
+    from annotator.domain.vocabulary import Step
+
+    project, _, p = world
+    first = gold_turn(project, ["faithful", "speculative"], reasons=["", "Not in the reference."])
+    qualification.qualification_set(project=project, actor=p["lead"], turn_ids=[first.pk], pass_mark=0.9)
+    finish(qualification.qualification_assignment_next(project, p["ann"]), ["invented", "speculative"])
+    client.force_login(p["ann"])
+    page = client.get(reverse("qa:qualification_score", args=[project.slug])).content.decode()
+    assert "No reason was recorded" not in page
+    explanation = page.split('data-testid="gold-explanation">')[1].split("</p>")[0]
+    assert f"At “{Step.FAITHFULNESS.label}”" in explanation.replace("&#x27;", "'")
+    assert "<strong>Faithful</strong>" in explanation
+    assert STEP_DEFINITIONS[Step.FAITHFULNESS][:40] in explanation.replace("&#x27;", "'").replace("&quot;", '"')

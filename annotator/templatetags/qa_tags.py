@@ -4,6 +4,7 @@ from django import template
 
 from ..qa.selectors import nav_counts
 from .gold_tags import label_name
+from ..domain.definitions import STEP_DEFINITIONS
 from ..domain.vocabulary import Answer, Step
 
 register = template.Library()
@@ -40,6 +41,18 @@ def step_label(value):
         return Step(value).label
     except ValueError:
         return value or ""
+
+
+@register.simple_tag
+def gold_step_explanation(gold_path, step):
+    """When a gold label came with no reason (imported gold), what the protocol says at the step where the
+    annotator left the gold's path: the question, the gold's answer and the question's definition."""
+    try:
+        step = Step(step)
+        answer = Answer((gold_path or {}).get(step.value)).label
+    except ValueError:
+        return None
+    return {"question": step.label, "answer": answer, "definition": STEP_DEFINITIONS[step]}
 
 
 # The same filter as the gold pages' (one definition), for templates that load only qa_tags.
