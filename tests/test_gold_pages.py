@@ -246,6 +246,12 @@ def test_protocol_comparison_compares_the_same_units_when_the_two_imports_segmen
     assert header[2] == "Units" and header[6] == "Own units left out"
     assert (mine[2], mine[6]) == ("1", "2") and (theirs[2], theirs[6]) == ("1", "1")
     assert float(theirs[4]) == 0.0  # on "Hello there!" the merged project's annotators disagreed (X vs S)
+    # The figures are cached until either project's data changes: a third annotator of the merged project counts.
+    (third,) = annotators(other, 1)
+    submit(turn, third, [F, S])
+    rows = list(csv.reader(io.StringIO(client_for(setup["lead"]).get(
+        f"/p/{setup['project'].slug}/reports/protocols.csv?compare=amazon-merged").content.decode())))
+    assert float(rows[2][4]) == pytest.approx(1 / 3)  # X, S, S on "Hello there!": one agreeing pair of three
 
 
 def test_project_page_links_for_each_role(setup):

@@ -153,6 +153,22 @@ def _agreement_on(units: dict, keys: list) -> dict:
             "kappa": agreement.pooled_kappa(pair_tables.values())}
 
 
+def _shared_unit_measures(project, other) -> dict[int, dict]:
+    """Per project: agreement on the units both projects have, and how many of its own units that left out.
+
+    Both projects' annotations are read in full, so the result is cached until either project's data changes (the
+    reports page picks a comparison project by itself: without the cache every view would read them again).
+    """
+    def compute():
+        units = {p.pk: _units_with_labels(p) for p in (project, other)}
+        shared = sorted(set(units[project.pk]) & set(units[other.pk]))
+        return {pk: {**_agreement_on(u, shared), "units": len(shared), "left_out": len(u) - len(shared)}
+                for pk, u in units.items()}
+
+    version = f"{data_version(project)}|{other.pk}:{data_version(other)}"
+    return cached(project, f"comparison:{other.pk}", compute, version)
+
+
 def protocol_comparison(project, other: Project | None, report: dict | None = None) -> list[dict]:
     """Table-1 style rows: each project's protocol, its agreement on the final labels and its QA effort.
 
@@ -163,15 +179,13 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
     post-hoc feedback) per 500 judged statements come from ``selectors.qa.qa_measures``.
     """
     projects = [project] + ([other] if other else [])
-    units = {p.pk: _units_with_labels(p) for p in projects} if other else {}
-    shared = sorted(set.intersection(*(set(u) for u in units.values()))) if other else []
+    on_shared_units = _shared_unit_measures(project, other) if other else {}
     rows = []
     for p in projects:
         p_report = report if (p.pk == project.pk and report is not None) else project_report(p)
         qa = p_report["qa"]
         if other:
-            measured = {**_agreement_on(units[p.pk], shared), "units": len(shared),
-                        "left_out": len(units[p.pk]) - len(shared)}
+            measured = on_shared_units[p.pk]
         else:
             label = next(m for m in p_report["agreement"]["measures"] if m["variable"] == "label")
             measured = {key: label[key] for key in ("alpha", "percent", "kappa", "units")} | {"left_out": 0}
