@@ -21,8 +21,7 @@ from ..work.selectors import screen_state
 from . import services as claims_services
 from ..work.write import AnnotationError, VersionConflict
 from ..domain.vocabulary import Severity, TripletLabel
-from ..views.common import assignment_for, bad_request
-from ..views.common import blind_refusal
+from ..views.common import assignment_for, back_to_screen, bad_request, blind_refusal
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}
 SENTENCE_ACTIONS = {"severity", "error_type"}
@@ -102,10 +101,7 @@ def act(request, assignment_id, action):
             status, message = 422, str(error)
             assignment = assignment_for(request, assignment_id)
     if not request.htmx:
-        if message:
-            (messages.error if status >= 400 else messages.info)(request, message)
-        url = reverse("annotate", args=[assignment.pk])
-        return redirect(f"{url}?sentence={sentence.pk}" if sentence else url)
+        return back_to_screen(request, assignment, sentence, status, message)
     if action in TRIPLET_ACTIONS:
         return _render_triplets(request, assignment, message, status)
     state = screen_state(assignment, sentence_id=sentence.pk)

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse, HttpResponseForbidden
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from ..access import BLIND_REPORT_MESSAGE, access_assignment, is_blind_in, role_in
 from ..forms.fields import error_text
@@ -20,6 +21,15 @@ def assignment_for(request, assignment_id) -> Assignment:
     if role_in(request.user, assignment.project) is None:
         raise Http404("No such assignment")
     return assignment
+
+
+def back_to_screen(request, assignment, sentence, status: int, message: str) -> HttpResponse:
+    """A panel action posted without htmx (no JavaScript): its outcome as a message, back to the annotation
+    screen at the sentence it was about."""
+    if message:
+        (messages.error if status >= 400 else messages.info)(request, message)
+    url = reverse("annotate", args=[assignment.pk])
+    return redirect(f"{url}?sentence={sentence.pk}" if sentence else url)
 
 
 def bad_request(request, form_or_message, *, back_url: str = "") -> HttpResponse:

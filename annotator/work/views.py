@@ -28,7 +28,7 @@ from .assignment import SLOTS_REFUSED_MESSAGE, AssignmentError, SlotsRefused, as
 from ..qa.qualification import Status as QualificationStatus
 from ..qa.qualification import qualification_may_work, qualification_state
 from ..domain.vocabulary import Role
-from ..views.common import assignment_for, bad_request
+from ..views.common import assignment_for, back_to_screen, bad_request
 
 PANEL_TEMPLATE = "workspace/partials/panel.html"
 
@@ -145,10 +145,7 @@ def act(request, assignment_id, action):
         status, message = 422, str(error)
         assignment = assignment_for(request, assignment_id)
     if not request.htmx:
-        if message:
-            (messages.error if status >= 400 else messages.info)(request, message)
-        url = reverse("annotate", args=[assignment.pk])
-        return redirect(f"{url}?sentence={sentence.pk}" if sentence else url)
+        return back_to_screen(request, assignment, sentence, status, message)
     return _render_panel(request, assignment, action, sentence, advance_from, status, message)
 
 
