@@ -84,13 +84,7 @@
 
   // ---- the adjudicator's own walk ----------------------------------------------------------------
   const draftKey = (id) => "adjudication-draft:" + id;
-  const h = (tag, attributes, ...children) => {
-    const element = document.createElement(tag);
-    Object.entries(attributes || {}).forEach(([name, value]) => { if (value !== null) { element.setAttribute(name, value); } });
-    children.flat().forEach((child) => { if (child !== null) { element.append(child); } });
-    return element;
-  };
-  const kbd = (key) => h("kbd", null, key);
+  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
   function pathOf(card) {
     const id = card.dataset.dispute;

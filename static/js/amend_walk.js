@@ -13,15 +13,7 @@
   const paths = new WeakMap();  // form -> its path so far
   const labelName = (value) => protocol.labelNames[value] || value;
 
-  function h(tag, attributes, ...children) {
-    const element = document.createElement(tag);
-    Object.entries(attributes || {}).forEach(([name, value]) => {
-      if (value !== null && value !== undefined && value !== false) { element.setAttribute(name, value === true ? "" : value); }
-    });
-    children.flat().forEach((child) => { if (child !== null && child !== undefined) { element.append(child); } });
-    return element;  // strings are appended as text, never parsed as HTML
-  }
-  const kbd = (key) => h("kbd", null, key);
+  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
   function question(stepName) {
     const step = protocol.step(stepName);

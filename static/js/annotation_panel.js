@@ -7,19 +7,7 @@
 (function () {
   "use strict";
 
-  function h(tag, attributes, ...children) {
-    const element = document.createElement(tag);
-    Object.entries(attributes || {}).forEach(([name, value]) => {
-      if (value === null || value === undefined || value === false) { return; }
-      if (name === "class") { element.className = value; } else { element.setAttribute(name, value === true ? "" : value); }
-    });
-    children.flat().forEach((child) => {
-      if (child === null || child === undefined || child === false) { return; }
-      element.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    });
-    return element;
-  }
-  const kbd = (key) => h("kbd", null, key);
+  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
   function AnnotationPanel(protocol, data) {
     this.protocol = protocol;
