@@ -20,6 +20,13 @@
   const referenceElement = document.getElementById("reference-text");
   const referenceText = referenceElement ? referenceElement.textContent : "";
   const statusElement = document.getElementById("save-status");
+  // The reference's tools (static/js/reference_tools.js): find with /, and the resizable split under it.
+  const finder = window.ReferenceFind && referenceElement
+    ? new window.ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } })
+    : null;
+  if (window.ResizableSplit) {
+    window.ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history"));
+  }
   let active = byId.get(data.active) || sentences[0] || null;
   let closed = data.closed;
   let since = performance.now();
@@ -304,13 +311,6 @@
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  const finder = window.ReferenceFind && referenceElement
-    ? new window.ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } })
-    : null;
-  if (window.ResizableSplit) {
-    window.ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history"));
-  }
-
   const SHORTCUTS = /^([1-7]|[yjkuecsn?/]|Arrow(Up|Down|Left|Right))$/;
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
