@@ -117,6 +117,7 @@ def test_triplet_and_severity_keys_in_a_burst_under_latency_apply_to_what_is_sho
     (user,) = annotators(project, 1)
     page = page_for(user)
     page.goto(f"/p/{project.slug}/work/")
+    expect(page.locator("#start-button")).to_be_focused()  # Enter before the focus is there does nothing
     page.keyboard.press("Enter")  # Start
     page.wait_for_url(re.compile(r"/a/\d+/"))
     expect(page.locator("#triplet-panel")).to_contain_text("0 of 4 labelled")

@@ -13,6 +13,7 @@ from tests.conftest import SHARED_DATA
 from tests.factories import DialogueFactory, TurnFactory
 from tests.factories_claims import views_project
 from tests.factories_workspace import annotators
+from tests.test_workspace_browser import start_from_queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
@@ -37,10 +38,8 @@ def open_screen(page_for, width, height, **options):
     turn = long_turn(project)
     (user,) = annotators(project, 1)
     page = page_for(user, width=width, height=height)
-    page.goto(f"/p/{project.slug}/work/")
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    expect(page.locator("#decision-panel")).to_be_visible()
+    page.set_default_timeout(30_000)
+    start_from_queue(page, project)  # waits for the Start button's focus before Enter (Enter before it did nothing)
     return page, turn
 
 
