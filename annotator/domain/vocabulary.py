@@ -93,6 +93,7 @@ class GoldProvenance(TextChoices):
     AGREEMENT = "agreement", "Annotators agreed"
     ADJUDICATION = "adjudication", "Adjudicated"
     OVERRIDE = "override", "Lead override"
+    REVIEW = "review", "One annotator's review of a drawn turn"
 
 
 class ImportedGold(TextChoices):
@@ -108,6 +109,28 @@ class AdjudicationOrder(TextChoices):
     OLDEST = "oldest", "Oldest dispute first"
     MOST_DISPUTED = "most_disputed", "Most disputed turns first"
     BATCH = "batch", "By import batch, then oldest"
+
+
+class UnitFlagKind(TextChoices):
+    """Why an annotator flags a unit as mis-segmented."""
+
+    TWO_SENTENCES = "two_sentences", "Two sentences"
+    NOT_A_SENTENCE = "not_a_sentence", "Not a sentence"
+    OTHER = "other", "Other"
+
+
+class DrawStrategy(TextChoices):
+    """How turns are drawn for human annotation of a pre-labelling job's output."""
+
+    RANDOM = "random", "At random (supports bias-corrected estimates)"
+    UNCERTAINTY = "uncertainty", "Smallest vote margin first"
+
+
+class DrawnTurnReview(TextChoices):
+    """How drawn turns become gold."""
+
+    DOUBLE = "double", "The project's normal double annotation and adjudication"
+    SINGLE = "single", "One annotator's review is gold"
 
 
 class TripletLabel(TextChoices):

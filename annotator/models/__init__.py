@@ -2,7 +2,9 @@
 
 from ..work.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation, TripletAnnotation
 from ..corpus.models import ClaimTriplet, Dialogue, ImportBatch, Sentence, Turn
+from ..corpus.draw_models import DrawnTurn, TurnDraw
 from ..corpus.export_models import ExportJob
+from ..corpus.unit_models import SegmentationChange, UnitFlag
 from ..gold.models import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
 from ..projects.models import GuidelineExample, Membership, Project
 from ..qa.models import Feedback, QualificationResult, Question, QuestionMessage
@@ -13,6 +15,7 @@ __all__ = [
     "Assignment",
     "ClaimTriplet",
     "Dialogue",
+    "DrawnTurn",
     "EvidenceSpan",
     "ExportJob",
     "Feedback",
@@ -26,10 +29,13 @@ __all__ = [
     "QualificationResult",
     "Question",
     "QuestionMessage",
+    "SegmentationChange",
     "Sentence",
     "SentenceAnnotation",
     "TripletAdjudication",
     "TripletAnnotation",
     "TripletGold",
     "Turn",
+    "TurnDraw",
+    "UnitFlag",
 ]

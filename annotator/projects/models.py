@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.vocabulary import DEFAULT_ERROR_TYPES, AdjudicationOrder, ImportedGold, ProtocolMode, Role, Step
+from ..domain.vocabulary import (
+    DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role, Step,
+)
 
 
 def default_error_types():
@@ -43,6 +45,15 @@ class Project(models.Model):
     )
     qualification_pass_mark = models.FloatField(
         default=0.85, help_text="Sentence accuracy needed on the qualification set (0-1)."
+    )
+    qualification_auto_retries = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many failed qualification attempts open a new attempt by themselves (0: a lead allows each "
+        "retry).",
+    )
+    drawn_turn_review = models.CharField(
+        max_length=20, choices=DrawnTurnReview.choices, default=DrawnTurnReview.DOUBLE,
+        help_text="How turns drawn for human checks of the pre-labeler become gold.",
     )
     # Optional views of a hallucination (RefChecker, HalluDetect, Face4RAG).
     enable_triplets = models.BooleanField(default=False)
