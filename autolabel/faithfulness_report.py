@@ -1,0 +1,205 @@
+"""The LLM faithfulness report of a job (CogniBench Fig. 8 with honest intervals): reads and assembly.
+
+Two queries: the per-turn counts of the job's finished turns (pre-labels and gold, one aggregate over
+their sentences) and the turns of the job's random draws. The estimates are ``faithfulness.estimate_ratio``,
+per generator model and overall. The JSON shape (documented in docs/autolabel.md, stable) is ::
+
+    {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...]}
+    group = {"sentences": int, "gold_sentences": int,
+             "<measure>": {"auto", "gold_only", "gold_only_ci95", "corrected", "corrected_ci95"}, ...}
+
+Floats are rounded to 4 decimals.
+
+Only the gold of turns drawn at random for this job, with gold on every sentence, is used: gold chosen
+any other way (qualification turns, disputes, an uncertainty draw, a lead's picks) would bias the
+correction. It is counted and reported, not used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+
+from annotator.domain.vocabulary import (
+    COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, DrawStrategy, Label,
+)
+from annotator.models import Dialogue, DrawnTurn, GoldLabel, Sentence, Turn
+
+from .faithfulness import estimate_ratio
+from .models import JobTurn, Prediction
+
+# measure -> (numerator count, denominator count), the names of the per-turn counts below.
+MEASURES = {
+    "hallucination_rate": ("hallucinated", "sentences"),
+    "cognitive_share": ("cognitive", "relevant"),
+    "factual_hallucination_rate": ("invented", "factual"),
+    "cognitive_hallucination_rate": ("cognitive_hallucinated", "cognitive"),
+}
+MEASURE_TITLES = {
+    "hallucination_rate": "Hallucination rate (all sentences)",
+    "cognitive_share": "Share of cognitive statements (relevant sentences)",
+    "factual_hallucination_rate": "Invented facts (factual sentences)",
+    "cognitive_hallucination_rate": "Misleading or speculative (cognitive sentences)",
+}
+COUNTS = ("hallucinated", "factual", "invented", "cognitive", "cognitive_hallucinated")
+DECIMALS = 4
+
+
+def _in(column: str, labels) -> tuple[str, list[str]]:
+    labels = sorted(str(label) for label in labels)
+    return f"{column} IN ({', '.join(['%s'] * len(labels))})", labels
+
+
+def _prediction_conditions(p: str):
+    """A pre-label counts by its label; one whose vote gave no label, by the vote and its stage-1 kind."""
+    unlabelled = f"{p}.label = ''"
+    factual, factual_params = _in(f"{p}.label", FACTUAL_LABELS)
+    cognitive, cognitive_params = _in(f"{p}.label", COGNITIVE_LABELS)
+    cog_hall, cog_hall_params = _in(f"{p}.label", COGNITIVE_HALLUCINATED_LABELS)
+    kind = f"{p}.stage1_kind"
+    return [
+        (f"{p}.hallucinated", []),
+        (f"({factual} OR ({unlabelled} AND {kind} = %s))", factual_params + ["factual"]),
+        (f"({p}.label = %s OR ({unlabelled} AND {p}.hallucinated AND {kind} = %s))", [Label.INVENTED.value, "factual"]),
+        (f"({cognitive} OR ({unlabelled} AND {kind} = %s))", cognitive_params + ["cognitive"]),
+        (f"({cog_hall} OR ({unlabelled} AND {p}.hallucinated AND {kind} = %s))", cog_hall_params + ["cognitive"]),
+    ]
+
+
+def _gold_conditions(g: str):
+    return [_in(f"{g}.label", labels) for labels in (
+        HALLUCINATED_LABELS, FACTUAL_LABELS, {Label.INVENTED}, COGNITIVE_LABELS, COGNITIVE_HALLUCINATED_LABELS)]
+
+
+def _turn_counts_sql():
+    """One row per finished turn of the job: turn, model, sentences, gold sentences, then the five counts of
+    the pre-labels and the five of the gold. Table and column names are the models' own."""
+    q = connection.ops.quote_name
+    table = {m: q(m._meta.db_table) for m in (JobTurn, Turn, Dialogue, Sentence, Prediction, GoldLabel)}
+    sums, params = [], []
+    for condition, condition_params in _prediction_conditions("p") + _gold_conditions("g"):
+        sums.append(f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)")
+        params.extend(condition_params)
+    sql = (
+        f"SELECT jt.turn_id, d.generator_model, COUNT(s.id), COUNT(g.id), {', '.join(sums)} "
+        f"FROM {table[JobTurn]} jt JOIN {table[Turn]} t ON t.id = jt.turn_id "
+        f"JOIN {table[Dialogue]} d ON d.id = t.dialogue_id "
+        f"JOIN {table[Sentence]} s ON s.turn_id = jt.turn_id "
+        f"LEFT JOIN {table[Prediction]} p ON p.sentence_id = s.id AND p.job_id = %s "
+        f"LEFT JOIN {table[GoldLabel]} g ON g.sentence_id = s.id "
+        f"WHERE jt.job_id = %s AND jt.done "
+        f"GROUP BY jt.turn_id, d.generator_model ORDER BY jt.turn_id"
+    )
+    return sql, params
+
+
+@dataclass
+class TurnTable:
+    """The per-turn counts as columns (numpy arrays), one row per finished turn of the job."""
+
+    turn_ids: np.ndarray
+    models: list[str]
+    sentences: np.ndarray
+    gold_sentences: np.ndarray
+    predicted: dict[str, np.ndarray]  # count name -> per-turn counts of the pre-labels
+    gold: dict[str, np.ndarray]  # the same counts from gold (meaningful where gold is complete)
+
+
+def read_turn_table(job) -> TurnTable:
+    sql, params = _turn_counts_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, job.pk, job.pk])
+        rows = cursor.fetchall()
+    columns = np.array([row[:1] + row[2:] for row in rows], dtype=np.int64).reshape(len(rows), 2 + 2 * len(COUNTS) + 1)
+    width = len(COUNTS)
+    predicted = {name: columns[:, 3 + k] for k, name in enumerate(COUNTS)}
+    gold = {name: columns[:, 3 + width + k] for k, name in enumerate(COUNTS)}
+    for counts in (predicted, gold):
+        counts["sentences"] = columns[:, 1]
+        counts["relevant"] = counts["factual"] + counts["cognitive"]
+    return TurnTable(columns[:, 0], [row[1] for row in rows], columns[:, 1], columns[:, 2], predicted, gold)
+
+
+def random_draw_turn_ids(job) -> set[int]:
+    return set(DrawnTurn.objects.filter(
+        draw__project_id=job.project_id, draw__strategy=DrawStrategy.RANDOM, draw__source_job_id=job.pk,
+    ).values_list("turn_id", flat=True))
+
+
+@dataclass
+class Calibration:
+    """Where the gold of the job's turns comes from, for the sentence the page and the command print."""
+
+    turns: int = 0  # drawn at random for this job, gold on every sentence: used
+    sentences: int = 0
+    drawn_waiting: int = 0  # drawn at random, gold on some sentences or none yet: not used yet
+    other_turns: int = 0  # gold not drawn at random: never used
+    other_sentences: int = 0
+
+    @property
+    def statement(self) -> str:
+        parts = []
+        if self.turns:
+            parts.append(f"{_count(self.sentences, 'gold sentence')} on {_count(self.turns, 'turn')} drawn at random "
+                         f"for this job correct the estimates.")
+        else:
+            parts.append("No gold drawn at random for this job yet: only the pre-labeler's estimates are shown.")
+        if self.drawn_waiting:
+            verb = "does" if self.drawn_waiting == 1 else "do"
+            parts.append(f"{_count(self.drawn_waiting, 'drawn turn')} {verb} not have gold on every sentence yet "
+                         f"and {'is' if self.drawn_waiting == 1 else 'are'} not used.")
+        if self.other_turns:
+            verb = "was" if self.other_sentences == 1 else "were"
+            parts.append(f"{_count(self.other_sentences, 'gold sentence')} on {_count(self.other_turns, 'turn')} "
+                         f"{verb} not drawn at random (qualification, disputes, other draws…) and "
+                         f"{'is' if self.other_sentences == 1 else 'are'} not used.")
+        return " ".join(parts)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _rounded(value):
+    return None if value is None else round(float(value), DECIMALS)
+
+
+def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray) -> dict:
+    in_group_calibrated = calibrated[rows]
+    group = {"sentences": int(table.sentences[rows].sum()),
+             "gold_sentences": int(table.gold_sentences[rows][in_group_calibrated].sum())}
+    for measure, (numerator, denominator) in MEASURES.items():
+        estimate = estimate_ratio(
+            table.predicted[numerator][rows], table.predicted[denominator][rows], in_group_calibrated,
+            table.gold[numerator][rows][in_group_calibrated], table.gold[denominator][rows][in_group_calibrated],
+        )
+        group[measure] = {
+            "auto": _rounded(estimate.auto),
+            "gold_only": _rounded(estimate.gold_only),
+            "gold_only_ci95": [_rounded(x) for x in estimate.gold_only_ci95] if estimate.gold_only_ci95 else None,
+            "corrected": _rounded(estimate.corrected),
+            "corrected_ci95": [_rounded(x) for x in estimate.corrected_ci95] if estimate.corrected_ci95 else None,
+        }
+    return group
+
+
+def faithfulness_report(job) -> tuple[dict, Calibration]:
+    """(the report as documented JSON, where its gold came from)."""
+    table = read_turn_table(job)
+    drawn = np.isin(table.turn_ids, np.fromiter(random_draw_turn_ids(job), dtype=np.int64))
+    complete = (table.gold_sentences == table.sentences) & (table.sentences > 0)
+    calibrated = drawn & complete
+    has_gold = table.gold_sentences > 0
+    calibration = Calibration(
+        turns=int(calibrated.sum()), sentences=int(table.gold_sentences[calibrated].sum()),
+        drawn_waiting=int((drawn & ~complete).sum()),
+        other_turns=int((has_gold & ~drawn).sum()), other_sentences=int(table.gold_sentences[has_gold & ~drawn].sum()),
+    )
+    every_row = np.arange(len(table.turn_ids))
+    models = np.array(table.models, dtype=object)
+    report = {"job": job.pk, "overall": _group(table, every_row, calibrated), "models": []}
+    for name in sorted(set(table.models)):
+        report["models"].append({**_group(table, np.flatnonzero(models == name), calibrated), "generator_model": name})
+    return report, calibration
