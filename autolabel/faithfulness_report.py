@@ -100,26 +100,34 @@ class TurnTable:
     """The per-turn counts as columns (numpy arrays), one row per finished turn of the job."""
 
     turn_ids: np.ndarray
-    models: list[str]
+    model_codes: np.ndarray  # per turn, a key of ``model_names``
+    model_names: dict[int, str]
     sentences: np.ndarray
     gold_sentences: np.ndarray
     predicted: dict[str, np.ndarray]  # count name -> per-turn counts of the pre-labels
     gold: dict[str, np.ndarray]  # the same counts from gold (meaningful where gold is complete)
 
 
-def read_turn_table(job) -> TurnTable:
+def read_turn_table(job, chunk: int = 5000) -> TurnTable:
+    """The per-turn counts, fetched in chunks straight into integer arrays (a 24,000-turn job holds no
+    list of 24,000 row tuples); models are kept as small integer codes."""
     sql, params = _turn_counts_sql()
+    width = len(COUNTS)
+    chunks, codes, model_names = [], [], {}
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, job.pk, job.pk])
-        rows = cursor.fetchall()
-    columns = np.array([row[:1] + row[2:] for row in rows], dtype=np.int64).reshape(len(rows), 2 + 2 * len(COUNTS) + 1)
-    width = len(COUNTS)
+        while rows := cursor.fetchmany(chunk):
+            chunks.append(np.array([row[:1] + row[2:] for row in rows], dtype=np.int64))
+            codes.extend(model_names.setdefault(row[1], len(model_names)) for row in rows)
+    columns = np.concatenate(chunks) if chunks else np.zeros((0, 3 + 2 * width), dtype=np.int64)
+    names = {code: name for name, code in model_names.items()}
     predicted = {name: columns[:, 3 + k] for k, name in enumerate(COUNTS)}
     gold = {name: columns[:, 3 + width + k] for k, name in enumerate(COUNTS)}
     for counts in (predicted, gold):
         counts["sentences"] = columns[:, 1]
         counts["relevant"] = counts["factual"] + counts["cognitive"]
-    return TurnTable(columns[:, 0], [row[1] for row in rows], columns[:, 1], columns[:, 2], predicted, gold)
+    return TurnTable(columns[:, 0], np.array(codes, dtype=np.int64), names, columns[:, 1], columns[:, 2],
+                     predicted, gold)
 
 
 def random_draw_turn_ids(job) -> set[int]:
@@ -198,8 +206,8 @@ def faithfulness_report(job) -> tuple[dict, Calibration]:
         other_turns=int((has_gold & ~drawn).sum()), other_sentences=int(table.gold_sentences[has_gold & ~drawn].sum()),
     )
     every_row = np.arange(len(table.turn_ids))
-    models = np.array(table.models, dtype=object)
     report = {"job": job.pk, "overall": _group(table, every_row, calibrated), "models": []}
-    for name in sorted(set(table.models)):
-        report["models"].append({**_group(table, np.flatnonzero(models == name), calibrated), "generator_model": name})
+    for code, name in sorted(table.model_names.items(), key=lambda item: item[1]):
+        report["models"].append({**_group(table, np.flatnonzero(table.model_codes == code), calibrated),
+                                 "generator_model": name})
     return report, calibration
