@@ -1,8 +1,8 @@
 """The LLM faithfulness report of a job (CogniBench Fig. 8 with honest intervals): reads and assembly.
 
 Two queries: the per-turn counts of the job's finished turns (pre-labels and gold, one aggregate over
-their sentences) and the turns of the job's random draws. The estimates are ``faithfulness.estimate_ratio``,
-per generator model and overall. The JSON shape (documented in docs/autolabel.md, stable) is ::
+their sentences: ``faithfulness_counts``) and the turns of the job's random draws. The estimates are
+``faithfulness.estimate_ratio``, per generator model and overall. The JSON shape (documented in docs/autolabel.md, stable) is ::
 
     {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...]}
     group = {"sentences": int, "gold_sentences": int,
@@ -20,15 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db import connection
 
-from annotator.domain.vocabulary import (
-    COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, DrawStrategy, Label,
-)
-from annotator.models import Dialogue, DrawnTurn, GoldLabel, Sentence, Turn
+from annotator.domain.vocabulary import DrawStrategy
+from annotator.models import DrawnTurn
 
 from .faithfulness import estimate_ratio
-from .models import JobTurn, Prediction
+from .faithfulness_counts import TurnTable, read_turn_table
 
 # measure -> (numerator count, denominator count), the names of the per-turn counts below.
 MEASURES = {
@@ -43,91 +40,7 @@ MEASURE_TITLES = {
     "factual_hallucination_rate": "Invented facts (factual sentences)",
     "cognitive_hallucination_rate": "Misleading or speculative (cognitive sentences)",
 }
-COUNTS = ("hallucinated", "factual", "invented", "cognitive", "cognitive_hallucinated")
 DECIMALS = 4
-
-
-def _in(column: str, labels) -> tuple[str, list[str]]:
-    labels = sorted(str(label) for label in labels)
-    return f"{column} IN ({', '.join(['%s'] * len(labels))})", labels
-
-
-def _prediction_conditions(p: str):
-    """A pre-label counts by its label; one whose vote gave no label, by the vote and its stage-1 kind."""
-    unlabelled = f"{p}.label = ''"
-    factual, factual_params = _in(f"{p}.label", FACTUAL_LABELS)
-    cognitive, cognitive_params = _in(f"{p}.label", COGNITIVE_LABELS)
-    cog_hall, cog_hall_params = _in(f"{p}.label", COGNITIVE_HALLUCINATED_LABELS)
-    kind = f"{p}.stage1_kind"
-    return [
-        (f"{p}.hallucinated", []),
-        (f"({factual} OR ({unlabelled} AND {kind} = %s))", factual_params + ["factual"]),
-        (f"({p}.label = %s OR ({unlabelled} AND {p}.hallucinated AND {kind} = %s))", [Label.INVENTED.value, "factual"]),
-        (f"({cognitive} OR ({unlabelled} AND {kind} = %s))", cognitive_params + ["cognitive"]),
-        (f"({cog_hall} OR ({unlabelled} AND {p}.hallucinated AND {kind} = %s))", cog_hall_params + ["cognitive"]),
-    ]
-
-
-def _gold_conditions(g: str):
-    return [_in(f"{g}.label", labels) for labels in (
-        HALLUCINATED_LABELS, FACTUAL_LABELS, {Label.INVENTED}, COGNITIVE_LABELS, COGNITIVE_HALLUCINATED_LABELS)]
-
-
-def _turn_counts_sql():
-    """One row per finished turn of the job: turn, model, sentences, gold sentences, then the five counts of
-    the pre-labels and the five of the gold. Table and column names are the models' own."""
-    q = connection.ops.quote_name
-    table = {m: q(m._meta.db_table) for m in (JobTurn, Turn, Dialogue, Sentence, Prediction, GoldLabel)}
-    sums, params = [], []
-    for condition, condition_params in _prediction_conditions("p") + _gold_conditions("g"):
-        sums.append(f"SUM(CASE WHEN {condition} THEN 1 ELSE 0 END)")
-        params.extend(condition_params)
-    sql = (
-        f"SELECT jt.turn_id, d.generator_model, COUNT(s.id), COUNT(g.id), {', '.join(sums)} "
-        f"FROM {table[JobTurn]} jt JOIN {table[Turn]} t ON t.id = jt.turn_id "
-        f"JOIN {table[Dialogue]} d ON d.id = t.dialogue_id "
-        f"JOIN {table[Sentence]} s ON s.turn_id = jt.turn_id "
-        f"LEFT JOIN {table[Prediction]} p ON p.sentence_id = s.id AND p.job_id = %s "
-        f"LEFT JOIN {table[GoldLabel]} g ON g.sentence_id = s.id "
-        f"WHERE jt.job_id = %s AND jt.done "
-        f"GROUP BY jt.turn_id, d.generator_model ORDER BY jt.turn_id"
-    )
-    return sql, params
-
-
-@dataclass
-class TurnTable:
-    """The per-turn counts as columns (numpy arrays), one row per finished turn of the job."""
-
-    turn_ids: np.ndarray
-    model_codes: np.ndarray  # per turn, a key of ``model_names``
-    model_names: dict[int, str]
-    sentences: np.ndarray
-    gold_sentences: np.ndarray
-    predicted: dict[str, np.ndarray]  # count name -> per-turn counts of the pre-labels
-    gold: dict[str, np.ndarray]  # the same counts from gold (meaningful where gold is complete)
-
-
-def read_turn_table(job, chunk: int = 5000) -> TurnTable:
-    """The per-turn counts, fetched in chunks straight into integer arrays (a 24,000-turn job holds no
-    list of 24,000 row tuples); models are kept as small integer codes."""
-    sql, params = _turn_counts_sql()
-    width = len(COUNTS)
-    chunks, codes, model_names = [], [], {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, job.pk, job.pk])
-        while rows := cursor.fetchmany(chunk):
-            chunks.append(np.array([row[:1] + row[2:] for row in rows], dtype=np.int64))
-            codes.extend(model_names.setdefault(row[1], len(model_names)) for row in rows)
-    columns = np.concatenate(chunks) if chunks else np.zeros((0, 3 + 2 * width), dtype=np.int64)
-    names = {code: name for name, code in model_names.items()}
-    predicted = {name: columns[:, 3 + k] for k, name in enumerate(COUNTS)}
-    gold = {name: columns[:, 3 + width + k] for k, name in enumerate(COUNTS)}
-    for counts in (predicted, gold):
-        counts["sentences"] = columns[:, 1]
-        counts["relevant"] = counts["factual"] + counts["cognitive"]
-    return TurnTable(columns[:, 0], np.array(codes, dtype=np.int64), names, columns[:, 1], columns[:, 2],
-                     predicted, gold)
 
 
 def random_draw_turn_ids(job) -> set[int]:

@@ -10,7 +10,8 @@ from tests.factories import DialogueFactory, TurnFactory
 def finished_job(project, turns):
     """``turns``: a list of (generator model, [(predicted label, gold label or None), ...]), one per turn.
 
-    Returns (job, [turn, ...]). A predicted label "" is an inconclusive vote (not hallucinated, no kind).
+    Returns (job, [turn, ...]). A predicted label may also be a dict of the prediction's fields (a vote
+    without a label: ``{"label": "", "hallucinated": True, "stage1_kind": "factual"}``).
     """
     profile, _ = LLMProfile.objects.get_or_create(name="faithfulness-test", defaults={"base_url": "http://127.0.0.1:9/v1"})
     prompt, _ = PromptVersion.objects.get_or_create(project=project, version=1)
@@ -22,8 +23,9 @@ def finished_job(project, turns):
         turn = TurnFactory(dialogue=dialogue, sentences=[f"Sentence {n}." for n in range(len(sentences))])
         JobTurn.objects.create(job=job, turn=turn, done=True)
         for sentence, (predicted, gold) in zip(turn.sentences.order_by("index"), sentences):
-            Prediction.objects.create(job=job, sentence=sentence, label=predicted,
-                                      hallucinated=predicted in HALLUCINATED_LABELS)
+            fields = predicted if isinstance(predicted, dict) else {
+                "label": predicted, "hallucinated": predicted in HALLUCINATED_LABELS}
+            Prediction.objects.create(job=job, sentence=sentence, **fields)
             if gold:
                 GoldLabel.objects.create(sentence=sentence, label=gold, path=path_for_label(gold),
                                          provenance=GoldProvenance.AGREEMENT)

@@ -79,6 +79,8 @@ def test_without_random_draws_the_page_points_to_the_draw_action(client):
     assert "No gold drawn at random for this job yet" in page
     assert "4 gold sentences on 1 turn were not drawn at random" in page
     assert "draw random turns for human annotation from this job" in page and "the job's human checks" in page
+    job.job_turns.update(done=False)  # nothing finished yet: still a page, with nothing to show
+    assert client.get(urls(job)[0]).status_code == 200
 
 
 def test_annotators_other_leads_and_malformed_ids_get_nothing(client, job):

@@ -75,6 +75,22 @@ def test_hand_computed_estimates_per_model_and_overall(world):
     assert "1 drawn turn does not have gold on every sentence yet" in calibration.statement
 
 
+def test_a_vote_without_a_label_counts_by_the_vote_and_its_stage_one_kind():
+    project = ProjectFactory()
+    job, _ = finished_job(project, [("model-a", [
+        ({"label": "", "hallucinated": True, "stage1_kind": "factual"}, None),
+        ({"label": "", "hallucinated": True, "stage1_kind": "cognitive"}, None),
+        ({"label": "", "hallucinated": False, "stage1_kind": "cognitive"}, None),
+        ({"label": "", "hallucinated": False, "stage1_kind": ""}, None),
+        ("reliable", None),
+    ])])
+    overall = faithfulness_report(job)[0]["overall"]
+    assert overall["hallucination_rate"]["auto"] == 0.4
+    assert overall["cognitive_share"]["auto"] == 0.75
+    assert overall["factual_hallucination_rate"]["auto"] == 1.0
+    assert overall["cognitive_hallucination_rate"]["auto"] == round(1 / 3, 4)
+
+
 def test_without_gold_drawn_at_random_only_the_pre_labels_are_reported():
     project = ProjectFactory()
     job, turns = finished_job(project, [("model-a", [("invented", "invented"), ("faithful", "faithful")]),
@@ -88,6 +104,19 @@ def test_without_gold_drawn_at_random_only_the_pre_labels_are_reported():
     assert report["overall"]["hallucination_rate"]["auto"] == round(1 / 3, 4)
     assert calibration.statement.startswith("No gold drawn at random for this job yet")
     assert "3 gold sentences on 2 turns were not drawn at random" in calibration.statement
+
+
+def test_turns_not_finished_yet_are_left_out_and_an_empty_job_reports_nothing():
+    project = ProjectFactory()
+    job, turns = finished_job(project, [("model-a", [("invented", "invented")]), ("model-b", [("faithful", None)])])
+    job.job_turns.filter(turn=turns[1]).update(done=False)
+    report, _ = faithfulness_report(job)
+    assert report["overall"]["sentences"] == 1 and [g["generator_model"] for g in report["models"]] == ["model-a"]
+    job.job_turns.update(done=False)
+    report, calibration = faithfulness_report(job)
+    assert report["models"] == [] and report["overall"]["sentences"] == 0
+    assert report["overall"]["hallucination_rate"] == dict.fromkeys(FIGURE_KEYS)
+    assert calibration.turns == calibration.other_turns == 0
 
 
 def test_the_command_prints_the_documented_json(world):
