@@ -107,6 +107,28 @@ def build(turns):
     return project
 
 
+def time_page(project, job):
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotator.domain.vocabulary import Role
+    from annotator.models import Membership
+
+    lead, _ = get_user_model().objects.get_or_create(username="bench-faithfulness-lead")
+    Membership.objects.get_or_create(project=project, user=lead, defaults={"role": Role.LEAD})
+    client = Client()
+    client.force_login(lead)
+    url = reverse("autolabel:job_faithfulness", args=[project.slug, job.pk])
+    times = []
+    for _ in range(ARGS.repeat):
+        started = time.perf_counter()
+        response = client.get(url)
+        times.append(time.perf_counter() - started)
+        assert response.status_code == 200, response.status_code
+    return times
+
+
 def kind(label):
     return "factual" if label in ("faithful", "invented") else "cognitive" if label != "irrelevant" else ""
 
@@ -141,6 +163,9 @@ def main():
         print(f"        hallucination rate: auto {overall['auto']}, gold only {overall['gold_only']} "
               f"{overall['gold_only_ci95']}, corrected {overall['corrected']} {overall['corrected_ci95']}")
         print(f"        {calibration.statement}")
+    page_times = time_page(project, jobs[-1])
+    print(f"GET the faithfulness page of the {jobs[-1].total_turns}-turn job: median {statistics.median(page_times):.3f} s "
+          f"over {len(page_times)}")
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     print(f"machine: {os.cpu_count()} CPUs, load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())} (1/5/15 min)")
 
