@@ -48,6 +48,22 @@ def _groups(report):
     ]
 
 
+def _percent(value) -> str:
+    return "–" if value is None else f"{100 * value:.1f} %"
+
+
+def _range(interval) -> str:
+    return "–" if interval is None else f"{100 * interval[0]:.1f} – {100 * interval[1]:.1f} %"
+
+
+def _table_row(name, group, figures) -> dict:
+    """The table shows percentages (the CSV and the JSON keep the proportions, to 4 decimals)."""
+    return {"name": name, "sentences": f"{group['sentences']:,}", "gold_sentences": f"{group['gold_sentences']:,}",
+            "auto": _percent(figures["auto"]), "gold_only": _percent(figures["gold_only"]),
+            "gold_only_ci95": _range(figures["gold_only_ci95"]), "corrected": _percent(figures["corrected"]),
+            "corrected_ci95": _range(figures["corrected_ci95"])}
+
+
 def _cell(value):
     """A CSV cell; a model name a spreadsheet would run as a formula is quoted with a leading apostrophe."""
     if value is None:
@@ -70,11 +86,11 @@ def job_faithfulness(request, slug, job_id):
         measures.append({
             "key": measure, "title": title,
             "chart": interval_chart(title, [(name, group[measure]) for name, _, group in groups]),
-            "rows": [{"name": name, "sentences": group["sentences"], "gold_sentences": group["gold_sentences"],
-                      **group[measure]} for name, _, group in groups],
+            "rows": [_table_row(name, group, group[measure]) for name, _, group in groups],
         })
     return render(request, "autolabel/faithfulness.html", {
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
+        "sentences": f"{report['overall']['sentences']:,}",
         "few_turns": 0 < calibration.turns < 30, "draw_url": _draw_page_url(project, job),
     })
 

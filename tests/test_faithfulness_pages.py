@@ -43,7 +43,9 @@ def test_a_lead_reads_the_chart_table_and_gold_statement_from_the_job_page(clien
     assert "16 gold sentences on 4 turns drawn at random for this job correct the estimates." in page
     assert "Few turns" in page and f'href="{csv_url}"' in page
     overall = faithfulness_report(job)[0]["overall"]["hallucination_rate"]
-    assert f"<strong>{overall['corrected']}</strong>" in page
+    assert f"<strong>{100 * overall['corrected']:.1f} %</strong>" in page
+    low, high = overall["corrected_ci95"]
+    assert f"{100 * low:.1f} – {100 * high:.1f} %" in page
     # Model names are data: escaped in the chart (label and tooltips) and the table.
     assert "<b>model-b" not in page and "=&lt;b&gt;model-b" in page
 
