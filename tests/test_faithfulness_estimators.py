@@ -58,8 +58,8 @@ def test_the_corrected_interval_covers_the_truth_that_the_biased_judge_misses(sc
     assert coverage >= 0.90, coverage
     # The judge says about 0.3875 (0.8 × 0.25 + 0.25 × 0.75): outside nearly every corrected interval.
     assert np.mean([r.auto for r in results]) == pytest.approx(0.3875, abs=0.01)
+    assert all(r.auto - TRUTH > 0.1 for r in results)
     assert sum(covers(r.corrected_ci95, r.auto) for r in results) / REPETITIONS < 0.05
-    assert sum(covers(r.corrected_ci95, TRUTH) for r in results) > sum(covers((r.auto, r.auto), TRUTH) for r in results)
     # Informative judge: the pre-labels of the 1,800+ unchecked turns narrow the interval.
     widths = [(r.corrected_ci95[1] - r.corrected_ci95[0], r.gold_only_ci95[1] - r.gold_only_ci95[0]) for r in results]
     assert np.median([c / g for c, g in widths]) < 0.95
@@ -71,7 +71,7 @@ def test_clustered_gold_needs_the_turn_clustered_variance():
     the intervals account for clustering by turn."""
     rng = np.random.default_rng(7)
     naive_covered = 0
-    for result_index in range(REPETITIONS):
+    for _ in range(REPETITIONS):
         gold, sentences, n = clustered_turns(rng)
         chosen = rng.choice(len(gold), n, replace=False)
         rate = gold[chosen].sum() / sentences[chosen].sum()
