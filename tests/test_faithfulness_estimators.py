@@ -27,10 +27,10 @@ def independent_sentences(rng, turns=2000, calibration=200):
 
 
 def clustered_turns(rng, turns=2000, calibration=150):
-    """3 to 15 sentences per turn; each turn has its own rate (Beta(2, 6), mean TRUTH), so the sentences of a
+    """3 to 15 sentences per turn; each turn has its own rate (Beta(1, 3), mean TRUTH), so the sentences of a
     turn are correlated and gold comes in whole turns."""
     sentences = rng.integers(3, 16, turns)
-    gold = rng.binomial(sentences, rng.beta(2, 6, turns))
+    gold = rng.binomial(sentences, rng.beta(1, 3, turns))
     return gold, sentences, calibration
 
 
@@ -79,7 +79,7 @@ def test_clustered_gold_needs_the_turn_clustered_variance():
         naive_covered += rate - half <= TRUTH <= rate + half
     clustered = run(clustered_turns, seed=7)
     clustered_covered = sum(covers(r.gold_only_ci95, TRUTH) for r in clustered)
-    assert naive_covered / REPETITIONS < 0.85 <= 0.90 <= clustered_covered / REPETITIONS
+    assert naive_covered / REPETITIONS < 0.80 and clustered_covered / REPETITIONS >= 0.90
 
 
 def test_hand_computed_small_case():
