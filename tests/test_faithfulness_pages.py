@@ -85,6 +85,18 @@ def test_without_random_draws_the_page_points_to_the_draw_action(client):
     assert client.get(urls(job)[0]).status_code == 200
 
 
+def test_the_page_links_the_draw_page_once_the_url_conf_has_it(client, monkeypatch):
+    from autolabel import faithfulness_views
+
+    project = ProjectFactory()
+    job, _ = finished_job(project, [("model-a", SENTENCES)])
+    client.force_login(member(project, Role.LEAD))
+    # Stands for the job's human checks page (another route with the same arguments).
+    monkeypatch.setattr(faithfulness_views, "DRAW_PAGE", "autolabel:job_evaluation")
+    page = client.get(urls(job)[0]).content.decode()
+    assert f'<a href="{reverse("autolabel:job_evaluation", args=[project.slug, job.pk])}">human checks of this job</a>' in page
+
+
 def test_annotators_other_leads_and_malformed_ids_get_nothing(client, job):
     annotator = member(job.project, Role.ANNOTATOR)
     stranger = member(ProjectFactory(), Role.LEAD)
