@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import faithfulness_views, views
 
 app_name = "autolabel"
 
@@ -9,5 +9,9 @@ urlpatterns = [
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/", views.job_evaluation, name="job_evaluation"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/", faithfulness_views.job_faithfulness,
+         name="job_faithfulness"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/csv/", faithfulness_views.job_faithfulness_csv,
+         name="job_faithfulness_csv"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]

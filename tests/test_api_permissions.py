@@ -79,6 +79,7 @@ PROJECT_ENDPOINTS = {
     "autolabel-job-detail": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
+    "autolabel-job-faithfulness": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-evaluation": (JOB, {"GET": (LEADS, 200)}),
     "question-list": ({}, {"GET": (MEMBERS, 200), "POST": (MEMBERS, 400)}),
     # The annotator's question: the asker and leads read it; the adjudicator does not.

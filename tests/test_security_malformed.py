@@ -146,6 +146,7 @@ READS_NO_POST = {
     "import_status", "gold_queue", "gold_turn", "reports", "reports_status", "reports_csv", "qa:inbox",
     "qa:my_questions", "qa:feedback_inbox", "qa:review", "qa:measures", "qa:qualification_score",
     "qa:qualification_result", "autolabel:job_detail", "autolabel:job_evaluation", "autolabel:turn_predictions",
+    "autolabel:job_faithfulness", "autolabel:job_faithfulness_csv",
 }
 
 # Routes whose fields are not all checked to 400 by a form: the lead's raw export reads only ``fmt``

@@ -1,0 +1,74 @@
+"""A job's LLM faithfulness report (leads): the page's numbers, the command's JSON (docs/autolabel.md)."""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from autolabel.faithfulness_report import MEASURES, faithfulness_report
+from autolabel.models import AutoLabelJob
+
+from ..permissions import LEADS, ProjectScopedView
+
+
+def _interval():
+    return serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True,
+                                 help_text="[low, high], the 95 % interval; null without gold drawn at random.")
+
+
+class FaithfulnessFiguresSerializer(serializers.Serializer):
+    auto = serializers.FloatField(allow_null=True, help_text="The pre-labeler's estimate over all the job's turns "
+                                                              "(null when no sentence is in the denominator).")
+    gold_only = serializers.FloatField(allow_null=True, help_text="From the gold of the turns drawn at random alone.")
+    gold_only_ci95 = _interval()
+    corrected = serializers.FloatField(allow_null=True, help_text="Prediction-powered (PPI++): every pre-label, "
+                                                                   "corrected by the gold of the drawn turns.")
+    corrected_ci95 = _interval()
+
+
+class FaithfulnessGroupSerializer(serializers.Serializer):
+    sentences = serializers.IntegerField(help_text="Sentences of the job's finished turns.")
+    gold_sentences = serializers.IntegerField(help_text="Gold sentences used: those of the turns drawn at random.")
+    hallucination_rate = FaithfulnessFiguresSerializer()
+    cognitive_share = FaithfulnessFiguresSerializer()
+    factual_hallucination_rate = FaithfulnessFiguresSerializer()
+    cognitive_hallucination_rate = FaithfulnessFiguresSerializer()
+
+
+class FaithfulnessModelSerializer(FaithfulnessGroupSerializer):
+    generator_model = serializers.CharField(allow_blank=True)
+
+
+class FaithfulnessSerializer(serializers.Serializer):
+    job = serializers.IntegerField()
+    overall = FaithfulnessGroupSerializer()
+    models = FaithfulnessModelSerializer(many=True)
+
+
+FIGURES_EXAMPLE = {"auto": 0.3125, "gold_only": 0.25, "gold_only_ci95": [0.1931, 0.3069], "corrected": 0.2418,
+                   "corrected_ci95": [0.1952, 0.2884]}
+GROUP_EXAMPLE = {"sentences": 240000, "gold_sentences": 10000, **{measure: FIGURES_EXAMPLE for measure in MEASURES}}
+
+
+class JobFaithfulnessView(ProjectScopedView):
+    """The faithfulness page as numbers: the same report, from the same function."""
+
+    method_roles = {"GET": LEADS}
+    serializer_class = FaithfulnessSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="A job's LLM faithfulness per generator model (leads)",
+        description="Per generator model and overall: hallucination rate, share of cognitive statements, factual "
+                    "and cognitive hallucination rates, each as the pre-labeler's estimate, the gold-only estimate "
+                    "and the prediction-powered one with 95 % intervals (turns as clusters). Only gold of turns "
+                    "drawn at random for this job corrects the estimates. Floats rounded to 4 decimals.",
+        examples=[OpenApiExample("Faithfulness", value={
+            "job": 3, "overall": GROUP_EXAMPLE, "models": [{**GROUP_EXAMPLE, "generator_model": "model-a"}]})],
+        tags=["autolabel"],
+    )
+    def get(self, request, slug, pk):
+        self.refuse_if_blind()  # estimated with gold, the gold of the turns the lead is blind on included
+        job = get_object_or_404(AutoLabelJob, pk=pk, project=self.project)
+        report, _ = faithfulness_report(job)
+        return Response(report)
