@@ -9,5 +9,6 @@ urlpatterns = [
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/", views.job_evaluation, name="job_evaluation"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", views.job_comparison, name="job_comparison"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]
