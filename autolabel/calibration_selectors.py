@@ -15,7 +15,7 @@ from annotator.reports.agreement import cached, data_version
 
 from . import calibration, comparison, evaluation, rater_agreement
 from .models import AutoLabelJob, Prediction
-from .selectors import evaluation_items
+from .selectors import evaluation_items, job_evaluation
 
 
 def _job_state(job: AutoLabelJob) -> str:
@@ -86,3 +86,14 @@ def job_comparison(job_a: AutoLabelJob, job_b: AutoLabelJob) -> dict:
         return report
 
     return _cached(job_a, f"comparison:{job_b.pk}", compute, f"|{_job_state(job_b)}")
+
+
+def job_evaluation_report(job: AutoLabelJob, other: AutoLabelJob | None = None) -> dict:
+    """The API's and the command's report: the evaluation page's numbers, calibration, the rater table and, with
+    ``other``, the comparison (A: ``job``, B: ``other``)."""
+    report = job_evaluation(job)
+    report["calibration"] = job_calibration(job)
+    report["rater"] = job_rater_agreement(job)
+    if other is not None:
+        report["comparison"] = {"a": job.pk, "b": other.pk, **job_comparison(job, other)}
+    return report

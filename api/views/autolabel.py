@@ -9,7 +9,6 @@ from rest_framework.response import Response
 from annotator.domain.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
 from autolabel import calibration_selectors
-from autolabel.selectors import job_evaluation
 from autolabel.services import job_cancel, job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
@@ -224,9 +223,4 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
             other = calibration_selectors.comparable_jobs(job).filter(pk=query.validated_data["compare"]).first()
             if other is None:
                 raise serializers.ValidationError({"compare": ["Not another finished job of this project."]})
-        report = job_evaluation(job)
-        report["calibration"] = calibration_selectors.job_calibration(job)
-        report["rater"] = calibration_selectors.job_rater_agreement(job)
-        if other is not None:
-            report["comparison"] = {"a": job.pk, "b": other.pk, **calibration_selectors.job_comparison(job, other)}
-        return Response(report)
+        return Response(calibration_selectors.job_evaluation_report(job, other))

@@ -38,12 +38,12 @@ class Command(BaseCommand):
             other = calibration_selectors.comparable_jobs(job).filter(pk=o["compare"]).first()
             if other is None:
                 raise CommandError(f"no finished job {o['compare']} other than {job.pk} in project {o['project']!r}")
-        report = job_evaluation(job)
         if o["calibration"]:
-            report["calibration"] = calibration_selectors.job_calibration(job)
-            report["rater"] = calibration_selectors.job_rater_agreement(job)
-        if other is not None:
-            report["comparison"] = {"a": job.pk, "b": other.pk, **calibration_selectors.job_comparison(job, other)}
+            report = calibration_selectors.job_evaluation_report(job, other)
+        else:
+            report = job_evaluation(job)
+            if other is not None:
+                report["comparison"] = {"a": job.pk, "b": other.pk, **calibration_selectors.job_comparison(job, other)}
         if o["json"]:
             self.stdout.write(json.dumps(report, indent=2, sort_keys=True))
             return
