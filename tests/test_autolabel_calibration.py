@@ -253,3 +253,12 @@ def test_comparison_of_nothing_is_empty_not_an_error():
     assert report["turns"] == 0 and report["views"]["factual"]["a"] == {"f1": None, "ci": [None, None]}
     with pytest.raises(ValueError):
         compare([[FOUR[0]]], 3, [], 3)
+
+
+def test_nothing_to_measure_gives_empty_figures_not_errors():
+    report = calibration([], threshold=3)
+    assert report["binary"]["n"] == 0 and report["binary"]["ece"] is None and report["label"]["brier"] is None
+    assert all(row["count"] == 0 for row in report["binary"]["bins"])
+    rater = rater_agreement([])
+    assert rater["annotators"] == [] and rater["variables"]["label"]["kappa_gold"] == {"kappa": None, "n": 0}
+    assert rater["variables"]["kind"]["alpha_with_prelabeler"] == {"alpha": None, "n": 0}

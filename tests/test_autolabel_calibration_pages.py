@@ -14,6 +14,7 @@ from annotator.domain.vocabulary import Role
 from autolabel import calibration_selectors, selectors
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction, PromptVersion
 from tests.factories import ProjectFactory, member
+from tests.factories_api import FAST_HASHERS
 from tests.factories_autolabel import gold_turn
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +53,8 @@ def always_faithful(gold):
 
 
 @pytest.fixture
-def world():
+def world(settings):
+    settings.PASSWORD_HASHERS = FAST_HASHERS
     project = ProjectFactory()
     turns = [gold_turn(project) for _ in range(4)]
     lead = member(project, Role.LEAD, username="lead-lena")
@@ -144,6 +146,20 @@ def test_comparison_is_for_leads_of_the_project_only(client, world):
     assert client.post(reverse("autolabel:job_comparison", args=[project.slug, good.pk])).status_code == 405
 
 
+def test_a_lead_blind_on_a_turn_sees_neither_the_rater_table_nor_the_comparison(client, world):
+    """Both pages read every annotator's labels and all gold: a lead with an unsubmitted slot is sent back."""
+    project, lead, good, lazy = world
+    turn = Prediction.objects.filter(job=good).first().sentence.turn
+    Assignment.objects.create(project=project, turn=turn, annotator=lead, status=Assignment.Status.ASSIGNED)
+    for name, query in (("job_evaluation", ""), ("job_comparison", f"?other={lazy.pk}")):
+        response = page(client, lead, name, project, good, query)
+        assert response.status_code == 302 and response["Location"] == reverse("project_detail", args=[project.slug])
+    api = APIClient()
+    api.force_authenticate(lead)
+    url = reverse("api:autolabel-job-evaluation", kwargs={"slug": project.slug, "pk": good.pk})
+    assert api.get(url, {"compare": lazy.pk}).status_code == 403
+
+
 def test_evaluation_figures_are_cached_until_gold_changes(world, django_assert_max_num_queries):
     project, lead, good, lazy = world
     first = calibration_selectors.job_calibration(good)
@@ -201,3 +217,13 @@ def test_api_evaluation_has_the_new_fields_and_keeps_the_old_ones(world):
     assert api.get(url, {"compare": good.pk}).status_code == 400
     assert api.get(url, {"compare": "99999999999999999999999"}).status_code == 400
 
+
+
+def test_a_job_without_predictions_has_an_evaluation_page_with_empty_figures(client, world):
+    project, lead, good, lazy = world
+    queued = AutoLabelJob.objects.create(project=project, profile=good.profile, prompt_version=good.prompt_version,
+                                         model="m", samples=5, threshold=3)
+    response = page(client, lead, "job_evaluation", project, queued)
+    html = response.content.decode()
+    assert response.status_code == 200 and "No prediction with gold and an answering sample yet." in html
+    assert "n/a" in html and '<svg class="chart"' not in html
