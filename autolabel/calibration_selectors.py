@@ -42,10 +42,10 @@ def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
     ).exclude(label="").values_list("sentence_id", "assignment__annotator__username", "label")
     for sentence_id, username, label in annotations.iterator(chunk_size=5000):
         humans[sentence_id][username] = label
-    rows = Prediction.objects.filter(job=job).values_list("sentence_id", "label", "sentence__gold__label")
+    rows = Prediction.objects.filter(job=job).values_list("sentence_id", "label", "stage1_kind", "sentence__gold__label")
     return [
-        rater_agreement.RatedSentence(gold=gold, prelabel=label, humans=humans.get(sentence_id, {}))
-        for sentence_id, label, gold in rows.iterator(chunk_size=5000)
+        rater_agreement.RatedSentence(gold=gold, prelabel=label, prelabel_kind=kind, humans=humans.get(sentence_id, {}))
+        for sentence_id, label, kind, gold in rows.iterator(chunk_size=5000)
     ]
 
 

@@ -6,7 +6,9 @@ counts. A final label determines the whole path of answers
 (``protocol.path_for_label``), so each protocol step is measured by mapping every
 rater's label onto that step's answer; a rater whose path never asked the step
 (e.g. "faithful or invented?" for a sentence it called cognitive) gives no value
-there, so a step counts only the sentences where the raters' paths reach it.
+there, so a step counts only the sentences where the raters' paths reach it. A
+prediction whose vote has no label (its samples stopped before one) still answered
+the first two steps, and counts there.
 
 Per variable (the seven-way label, then each step):
 
@@ -28,71 +30,84 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotator.domain import agreement
-from annotator.domain.vocabulary import Step
+from annotator.domain.protocol import path_for_label
+from annotator.domain.vocabulary import Answer, Step
 
 VARIABLES = agreement.VARIABLES  # "label", then the protocol steps in order
 MIN_UNITS = agreement.MIN_UNITS
-_N_LABELS = len(agreement.LABELS)
+DOMAINS = {"label": agreement.LABELS, **agreement.STEP_DOMAINS}
 
 
 @dataclass(frozen=True)
 class RatedSentence:
-    """One sentence: its gold label, the pre-labeler's label and each annotator's ("" or None: no label)."""
+    """One sentence: its gold label, the pre-labeler's label and each annotator's ("" or None: no label).
+
+    ``prelabel_kind`` ("factual" / "cognitive") is what the pre-labeler's agreeing samples said at stage 1; it
+    places a prediction without a label on the first two steps (relevant, and its kind) and nowhere further.
+    """
 
     gold: str | None
     prelabel: str | None
     humans: Mapping[str, str] = field(default_factory=dict)
+    prelabel_kind: str = ""
 
 
-def _code(label: str | None) -> int:
-    return agreement.LABEL_INDEX.get(label or "", -1)
+def path_of(label: str | None, kind: str = "") -> dict[str, str]:
+    """The protocol answers a rater gave: the whole path of a label, or (no label, a stage-1 kind) the first two."""
+    if label in agreement.LABEL_INDEX:
+        return path_for_label(label)
+    if kind in (Answer.FACTUAL, Answer.COGNITIVE):
+        return {Step.RELEVANCE.value: Answer.RELEVANT.value, Step.KIND.value: str(kind)}
+    return {}
 
 
-def _kappa(table: np.ndarray, variable: str) -> dict:
-    """Kappa and the number of sentences of one rater pair's label table, on one variable."""
-    if variable != "label":
-        table = agreement.step_table(table, variable)
-    units = int(np.asarray(table).sum())
-    kappa = agreement.cohen_kappa(table) if units >= MIN_UNITS else None
-    return {"kappa": kappa, "n": units}
+def _codes(paths: list[dict], labels: list, variable: str) -> np.ndarray:
+    """Each rater's answer to one variable as an index into its domain; -1 where the path never reached it."""
+    domain = DOMAINS[variable]
+    if variable == "label":
+        return np.array([agreement.LABEL_INDEX.get(label or "", -1) for label in labels], dtype=np.int64)
+    return np.array([domain.index(path[variable]) if variable in path else -1 for path in paths], dtype=np.int64)
 
 
-def _alpha(label_counts: np.ndarray, variable: str) -> dict:
-    counts = label_counts if variable == "label" else agreement.step_counts(label_counts, variable)
+def _kappa(first: np.ndarray, second: np.ndarray, n_values: int) -> dict:
+    """Cohen's kappa of two raters on the sentences both answered, and how many those are."""
+    table = agreement.confusion_matrix(first, second, n_values)
+    units = int(table.sum())
+    return {"kappa": agreement.cohen_kappa(table) if units >= MIN_UNITS else None, "n": units}
+
+
+def _alpha(counts: np.ndarray) -> dict:
     units = agreement.pairable_units(counts)
-    value = agreement.alpha(counts) if units >= MIN_UNITS else None
-    return {"alpha": value, "n": units}
+    return {"alpha": agreement.alpha(counts) if units >= MIN_UNITS else None, "n": units}
 
 
 def rater_agreement(sentences: Iterable[RatedSentence]) -> dict:
     """Per variable: kappa with gold, kappa with each annotator, alpha of the humans without and with it."""
     sentences = list(sentences)
     annotators = sorted({name for s in sentences for name in s.humans})
-    pre = np.array([_code(s.prelabel) for s in sentences], dtype=np.int64)
-    gold_table = agreement.confusion_matrix(pre, [_code(s.gold) for s in sentences], _N_LABELS)
-    annotator_tables = {
-        name: agreement.confusion_matrix(pre, [_code(s.humans.get(name)) for s in sentences], _N_LABELS)
-        for name in annotators
+    labels = {
+        "pre": [s.prelabel for s in sentences],
+        "gold": [s.gold for s in sentences],
+        **{name: [s.humans.get(name) for s in sentences] for name in annotators},
     }
-    # Value counts of the humans' labels; alpha needs two humans on a sentence, so only those sentences count,
-    # with and without the pre-labeler (the same sentences both times).
-    humans = np.zeros((len(sentences), _N_LABELS), dtype=np.int64)
-    for row, s in enumerate(sentences):
-        for label in s.humans.values():
-            if _code(label) >= 0:
-                humans[row, _code(label)] += 1
-    with_pre = humans.copy()
-    given = pre >= 0
-    with_pre[np.nonzero(given)[0], pre[given]] += 1
+    paths = {rater: [path_of(label) for label in given] for rater, given in labels.items()}
+    paths["pre"] = [path_of(s.prelabel, s.prelabel_kind) for s in sentences]
+    units = np.arange(len(sentences))
     result = {}
     for variable in VARIABLES:
-        human_counts = humans if variable == "label" else agreement.step_counts(humans, variable)
-        shared = human_counts.sum(axis=1) >= 2  # the sentences where at least two humans reached the step
+        n_values = len(DOMAINS[variable])
+        codes = {rater: _codes(paths[rater], labels[rater], variable) for rater in labels}
+        humans = np.zeros((len(sentences), n_values), dtype=np.int64)
+        for name in annotators:
+            humans += agreement.value_counts(units, codes[name], n_values, len(sentences))
+        with_pre = humans + agreement.value_counts(units, codes["pre"], n_values, len(sentences))
+        # Alpha needs two humans on a sentence: only those sentences count, with and without the pre-labeler.
+        shared = humans.sum(axis=1) >= 2
         result[variable] = {
-            "kappa_gold": _kappa(gold_table, variable),
-            "kappa_annotators": {name: _kappa(table, variable) for name, table in annotator_tables.items()},
-            "alpha_humans": _alpha(humans[shared], variable),
-            "alpha_with_prelabeler": _alpha(with_pre[shared], variable),
+            "kappa_gold": _kappa(codes["pre"], codes["gold"], n_values),
+            "kappa_annotators": {name: _kappa(codes["pre"], codes[name], n_values) for name in annotators},
+            "alpha_humans": _alpha(humans[shared]),
+            "alpha_with_prelabeler": _alpha(with_pre[shared]),
         }
     return {"annotators": annotators, "sentences": len(sentences), "variables": result}
 

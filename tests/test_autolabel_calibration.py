@@ -6,6 +6,7 @@ import krippendorff
 import numpy as np
 import pytest
 
+from annotator.domain.agreement import cohen_kappa
 from annotator.domain.protocol import path_for_label
 from autolabel.calibration import bin_index, calibration
 from autolabel.comparison import compare
@@ -262,3 +263,17 @@ def test_nothing_to_measure_gives_empty_figures_not_errors():
     rater = rater_agreement([])
     assert rater["annotators"] == [] and rater["variables"]["label"]["kappa_gold"] == {"kappa": None, "n": 0}
     assert rater["variables"]["kind"]["alpha_with_prelabeler"] == {"alpha": None, "n": 0}
+
+
+def test_a_prediction_without_a_label_counts_on_the_steps_its_stage_one_answered():
+    # Cognitive at stage 1, no stage-2 label: it answered "relevant" and "cognitive", nothing further.
+    sentences = [RatedSentence(gold="speculative", prelabel="", prelabel_kind="cognitive"),
+                 RatedSentence(gold="faithful", prelabel="", prelabel_kind="cognitive"),
+                 RatedSentence(gold="faithful", prelabel="faithful", prelabel_kind="factual")]
+    result = rater_agreement(sentences)["variables"]
+    assert result["label"]["kappa_gold"]["n"] == 1
+    assert result["relevance"]["kappa_gold"]["n"] == 3 and result["kind"]["kappa_gold"]["n"] == 3
+    # Kind, pre-labeler (rows) against gold (columns): factual/factual 1, cognitive/factual 1, cognitive/cognitive 1.
+    assert result["kind"]["kappa_gold"]["kappa"] == pytest.approx(cohen_kappa([[1, 0], [1, 1]]))
+    assert result["rational"]["kappa_gold"]["n"] == 0 and result["faithfulness"]["kappa_gold"]["n"] == 1
+
