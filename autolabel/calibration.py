@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from annotator.domain.vocabulary import HALLUCINATED_LABELS, Label
 
-from .voting import decide
+from .evaluation import collapse, decision
 
 BINS = 10
 LABELS = tuple(label.value for label in Label)
@@ -52,15 +52,15 @@ class Forecast:
 
 def forecasts(gold: str, votes: Sequence[dict], threshold: int) -> dict[str, Forecast] | None:
     """The binary and seven-way forecasts of one sentence; None when every sample abstained."""
-    decision = decide(votes, threshold)
-    answering = decision.hallucinated_votes + decision.faithful_votes
+    decided = decision(votes, threshold)
+    answering = decided.hallucinated_votes + decided.faithful_votes
     if answering == 0:
         return None
-    p_hallucinated = decision.hallucinated_votes / answering
+    p_hallucinated = decided.hallucinated_votes / answering
     gold_hallucinated = gold in HALLUCINATED_LABELS
     binary = Forecast(
-        confidence=p_hallucinated if decision.hallucinated else 1 - p_hallucinated,
-        correct=decision.hallucinated == gold_hallucinated,
+        confidence=p_hallucinated if decided.hallucinated else 1 - p_hallucinated,
+        correct=decided.hallucinated == gold_hallucinated,
         brier=(p_hallucinated - (1.0 if gold_hallucinated else 0.0)) ** 2,
     )
     shares = {label: 0.0 for label in LABELS}
@@ -68,8 +68,8 @@ def forecasts(gold: str, votes: Sequence[dict], threshold: int) -> dict[str, For
         if vote.get("hallucinated") is not None and vote.get("label") in shares:
             shares[vote["label"]] += 1 / answering
     label = Forecast(
-        confidence=shares.get(decision.label, 0.0),
-        correct=bool(decision.label) and decision.label == gold,
+        confidence=shares.get(decided.label, 0.0),
+        correct=bool(decided.label) and decided.label == gold,
         brier=sum((share - (1.0 if name == gold else 0.0)) ** 2 for name, share in shares.items()),
     )
     return {"binary": binary, "label": label}
@@ -80,17 +80,20 @@ def bin_index(confidence: float) -> int:
     return min(BINS - 1, max(0, math.floor(confidence * BINS + 1e-9)))
 
 
-def reliability(points: Iterable[Forecast]) -> dict:
-    """The reliability table (10 bins), ECE, Brier score, accuracy and mean confidence of some forecasts."""
+def reliability(points: Iterable[tuple[Forecast, int]]) -> dict:
+    """The reliability table (10 bins), ECE, Brier score, accuracy and mean confidence of some forecasts.
+
+    ``points`` are (forecast, how many sentences made it).
+    """
     points = list(points)
     bins = [{"low": k / BINS, "high": (k + 1) / BINS, "count": 0, "confidence_sum": 0.0, "correct": 0}
             for k in range(BINS)]
-    for point in points:
+    for point, count in points:
         cell = bins[bin_index(point.confidence)]
-        cell["count"] += 1
-        cell["confidence_sum"] += point.confidence
-        cell["correct"] += int(point.correct)
-    n = len(points)
+        cell["count"] += count
+        cell["confidence_sum"] += point.confidence * count
+        cell["correct"] += int(point.correct) * count
+    n = sum(count for _, count in points)
     ece = 0.0
     rows = []
     for cell in bins:
@@ -107,9 +110,9 @@ def reliability(points: Iterable[Forecast]) -> dict:
         "n": n,
         "bins": rows,
         "ece": _round(ece) if n else None,
-        "brier": _round(sum(p.brier for p in points) / n) if n else None,
-        "accuracy": _round(sum(p.correct for p in points) / n) if n else None,
-        "mean_confidence": _round(sum(p.confidence for p in points) / n) if n else None,
+        "brier": _round(sum(p.brier * c for p, c in points) / n) if n else None,
+        "accuracy": _round(sum(p.correct * c for p, c in points) / n) if n else None,
+        "mean_confidence": _round(sum(p.confidence * c for p, c in points) / n) if n else None,
     }
 
 
@@ -119,15 +122,15 @@ def calibration(items: Iterable, threshold: int) -> dict:
     ``items`` are ``evaluation.Item`` (gold label, sample votes); the words do not count here: a forecast is
     a sentence.
     """
-    points: dict[str, list[Forecast]] = {kind: [] for kind in KINDS}
+    points: dict[str, list[tuple[Forecast, int]]] = {kind: [] for kind in KINDS}
     abstained = 0
-    for item in items:
+    for item in collapse(items):
         forecast = forecasts(item.gold, item.votes, threshold)
         if forecast is None:
-            abstained += 1
+            abstained += item.sentences
             continue
         for kind in KINDS:
-            points[kind].append(forecast[kind])
+            points[kind].append((forecast[kind], item.sentences))
     return {"threshold": threshold, "abstained": abstained, **{kind: reliability(points[kind]) for kind in KINDS}}
 
 

@@ -1,4 +1,4 @@
-"""Reads for a job's calibration, the pre-labeler as a rater, and the comparison of two jobs (cached).
+"""Reads for a job's scores, calibration, the pre-labeler as a rater, and the comparison of two jobs (cached).
 
 Each figure reads every prediction of a job with its gold (and, for the rater
 table, every submitted human label of those sentences), so it is computed once
@@ -26,6 +26,11 @@ def _job_state(job: AutoLabelJob) -> str:
 def _cached(job: AutoLabelJob, name: str, compute, extra: str = ""):
     version = f"{data_version(job.project)}|{_job_state(job)}{extra}"
     return cached(job.project, f"autolabel:{name}:{job.pk}", compute, version)
+
+
+def job_scores(job: AutoLabelJob) -> dict:
+    """``selectors.job_evaluation`` (the scores by threshold, the baselines, the confusion matrix), cached."""
+    return _cached(job, "scores", lambda: job_evaluation(job))
 
 
 def job_calibration(job: AutoLabelJob) -> dict:
@@ -91,7 +96,7 @@ def job_comparison(job_a: AutoLabelJob, job_b: AutoLabelJob) -> dict:
 def job_evaluation_report(job: AutoLabelJob, other: AutoLabelJob | None = None) -> dict:
     """The API's and the command's report: the evaluation page's numbers, calibration, the rater table and, with
     ``other``, the comparison (A: ``job``, B: ``other``)."""
-    report = job_evaluation(job)
+    report = dict(job_scores(job))
     report["calibration"] = job_calibration(job)
     report["rater"] = job_rater_agreement(job)
     if other is not None:

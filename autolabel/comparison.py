@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .evaluation import MACRO, VIEWS, Item, f1_from_counts, item_flags, macro_f1
+from .evaluation import MACRO, VIEWS, Item, f1_from_counts, item_flags, macro_f1, vote_key
 
 RESAMPLES = 2000
 SEED = 20261125
@@ -31,13 +31,30 @@ _CHUNK = 200  # resamples drawn at a time: memory stays resamples-per-chunk x tu
 
 
 def turn_counts(turns: Sequence[Sequence[Item]], threshold: int) -> np.ndarray:
-    """Per turn and view: (correct, predicted, gold) words, shape (turns, views, 3)."""
-    counts = np.zeros((len(turns), len(VIEWS), 3), dtype=np.float64)
+    """Per turn and view: (correct, predicted, gold) words, shape (turns, views, 3).
+
+    Each distinct (gold, votes) pattern is decided once; the words are then summed per turn by numpy.
+    """
+    patterns: dict[tuple, int] = {}
+    pattern_flags: list[list[float]] = []
+    turn_index, words, pattern_index = [], [], []
     for t, items in enumerate(turns):
         for item in items:
-            for v, (gold, predicted) in enumerate(item_flags(item, threshold).values()):
-                counts[t, v] += (item.words * (gold and predicted), item.words * predicted, item.words * gold)
-    return counts
+            key = (item.gold, vote_key(item.votes))
+            if key not in patterns:
+                patterns[key] = len(pattern_flags)
+                flags = item_flags(item, threshold).values()
+                pattern_flags.append([float(x) for gold, predicted in flags for x in (gold and predicted, predicted, gold)])
+            turn_index.append(t)
+            words.append(item.words)
+            pattern_index.append(patterns[key])
+    columns = len(VIEWS) * 3
+    if not pattern_flags:
+        return np.zeros((len(turns), len(VIEWS), 3))
+    weighted = np.asarray(pattern_flags)[pattern_index] * np.asarray(words, dtype=np.float64)[:, np.newaxis]
+    counts = np.stack([np.bincount(turn_index, weights=weighted[:, c], minlength=len(turns)) for c in range(columns)],
+                      axis=1)
+    return counts.reshape(len(turns), len(VIEWS), 3)
 
 
 def _f1(correct, predicted, gold):
@@ -89,7 +106,9 @@ def compare(
         flat_a, flat_b = a.reshape(n_turns, -1), b.reshape(n_turns, -1)
         for start in range(0, resamples, _CHUNK):
             size = min(_CHUNK, resamples - start)
-            weights = rng.multinomial(n_turns, np.full(n_turns, 1 / n_turns), size=size).astype(np.float64)
+            # How often each turn is drawn in each resample (n_turns draws with replacement), by one bincount.
+            draws = rng.integers(0, n_turns, size=(size, n_turns)) + (np.arange(size) * n_turns)[:, np.newaxis]
+            weights = np.bincount(draws.ravel(), minlength=size * n_turns).reshape(size, n_turns).astype(np.float64)
             draws_a.append(_f1_by_view((weights @ flat_a).reshape(size, len(VIEWS), 3)))
             draws_b.append(_f1_by_view((weights @ flat_b).reshape(size, len(VIEWS), 3)))
     empty = np.zeros((0, len(COMPARED_VIEWS)))

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from annotator.domain.vocabulary import COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, HALLUCINATED_LABELS, Label
 
-from .voting import decide
+from .voting import Decision, decide
 
 VIEWS = ("any_hallucination", "factual", "cognitive")
 MACRO = "cognibench_overall"
@@ -58,11 +59,53 @@ NO_LABEL = "no label"
 
 @dataclass(frozen=True)
 class Item:
-    """One sentence with gold: its word count, gold label and the samples' votes."""
+    """One sentence with gold: its word count, gold label and the samples' votes.
+
+    ``sentences`` > 1 stands for that many sentences with the same gold and the same votes, ``words`` their
+    total (see ``collapse``): every figure here depends on nothing else.
+    """
 
     words: int
     gold: str
     votes: Sequence[dict]
+    sentences: int = 1
+
+
+_HALLUCINATED_CODE = {True: 1, False: 0, None: -1}
+
+
+def vote_key(votes: Sequence[dict]) -> tuple:
+    """The votes as a canonical, hashable multiset: the vote does not depend on the samples' order."""
+    return tuple(sorted(
+        (v.get("label") or "", _HALLUCINATED_CODE.get(v.get("hallucinated"), -1), v.get("kind") or "") for v in votes
+    ))
+
+
+@lru_cache(maxsize=65536)
+def _decide_key(key: tuple, threshold: int) -> Decision:
+    hallucinated = {1: True, 0: False, -1: None}
+    return decide([{"label": label or None, "hallucinated": hallucinated[h], "kind": kind or None}
+                   for label, h, kind in key], threshold)
+
+
+def decision(votes: Sequence[dict], threshold: int) -> Decision:
+    """``voting.decide``, remembered per multiset of votes: a project's sentences share few distinct vote patterns,
+    and every view, threshold, calibration bin and bootstrap count asks again."""
+    return _decide_key(vote_key(votes), threshold)
+
+
+def collapse(items: Iterable[Item]) -> list[Item]:
+    """Sentences with the same gold and the same multiset of votes merged into one item (words summed).
+
+    A job's sentences fall into a few hundred such patterns, so the scores at every threshold, the baselines,
+    the confusion matrix and the calibration are counted over patterns instead of over sentences.
+    """
+    groups: dict[tuple, list] = {}
+    for item in items:
+        group = groups.setdefault((item.gold, vote_key(item.votes)), [0, 0, item.votes])
+        group[0] += item.words
+        group[1] += item.sentences
+    return [Item(words, gold, votes, sentences) for (gold, _), (words, sentences, votes) in groups.items()]
 
 
 def word_count(text: str) -> int:
@@ -77,15 +120,15 @@ def _gold_positive(view: str, gold: str) -> bool:
     return gold in COGNITIVE_HALLUCINATED_LABELS
 
 
-def _predicted_positive(view: str, decision) -> bool:
-    if not decision.hallucinated:
+def _predicted_positive(view: str, decided) -> bool:
+    if not decided.hallucinated:
         return False
     if view == "any_hallucination":
         return True
-    if decision.label:
-        is_cognitive = decision.label in COGNITIVE_LABELS
+    if decided.label:
+        is_cognitive = decided.label in COGNITIVE_LABELS
     else:
-        is_cognitive = decision.kind == "cognitive"
+        is_cognitive = decided.kind == "cognitive"
     return is_cognitive if view == "cognitive" else not is_cognitive
 
 
@@ -115,8 +158,8 @@ def macro_f1(factual_f1: float | None, cognitive_f1: float | None) -> float | No
 
 def item_flags(item: Item, threshold: int) -> dict[str, tuple[bool, bool]]:
     """Per view, (gold positive, predicted positive) of one sentence at one threshold."""
-    decision = decide(item.votes, threshold)
-    return {view: (_gold_positive(view, item.gold), _predicted_positive(view, decision)) for view in VIEWS}
+    decided = decision(item.votes, threshold)
+    return {view: (_gold_positive(view, item.gold), _predicted_positive(view, decided)) for view in VIEWS}
 
 
 def _scores(items: Iterable[Item], predicted) -> dict:
@@ -170,9 +213,9 @@ def cognitive_confusion(items: Iterable[Item], threshold: int) -> dict:
     for item in items:
         if item.gold not in matrix:
             continue
-        label = decide(item.votes, threshold).label
+        label = decision(item.votes, threshold).label
         column = label if label in COGNITIVE_ORDER else (NOT_COGNITIVE if label else NO_LABEL)
-        matrix[item.gold][column] += 1
+        matrix[item.gold][column] += item.sentences
     total = sum(sum(row.values()) for row in matrix.values())
     correct = sum(matrix[gold][gold] for gold in COGNITIVE_ORDER)
     predicted_cognitive = sum(matrix[g][c] for g in COGNITIVE_ORDER for c in COGNITIVE_ORDER)
@@ -190,9 +233,9 @@ def cognitive_confusion(items: Iterable[Item], threshold: int) -> dict:
 def evaluate(items: Sequence[Item], samples: int, threshold: int) -> dict:
     """The full report: detection scores for thresholds 1..samples, the trivial baselines, cognitive accuracy
     at ``threshold``."""
-    items = list(items)
+    items = collapse(items)
     return {
-        "sentences": len(items),
+        "sentences": sum(item.sentences for item in items),
         "words": sum(item.words for item in items),
         "samples": samples,
         "threshold": threshold,

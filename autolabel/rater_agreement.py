@@ -52,6 +52,13 @@ class RatedSentence:
     prelabel_kind: str = ""
 
 
+# A rater's state on a sentence: one of the seven labels (its whole path), or no label but a stage-1 kind (the
+# first two steps only), or nothing (-1).
+STATES: tuple[tuple[str, str], ...] = tuple((label, "") for label in agreement.LABELS) + (
+    ("", Answer.FACTUAL.value), ("", Answer.COGNITIVE.value))
+_STATE_INDEX = {state: i for i, state in enumerate(STATES)}
+
+
 def path_of(label: str | None, kind: str = "") -> dict[str, str]:
     """The protocol answers a rater gave: the whole path of a label, or (no label, a stage-1 kind) the first two."""
     if label in agreement.LABEL_INDEX:
@@ -61,12 +68,26 @@ def path_of(label: str | None, kind: str = "") -> dict[str, str]:
     return {}
 
 
-def _codes(paths: list[dict], labels: list, variable: str) -> np.ndarray:
-    """Each rater's answer to one variable as an index into its domain; -1 where the path never reached it."""
+def _answer_table(variable: str) -> np.ndarray:
+    """For each state, its answer to ``variable`` as an index into the variable's domain (-1: not reached)."""
     domain = DOMAINS[variable]
-    if variable == "label":
-        return np.array([agreement.LABEL_INDEX.get(label or "", -1) for label in labels], dtype=np.int64)
-    return np.array([domain.index(path[variable]) if variable in path else -1 for path in paths], dtype=np.int64)
+    table = []
+    for label, kind in STATES:
+        if variable == "label":
+            table.append(agreement.LABEL_INDEX.get(label, -1))
+        else:
+            answer = path_of(label, kind).get(variable)
+            table.append(domain.index(answer) if answer is not None else -1)
+    return np.asarray(table + [-1], dtype=np.int64)  # the last entry answers state -1 (nothing)
+
+
+ANSWER_TABLES = {variable: _answer_table(variable) for variable in VARIABLES}
+
+
+def _state(label: str | None, kind: str = "") -> int:
+    if label in agreement.LABEL_INDEX:
+        return _STATE_INDEX[(label, "")]
+    return _STATE_INDEX.get(("", kind or ""), -1)
 
 
 def _kappa(first: np.ndarray, second: np.ndarray, n_values: int) -> dict:
@@ -85,18 +106,16 @@ def rater_agreement(sentences: Iterable[RatedSentence]) -> dict:
     """Per variable: kappa with gold, kappa with each annotator, alpha of the humans without and with it."""
     sentences = list(sentences)
     annotators = sorted({name for s in sentences for name in s.humans})
-    labels = {
-        "pre": [s.prelabel for s in sentences],
-        "gold": [s.gold for s in sentences],
-        **{name: [s.humans.get(name) for s in sentences] for name in annotators},
+    states = {
+        "pre": np.array([_state(s.prelabel, s.prelabel_kind) for s in sentences], dtype=np.int64),
+        "gold": np.array([_state(s.gold) for s in sentences], dtype=np.int64),
+        **{name: np.array([_state(s.humans.get(name)) for s in sentences], dtype=np.int64) for name in annotators},
     }
-    paths = {rater: [path_of(label) for label in given] for rater, given in labels.items()}
-    paths["pre"] = [path_of(s.prelabel, s.prelabel_kind) for s in sentences]
     units = np.arange(len(sentences))
     result = {}
     for variable in VARIABLES:
         n_values = len(DOMAINS[variable])
-        codes = {rater: _codes(paths[rater], labels[rater], variable) for rater in labels}
+        codes = {rater: ANSWER_TABLES[variable][given] for rater, given in states.items()}  # -1 picks "nothing"
         humans = np.zeros((len(sentences), n_values), dtype=np.int64)
         for name in annotators:
             humans += agreement.value_counts(units, codes[name], n_values, len(sentences))

@@ -77,7 +77,7 @@ def job_evaluation(request, slug, job_id):
     refused = blind_refusal(request, project)  # scored against all gold, that of the lead's open slots included
     if refused:
         return refused
-    report = selectors.job_evaluation(job)
+    report = calibration_selectors.job_scores(job)
     cognitive = report["cognitive"]
     matrix = [(gold, [cognitive["matrix"][gold][c] for c in cognitive["columns"]]) for gold in cognitive["rows"]]
     calibration = calibration_selectors.job_calibration(job)

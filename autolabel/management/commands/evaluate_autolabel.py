@@ -11,7 +11,6 @@ from autolabel.evaluation import BASELINES, MACRO, VIEW_NAMES, VIEWS
 from autolabel.evaluation_page import STEP_SCOPES, figure
 from autolabel.models import AutoLabelJob
 from autolabel.rater_agreement import STEP_NAMES
-from autolabel.selectors import job_evaluation
 
 NAMES = [MACRO, *VIEWS]
 
@@ -41,7 +40,7 @@ class Command(BaseCommand):
         if o["calibration"]:
             report = calibration_selectors.job_evaluation_report(job, other)
         else:
-            report = job_evaluation(job)
+            report = dict(calibration_selectors.job_scores(job))
             if other is not None:
                 report["comparison"] = {"a": job.pk, "b": other.pk, **calibration_selectors.job_comparison(job, other)}
         if o["json"]:
