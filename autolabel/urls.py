@@ -13,5 +13,6 @@ urlpatterns = [
          name="job_faithfulness"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/csv/", faithfulness_views.job_faithfulness_csv,
          name="job_faithfulness_csv"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", views.job_comparison, name="job_comparison"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]

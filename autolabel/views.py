@@ -1,15 +1,18 @@
-"""Pages of the auto-labeller (leads only): jobs, a job's live progress, evaluation, a turn's predictions."""
+"""Pages of the auto-labeller (leads only): jobs, a job's live progress, evaluation and comparison, a turn's
+predictions."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
 from annotator.corpus.views import blind_refusal
 from annotator.views.common import bad_request
 
-from . import selectors, services
+from . import calibration_selectors, evaluation_page, selectors, services
+from .evaluation_forms import CompareQueryForm
 from .forms import JobStartForm, PredictionsQueryForm
 from .models import AutoLabelJob, Prediction
 
@@ -74,15 +77,37 @@ def job_evaluation(request, slug, job_id):
     refused = blind_refusal(request, project)  # scored against all gold, that of the lead's open slots included
     if refused:
         return refused
-    report = selectors.job_evaluation(job)
-    rows = []
-    for threshold, views in report["thresholds"].items():
-        rows.append({"threshold": threshold, "current": threshold == job.threshold,
-                     "views": [(view, views[view]) for view in ("overall", "factual", "cognitive")]})
+    report = calibration_selectors.job_scores(job)
     cognitive = report["cognitive"]
     matrix = [(gold, [cognitive["matrix"][gold][c] for c in cognitive["columns"]]) for gold in cognitive["rows"]]
+    calibration = calibration_selectors.job_calibration(job)
+    rater = calibration_selectors.job_rater_agreement(job)
     return render(request, "autolabel/job_evaluation.html", {
-        "project": project, "job": job, "report": report, "rows": rows, "cognitive": cognitive, "matrix": matrix,
+        "project": project, "job": job, "report": report, "cognitive": cognitive, "matrix": matrix,
+        "rows": evaluation_page.detection_rows(report, job.threshold),
+        "baselines": evaluation_page.baseline_rows(report),
+        "calibration": calibration, "calibration_panels": evaluation_page.calibration_panels(calibration, job.pk),
+        "rater": rater, "rater_rows": evaluation_page.rater_rows(rater),
+        "compare_form": CompareQueryForm(candidates=calibration_selectors.comparable_jobs(job)),
+    })
+
+
+@require_GET
+def job_comparison(request, slug, job_id):
+    """Two jobs on the same gold (``?other=``): F1 per view with bootstrap intervals and the paired difference."""
+    project = access_project_as_lead(request.user, slug)
+    job = _job(project, job_id)
+    refused = blind_refusal(request, project)
+    if refused:
+        return refused
+    form = CompareQueryForm(request.GET, candidates=calibration_selectors.comparable_jobs(job))
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("autolabel:job_evaluation", args=[project.slug, job.pk]))
+    other = form.cleaned_data["other"]
+    report = calibration_selectors.job_comparison(job, other)
+    return render(request, "autolabel/job_comparison.html", {
+        "project": project, "job": job, "other": other, "report": report, "form": form,
+        "rows": evaluation_page.comparison_rows(report),
     })
 
 

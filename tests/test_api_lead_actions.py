@@ -8,7 +8,7 @@ import pytest
 
 from annotator.models import AnnotationEvent, Assignment, GoldEvent, GoldLabel, QualificationResult, Turn
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
-from autolabel import selectors as autolabel_selectors
+from autolabel.calibration_selectors import job_evaluation_report
 from autolabel.models import Prediction
 from autolabel.services import job_create
 from tests.factories import TurnFactory, member
@@ -245,7 +245,8 @@ def test_a_jobs_evaluation_has_the_numbers_of_its_page(world):
         Prediction.objects.create(job=job, sentence=sentence, sample_votes=votes[sentence.gold.label])
     response = lead(world).get(url("autolabel-job-evaluation", world, pk=job.pk))
     assert response.status_code == 200, response.json()
-    expected = json.loads(json.dumps(autolabel_selectors.job_evaluation(job)))  # threshold keys become strings
+    # The page's numbers plus calibration and the rater table; threshold keys become strings.
+    expected = json.loads(json.dumps(job_evaluation_report(job)))
     assert response.json() == expected
     assert expected["sentences"] == 5 and expected["thresholds"]["2"]["overall"]["recall"] == 1.0
 

@@ -147,6 +147,7 @@ READS_NO_POST = {
     "qa:my_questions", "qa:feedback_inbox", "qa:review", "qa:measures", "qa:qualification_score",
     "qa:qualification_result", "autolabel:job_detail", "autolabel:job_evaluation", "autolabel:turn_predictions",
     "autolabel:job_faithfulness", "autolabel:job_faithfulness_csv",
+    "autolabel:job_comparison",  # GET only (405 to a POST); listed so that the walk probes it
 }
 
 # Routes whose fields are not all checked to 400 by a form: the lead's raw export reads only ``fmt``
@@ -159,6 +160,7 @@ QUERY_PROBES = {
     "qa:review": {"annotator": ID, "seed": NUMBER},
     "turn_list": {"batch": ID, "topic": SHORT, "model": SHORT, "q": SHORT},
     "autolabel:turn_predictions": {"job": ID},
+    "autolabel:job_comparison": {"other": ID},
 }
 # Every page is also sent these, all at once and one at a time: none may answer 5xx.
 COMMON_QUERY = ["page", "sentence", "annotator", "seed", "mode", "status", "project", "batch", "topic", "model", "q",

@@ -16,7 +16,24 @@ class JobEvaluationSerializer(serializers.Serializer):
     gold_sentences_in_scope = serializers.IntegerField()
     thresholds = serializers.DictField(
         child=serializers.DictField(),
-        help_text="Per threshold 1..samples, per view (overall, factual, cognitive): word-weighted precision, "
-                  "recall, f1 (null without data), correct_words, predicted_words, gold_words.")
+        help_text="Per threshold 1..samples, per view (any_hallucination: pooled over all hallucinated words; "
+                  "factual; cognitive): word-weighted precision, recall, f1 (null when undefined; 0 when nothing "
+                  "is predicted of what there is), correct_words, predicted_words, gold_words; cognibench_overall: "
+                  "f1 = mean of the factual and cognitive F1 (CogniBench Table 3 'Overall'); overall: the former "
+                  "name of any_hallucination, kept as an alias (it is not CogniBench's Overall).")
+    baselines = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="flag_every_sentence and flag_none, with the same views as a threshold (flag none: F1 0).")
+    calibration = serializers.DictField(
+        help_text="At the job's threshold, for binary (hallucinated or not) and label (seven-way): n, bins (10 "
+                  "equal-width: low, high, count, correct, confidence, accuracy), ece, brier, accuracy, "
+                  "mean_confidence; abstained: sentences where every sample abstained.")
+    rater = serializers.DictField(
+        help_text="The pre-labeler as a rater: annotators (usernames), sentences, and per variable (label and each "
+                  "protocol step) kappa_gold, kappa_annotators, alpha_humans, alpha_with_prelabeler, each with n.")
+    comparison = serializers.DictField(
+        required=False,
+        help_text="With ?compare=: a and b (job ids), turns, sentences, words, only_a, only_b, resamples, seed, and per "
+                  "view f1 and 95 % ci of a and b, and difference (b - a) with its ci and share_b_better.")
     cognitive = serializers.DictField(help_text="Four-way accuracy at the job's threshold and its confusion "
                                                 "matrix (rows: gold; columns: predicted).")

@@ -2,13 +2,13 @@
 The autolabel services run them."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
 from annotator.domain.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
-from autolabel.selectors import job_evaluation
+from autolabel import calibration_selectors
 from autolabel.services import job_cancel, job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
@@ -168,6 +168,11 @@ class PredictionListView(ProjectScopedView, generics.ListAPIView):
         return Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=self.blind_turns).select_related("sentence")
 
 
+class EvaluationQuerySerializer(serializers.Serializer):
+    compare = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
+                                       help_text="Another finished job of the project to compare with.")
+
+
 class JobEvaluationView(JobQueryMixin, ProjectScopedView):
     """The job's evaluation page as numbers: the same report, from the same function."""
 
@@ -179,7 +184,16 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
         summary="A job's evaluation against gold (leads)",
         description="CogniBench's measure: word-weighted detection scores at every threshold from 1 to the "
                     "job's samples, and the four-way cognitive accuracy at the job's threshold. Only sentences "
-                    "with gold count.",
+                    "with gold count. Per threshold, `cognibench_overall` is the paper's Table 3 'Overall' (mean "
+                    "of the factual and cognitive F1) and `any_hallucination` the pooled F1 over all hallucinated "
+                    "words; `overall` is kept as an alias of `any_hallucination` (its former name) for existing "
+                    "clients. `baselines`: flag every sentence / flag none, counted the same way. `calibration`: "
+                    "reliability bins, ECE and Brier of the vote shares; `rater`: the pre-labeler's kappa with gold "
+                    "and each annotator and the annotators' alpha without and with it, per protocol step. With "
+                    "`?compare=<job id>`: `comparison`, F1 per view of both jobs with 95 % turn-bootstrap intervals "
+                    "and the paired difference.",
+        parameters=[OpenApiParameter("compare", int, required=False,
+                                     description="Another finished job of the project to compare with.")],
         examples=[OpenApiExample("Evaluation", value={
             "job": 3, "model": "baseline-lexical", "prompt_version": 1, "sentences": 5, "words": 48, "samples": 5,
             "threshold": 3, "gold_sentences_in_scope": 5,
@@ -201,4 +215,12 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
     )
     def get(self, request, slug, pk):
         self.refuse_if_blind()  # scored against gold, the gold of the turns the lead is blind on included
-        return Response(job_evaluation(get_object_or_404(self.project_queryset(), pk=pk)))
+        job = get_object_or_404(self.project_queryset(), pk=pk)
+        query = EvaluationQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        other = None
+        if query.validated_data.get("compare") is not None:
+            other = calibration_selectors.comparable_jobs(job).filter(pk=query.validated_data["compare"]).first()
+            if other is None:
+                raise serializers.ValidationError({"compare": ["Not another finished job of this project."]})
+        return Response(calibration_selectors.job_evaluation_report(job, other))
