@@ -80,15 +80,15 @@ def retries(request, slug):
 def gold_reason(request, slug, sentence_id):
     """A lead writes (or edits, or clears) the reason of a qualification sentence's gold label."""
     project = access_project_as_lead(request.user, slug)
+    back = reverse("qa:qualification", args=[slug]) + f"#reason-{sentence_id}"
+    form = GoldReasonForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=back)
     sentence = Sentence.objects.filter(
         pk=sentence_id, turn__dialogue__project=project, turn__is_qualification=True
     ).select_related("turn__dialogue__project").first()
     if sentence is None or is_blind_on(request.user, sentence.turn_id):
         raise Http404("No such qualification sentence")
-    back = reverse("qa:qualification", args=[slug]) + f"#reason-{sentence.pk}"
-    form = GoldReasonForm(request.POST)
-    if not form.is_valid():
-        return bad_request(request, form, back_url=back)
     try:
         gold = gold_reason_set(sentence, request.user, form.cleaned_data["reason"])
     except GoldError as error:
