@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotator.domain.vocabulary import Role
 from annotator.models import GoldEvent, GoldLabel, Project
 from annotator.qa import qualification as q
-from tests.factories import ProjectFactory, TurnFactory, member
+from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, member
 from tests.factories_api import token_client
 from tests.factories_qa import finish, gold_turn
 from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
@@ -144,3 +144,14 @@ def test_after_a_fail_that_waits_for_a_lead_the_queue_offers_the_answers_not_a_s
     waiting = page[page.index('data-testid="qualification-waiting"'):]
     assert "<strong>fiona</strong>: attempt 1, 1 of 2 right (50%)" in waiting
     assert 'data-testid="waits-for-lead"' in page and "Allow fiona a retry" in page
+
+
+def test_a_lead_holding_a_slot_on_a_qualification_turn_neither_sees_nor_writes_its_gold_reasons(client, world):
+    project, lead, turn = world
+    AssignmentFactory(turn=turn, project=project, annotator=lead, is_qualification=True)
+    client.force_login(lead)
+    page = client.get(reverse("qa:qualification", args=[project.slug])).content.decode()
+    sentence = turn.sentences.get(index=1)
+    assert reason_url(project, sentence) not in page and 'id="reasons-heading"' not in page
+    assert client.post(reason_url(project, sentence), {"reason": "Peeking."}).status_code == 404
+    assert GoldLabel.objects.get(sentence=sentence).reason == ""

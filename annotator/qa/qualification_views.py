@@ -16,7 +16,7 @@ from ..models import Sentence
 from ..projects.services import project_update_settings
 from ..views.common import bad_request
 from .qualification_forms import GoldReasonForm, QualificationRetriesForm, QualificationSetForm
-from .qualification_selectors import gold_reasons, qualification_gold_sentences, waiting_for_a_lead
+from .qualification_selectors import details_with_current_reasons, qualification_gold_sentences, waiting_for_a_lead
 from .selectors import qualification_results, turns_with_qualification_counts
 from . import qualification as services
 from .qualification import QualificationError
@@ -58,7 +58,7 @@ def setup(request, slug):
         "results": results, "waiting": waiting_for_a_lead(results),
         "retries_form": QualificationRetriesForm(initial={
             "qualification_auto_retries": project.qualification_auto_retries}),
-        "gold_sentences": qualification_gold_sentences(project),
+        "gold_sentences": qualification_gold_sentences(project, request.user),
     }, status=status)
 
 
@@ -122,11 +122,7 @@ def score(request, slug, pk=None):
             project, request.user
         )
     state = services.qualification_state(project, result.annotator if result else request.user)
-    details = []
-    if result is not None:
-        # The gold's reason as it is now: a lead may have written it after this attempt was scored.
-        current = gold_reasons(d["sentence"] for d in result.details)
-        details = [{**d, "gold_reason": current.get(d["sentence"], d.get("gold_reason", ""))} for d in result.details]
+    details = details_with_current_reasons(result.details) if result is not None else []
     return render(request, "qa/qualification_score.html", {
         "project": project, "result": result, "state": state, "details": details,
         "own": result is None or result.annotator_id == request.user.pk,
