@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from annotator.models import Sentence
+
 from .models import AutoLabelJob, Prediction
 
 LIVE_TURNS = 20
@@ -75,8 +77,10 @@ def live_feed(job: AutoLabelJob, hidden_turn_ids, after: int = 0, limit: int = L
         return None
     turn_ids = _latest_turn_ids(job, hidden_turn_ids, limit)
     by_turn: dict[int, list[Prediction]] = {turn_id: [] for turn_id in turn_ids}
+    # By sentence ids, so that the (job, sentence) index finds the rows (by turn id, every prediction is read).
+    sentence_ids = Sentence.objects.filter(turn_id__in=turn_ids).values("pk")
     for prediction in (
-        _visible(job, hidden_turn_ids).filter(sentence__turn_id__in=turn_ids, pk__lte=cursor)
+        _visible(job, hidden_turn_ids).filter(sentence_id__in=sentence_ids, pk__lte=cursor)
         .select_related("sentence__turn__dialogue").order_by("sentence__index")
     ):
         by_turn[prediction.sentence.turn_id].append(prediction)
