@@ -2,6 +2,7 @@
 read by the annotator on their score page."""
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -105,3 +106,30 @@ def test_a_lead_writes_the_reason_of_a_gold_label_and_the_annotator_reads_it_on_
     expect(wrong.get_by_test_id("gold-reason")).to_have_text(
         "Nothing in the reference ranks rivers, so 'greatest' is speculation.")
     expect(wrong.get_by_test_id("gold-explanation")).to_have_count(0)
+
+
+def test_the_next_attempt_saves_nothing_of_the_submitted_one_is_left_in_the_browser(page_for):
+    project, _ = qualified_project(auto_retries=1)
+    annotator = member(project, Role.ANNOTATOR)
+    page = page_for(annotator)
+    page.goto(f"/p/{project.slug}/work/")
+    expect(page.locator("#start-button")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+
+    def slow_submit(route):
+        time.sleep(1)  # the screen's clock runs on while the submit is answered: leaving counts that time
+        route.continue_()
+
+    page.route(re.compile(r"/a/\d+/submit/$"), slow_submit)
+    fail_in_the_screen(page)
+    page.wait_for_url(f"**/p/{project.slug}/work/")
+    left = page.evaluate("Object.keys(localStorage).filter((key) => key.startsWith('annotator-outbox:'))")
+    assert left == []  # the submitted turn's page recorded nothing once it had submitted
+
+    expect(page.locator("#start-button")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    fail_in_the_screen(page)  # attempt 2 saves and submits (a stale change would stop it: "changed in another tab")
+    page.wait_for_url(f"**/p/{project.slug}/qa/qualification/score/")
+    expect(page.get_by_test_id("qualification-score")).to_contain_text("1 of 2")
