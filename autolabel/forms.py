@@ -1,6 +1,6 @@
 from django import forms
 
-from annotator.forms.fields import IdField
+from annotator.forms.fields import CountField, IdField
 
 from .models import LLMProfile, PromptVersion
 from .services import MAX_SAMPLES
@@ -43,3 +43,12 @@ class PredictionsQueryForm(forms.Form):
     """``?job=`` of a turn's predictions: one job's, or (blank) the latest of each sentence."""
 
     job = IdField(required=False)
+
+
+class JobPageQueryForm(forms.Form):
+    """The job page's query: which polled fragment (``partial``) and, for the progress poll, the id of the
+    newest prediction the page already shows (``after``)."""
+
+    partial = forms.ChoiceField(choices=[("", "the page"), ("progress", "progress"), ("admin_progress", "admin")],
+                                required=False)
+    after = CountField(required=False)

@@ -11,9 +11,9 @@ from annotator.access import access_project_as_lead, access_turn_not_blind, blin
 from annotator.corpus.views import blind_refusal
 from annotator.views.common import bad_request
 
-from . import calibration_selectors, evaluation_page, selectors, services
+from . import calibration_selectors, evaluation_page, live, selectors, services
 from .evaluation_forms import CompareQueryForm
-from .forms import JobStartForm, PredictionsQueryForm
+from .forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
 from .models import AutoLabelJob, Prediction
 
 
@@ -44,21 +44,44 @@ def job_list(request, slug):
 
 
 def job_detail(request, slug, job_id):
+    """The job's page: progress (polled while the job runs), the latest turns' predictions as they arrive,
+    then, once the job has finished, every prediction in turn order, a page at a time."""
     project = access_project_as_lead(request.user, slug)
     job = _job(project, job_id)
-    partial = request.GET.get("partial")
+    query = JobPageQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query, back_url=reverse("autolabel:job_detail", args=[project.slug, job.pk]))
+    partial = query.cleaned_data["partial"]
     if request.htmx and partial == "progress":
-        return render(request, "autolabel/partials/job_progress.html", {"project": project, "job": job})
+        return _progress_poll(request, project, job, after=query.cleaned_data["after"] or 0)
     if request.htmx and partial == "admin_progress":
         return render(request, "autolabel/partials/admin_progress.html", {"project": project, "job": job})
+    context = {"project": project, "job": job, **_predictions_context(request, project, job)}
+    return render(request, "autolabel/job_detail.html", context)
+
+
+def _predictions_context(request, project, job, after=0):
+    """The predictions part of the page: the live feed while the job runs (None: nothing newer than
+    ``after``), every prediction page by page once it has finished."""
+    # Never the pre-labels (nor gold) of the turns the lead holds an unsubmitted slot on.
+    hidden = blind_turn_ids(request.user, project)
+    if not job.is_finished:
+        feed = live.live_feed(job, hidden, after=after)
+        return {"feed": feed, "cursor": feed.cursor if feed else after}
     predictions = (
-        # Not the pre-labels (nor gold) of the turns the lead holds an unsubmitted slot on.
-        Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=blind_turn_ids(request.user, project))
+        Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=hidden)
         .select_related("sentence__turn__dialogue", "sentence__gold")
         .order_by("sentence__turn_id", "sentence__index")
     )
-    page = Paginator(predictions, 100).get_page(request.GET.get("page"))
-    return render(request, "autolabel/job_detail.html", {"project": project, "job": job, "page": page})
+    return {"page": Paginator(predictions, 100).get_page(request.GET.get("page")), "cursor": after}
+
+
+def _progress_poll(request, project, job, after):
+    """The progress card; with it, out of band, the latest turns when newer predictions were stored, or the
+    whole first page of predictions when the job has just finished (the page stops polling then)."""
+    context = {"project": project, "job": job, **_predictions_context(request, project, job, after)}
+    context["oob"] = job.is_finished or context.get("feed") is not None
+    return render(request, "autolabel/partials/job_poll.html", context)
 
 
 @require_POST
@@ -66,7 +89,7 @@ def job_cancel(request, slug, job_id):
     project = access_project_as_lead(request.user, slug)
     job = services.job_cancel(_job(project, job_id))
     if request.htmx:
-        return render(request, "autolabel/partials/job_progress.html", {"project": project, "job": job})
+        return _progress_poll(request, project, job, after=0)
     messages.info(request, f"Job {job.pk}: cancellation requested.")
     return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
 

@@ -87,6 +87,7 @@ def snapshot():
     state["questions"] = list(models.Question.objects.values_list("pk", "status"))
     state["feedback"] = list(models.Feedback.objects.values_list("pk", "acknowledged_at"))
     state["qualification"] = (list(models.Turn.objects.filter(is_qualification=True).values_list("pk", flat=True)),
-                              models.Project.objects.get(slug="pilot").qualification_pass_mark)
+                              models.Project.objects.get(slug="pilot").qualification_pass_mark,
+                              models.Project.objects.get(slug="pilot").qualification_auto_retries)
     state["jobs"] = list(AutoLabelJob.objects.values_list("pk", "cancel_requested"))
     return state

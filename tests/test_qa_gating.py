@@ -164,7 +164,7 @@ def test_the_queue_offers_the_qualification_even_when_no_real_slot_is_open(clien
     ann = member(project, Role.ANNOTATOR)
     client.force_login(ann)
     queue = client.get(reverse("workspace_queue", args=[project.slug])).content.decode()
-    assert "2 of 2 turn(s) left" in queue and 'id="start-qualification"' in queue
+    assert "2 of 2 turn(s) left" in queue and 'id="start-button"' in queue
     response = client.post(reverse("workspace_next", args=[project.slug]))
     assignment = Assignment.objects.get(annotator=ann)
     assert response["Location"] == reverse("annotate", args=[assignment.pk]) and assignment.is_qualification

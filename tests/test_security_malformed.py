@@ -130,6 +130,9 @@ PROBES = {
     ("qa:qualification", None): Probe("lead", {"turns": ID, "pass_mark": NUMBER}, {"turns": "turn", "pass_mark": "80"},
                                       ("pass_mark",)),
     ("qa:qualification_retry", None): Probe("lead", {}),
+    ("qa:qualification_retries", None): Probe("lead", {"qualification_auto_retries": NUMBER}, {},
+                                              ("qualification_auto_retries",)),
+    ("qa:qualification_gold_reason", None): Probe("lead", {"reason": TEXT}),
     ("autolabel:job_list", None): Probe("lead", {"profile": ID, "prompt_version": ID, "samples": NUMBER,
                                                  "threshold": NUMBER, "model": SHORT},
                                         {"profile": "profile", "samples": "5", "threshold": "3"},
@@ -161,6 +164,7 @@ QUERY_PROBES = {
     "turn_list": {"batch": ID, "topic": SHORT, "model": SHORT, "q": SHORT},
     "autolabel:turn_predictions": {"job": ID},
     "autolabel:job_comparison": {"other": ID},
+    "autolabel:job_detail": {"after": NUMBER, "partial": ENUM},
 }
 # Every page is also sent these, all at once and one at a time: none may answer 5xx.
 COMMON_QUERY = ["page", "sentence", "annotator", "seed", "mode", "status", "project", "batch", "topic", "model", "q",

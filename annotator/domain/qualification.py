@@ -59,3 +59,18 @@ def score_attempt(sentences: Sequence[GoldSentence], answers: Mapping[int, Answe
         })
     total = len(sentences)
     return Score(correct=correct, total=total, passed=total == 0 or correct / total >= pass_mark, details=details)
+
+
+# The most automatic retries a project may set (a lead still sees every attempt).
+MAX_AUTO_RETRIES = 20
+
+
+def retry_opens_by_itself(failed_attempts: int, auto_retries: int) -> bool:
+    """After a failed attempt, whether the next one opens without a lead: while the annotator's failed
+    attempts so far (this one included) are at most the project's ``auto_retries``."""
+    return 0 < failed_attempts <= auto_retries
+
+
+def automatic_retries_left(failed_attempts: int, auto_retries: int) -> int:
+    """How many more failed attempts would still open the next one by themselves."""
+    return max(0, auto_retries - failed_attempts)

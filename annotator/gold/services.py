@@ -34,8 +34,10 @@ class DeriveResult:
     disputed: list[int] = field(default_factory=list)
 
 
-def _set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", severity=None, error_type=""):
-    """Create or replace a sentence's gold and record the change."""
+def _set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", severity=None, error_type="",
+              keep_decider=False):
+    """Create or replace a sentence's gold and record the change (``keep_decider``: ``actor`` only explains the
+    gold, the label stays the decision of whoever made it)."""
     gold = GoldLabel.objects.filter(sentence_id=sentence_id).first()
     old_label = gold.label if gold else ""
     if gold is None:
@@ -44,7 +46,8 @@ def _set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", se
     gold.path = path
     gold.provenance = provenance
     gold.reason = reason
-    gold.decided_by = actor
+    if not keep_decider:
+        gold.decided_by = actor
     gold.severity = severity
     gold.error_type = error_type
     gold.save()
@@ -227,6 +230,22 @@ def gold_override(sentence: Sentence, lead, label: str, reason: str) -> GoldLabe
     return _set_gold(
         sentence.pk, label=label.value, path=path, provenance=GoldProvenance.OVERRIDE, actor=lead, reason=reason
     )
+
+
+@transaction.atomic
+def gold_reason_set(sentence: Sentence, lead, reason: str) -> GoldLabel:
+    """A lead writes, rewrites or clears why a sentence's gold is what it is (imported gold comes without a
+    reason); the label, its path and who decided it stay. The change is in GoldEvent like any other."""
+    if not is_lead(lead, sentence.turn.dialogue.project):
+        raise GoldError("Only a lead writes the reason of a gold label.")
+    gold = GoldLabel.objects.select_for_update().filter(sentence=sentence).first()
+    if gold is None:
+        raise GoldError("This sentence has no gold label to explain.")
+    reason = (reason or "").strip()
+    if reason == gold.reason:
+        return gold
+    return _set_gold(sentence.pk, label=gold.label, path=gold.path, provenance=gold.provenance, actor=lead,
+                     reason=reason, severity=gold.severity, error_type=gold.error_type, keep_decider=True)
 
 
 @transaction.atomic

@@ -10,7 +10,7 @@ from ..domain.vocabulary import Role
 
 SETTINGS_FIELDS = frozenset({
     "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
-    "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
+    "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity", "enable_error_types",
     "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
     "adjudication_order",
 })

@@ -39,11 +39,36 @@ class QualificationState:
     turns_left: list[Turn] = field(default_factory=list)
     turn_count: int = 0
     latest: QualificationResult | None = None
+    auto_retries: int = 0  # the project's automatic retries
 
     @property
     def may_work(self) -> bool:
         """Whether real (non-qualification) work may be assigned."""
         return self.status in (Status.NOT_REQUIRED, Status.PASSED)
+
+    @property
+    def failed_attempts(self) -> int:
+        # Attempts follow one another only after a failure: every attempt before the latest failed.
+        if self.latest is None:
+            return 0
+        return self.latest.attempt - (1 if self.latest.passed else 0)
+
+    @property
+    def attempt(self) -> int:
+        """The number of the attempt open now (or the last one, once passed or failed)."""
+        if self.status == Status.IN_PROGRESS:
+            return self.failed_attempts + 1
+        return self.latest.attempt if self.latest else 0
+
+    @property
+    def is_retry(self) -> bool:
+        """An attempt after a failed one is open."""
+        return self.status == Status.IN_PROGRESS and self.latest is not None
+
+    @property
+    def automatic_retries_left(self) -> int:
+        """How many failed attempts after the open one would still open another by themselves."""
+        return qualification_rules.automatic_retries_left(self.failed_attempts, self.auto_retries)
 
 
 def qualification_turns(project: Project):
@@ -62,17 +87,19 @@ def qualification_state(project: Project, user) -> QualificationState:
     if not turns:
         return QualificationState(Status.NOT_REQUIRED)
     latest = latest_result(project, user)
+    retries = project.qualification_auto_retries
     if latest is not None and latest.passed:
-        return QualificationState(Status.PASSED, turn_count=len(turns), latest=latest)
+        return QualificationState(Status.PASSED, turn_count=len(turns), latest=latest, auto_retries=retries)
     if latest is not None and not latest.retry_allowed:
-        return QualificationState(Status.FAILED, turn_count=len(turns), latest=latest)
+        return QualificationState(Status.FAILED, turn_count=len(turns), latest=latest, auto_retries=retries)
     submitted = set(
         Assignment.objects.filter(
             annotator=user, turn__in=turns, is_qualification=True, status=Assignment.Status.SUBMITTED
         ).values_list("turn_id", flat=True)
     )
     left = [turn for turn in turns if turn.pk not in submitted]
-    return QualificationState(Status.IN_PROGRESS, turns_left=left, turn_count=len(turns), latest=latest)
+    return QualificationState(Status.IN_PROGRESS, turns_left=left, turn_count=len(turns), latest=latest,
+                              auto_retries=retries)
 
 
 def qualification_turns_for(project: Project, user) -> list[Turn]:
@@ -198,10 +225,15 @@ def qualification_score_attempt(project: Project, user) -> QualificationResult |
     score = qualification_rules.score_attempt(gold_sentences, answers, project.qualification_pass_mark)
     try:
         with transaction.atomic():
-            return QualificationResult.objects.create(
+            result = QualificationResult.objects.create(
                 project=project, annotator=user, attempt=attempt, correct=score.correct, total=score.total,
                 passed=score.passed, details=score.details,
             )
+            # Every attempt before this one failed; the project may open the next by itself.
+            auto_retries = project.qualification_auto_retries
+            if not result.passed and qualification_rules.retry_opens_by_itself(attempt, auto_retries):
+                _reopen_for_retry(result, actor=None)
+            return result
     except IntegrityError:
         # A concurrent submit scored the same attempt first.
         return QualificationResult.objects.get(project=project, annotator=user, attempt=attempt)
@@ -220,8 +252,16 @@ def qualification_allow_retry(*, result: QualificationResult, actor) -> Qualific
         raise QualificationError("Only the latest attempt can be retried.")
     if result.retry_allowed:
         return result
+    return _reopen_for_retry(result, actor=actor)
+
+
+def _reopen_for_retry(result: QualificationResult, *, actor) -> QualificationResult:
+    """Reset the annotator's qualification work (kept in the audit history) so the next attempt opens.
+
+    ``actor`` None: the project's automatic retries opened it, and ``retry_allowed_by`` stays empty.
+    """
     assignments = Assignment.objects.select_for_update().filter(
-        project=project, annotator=result.annotator, is_qualification=True
+        project=result.project, annotator=result.annotator, is_qualification=True
     )
     for assignment in assignments:
         old = [
@@ -231,7 +271,7 @@ def qualification_allow_retry(*, result: QualificationResult, actor) -> Qualific
         AnnotationEvent.objects.create(
             assignment=assignment, actor=actor, action="qualification_retry",
             old={"status": assignment.status, "annotations": old, "attempt": result.attempt},
-            new={"status": Assignment.Status.ASSIGNED},
+            new={"status": Assignment.Status.ASSIGNED, "automatic": actor is None},
         )
         assignment.sentence_annotations.all().delete()
         assignment.status = Assignment.Status.ASSIGNED

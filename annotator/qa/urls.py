@@ -28,4 +28,7 @@ urlpatterns = [
     path("p/<slug:slug>/qa/qualification/results/<int:pk>/", qualification.score, name="qualification_result"),
     path("p/<slug:slug>/qa/qualification/results/<int:pk>/retry/", qualification.allow_retry,
          name="qualification_retry"),
+    path("p/<slug:slug>/qa/qualification/retries/", qualification.retries, name="qualification_retries"),
+    path("p/<slug:slug>/qa/qualification/sentences/<int:sentence_id>/reason/", qualification.gold_reason,
+         name="qualification_gold_reason"),
 ]

@@ -86,7 +86,13 @@ def qa_queue_notices(context, project):
         "unread_answers": unread_answer_count(user, project),
         "pending_feedback": unacknowledged_feedback_count(user, project),
         "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
-        # The queue offers Start only when real work is open; the qualification needs its own then.
-        "has_more_work": context.get("has_more_work", True),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+@register.simple_tag(takes_context=True)
+def qualification_blocks_work(context, project):
+    """Whether the qualification withholds real work from the viewer (the queue then offers its own Start)."""
+    from ..qa.qualification import qualification_may_work
+
+    return not qualification_may_work(project, context["request"].user)

@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotator.domain.vocabulary import Role
 from annotator.models import Membership, Project
+from annotator.domain.qualification import MAX_AUTO_RETRIES
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -14,9 +15,9 @@ class ProjectSerializer(serializers.ModelSerializer):
         model = Project
         fields = [
             "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
-            "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
-            "created_at", "my_role",
+            "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity",
+            "enable_error_types", "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
+            "adjudication_order", "created_at", "my_role",
         ]
         read_only_fields = fields
 
@@ -33,12 +34,14 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
         model = Project
         fields = [
             "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
-            "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
-            "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
+            "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity",
+            "enable_error_types", "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
+            "adjudication_order",
         ]
         extra_kwargs = {
             "overlap": {"min_value": 1, "max_value": 10},
             "qualification_pass_mark": {"min_value": 0.0, "max_value": 1.0},
+            "qualification_auto_retries": {"min_value": 0, "max_value": MAX_AUTO_RETRIES},
             "severity_threshold": {"min_value": 1, "max_value": 5},
         }
 

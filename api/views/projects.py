@@ -22,7 +22,7 @@ from ..serializers import (
 PROJECT_EXAMPLE = {
     "slug": "cognibench-pilot", "name": "CogniBench pilot", "guidelines": "Judge each sentence against the context.",
     "overlap": 2, "protocol_mode": "sequential", "show_prelabels": False, "require_evidence": False,
-    "qualification_pass_mark": 0.85, "enable_triplets": False, "enable_severity": False,
+    "qualification_pass_mark": 0.85, "qualification_auto_retries": 0, "enable_triplets": False, "enable_severity": False,
     "enable_error_types": False, "severity_threshold": 4, "error_types": ["contradiction", "other"],
     "adjudicators_may_annotate": False, "imported_gold": "final", "adjudication_order": "oldest",
     "created_at": "2026-11-21T09:00:00Z", "my_role": "lead",

@@ -300,7 +300,8 @@
         method: "POST", body, credentials: "same-origin", headers: { "X-CSRFToken": csrf, "HX-Request": "true" },
       }));
       const redirect = response.headers.get("HX-Redirect");
-      if (redirect) { window.removeEventListener("beforeunload", warnBeforeLeaving); window.location.assign(redirect); return; }
+      // Submitted: leaving the page must not record its time as a change (a reopened turn would load it as stale).
+      if (redirect) { closed = true; window.removeEventListener("beforeunload", warnBeforeLeaving); window.location.assign(redirect); return; }
       const html = await response.text();
       const refusal = new DOMParser().parseFromString(html, "text/html").querySelector(".panel-message");
       refuse(refusal ? refusal.textContent : "The turn could not be submitted (" + response.status + ").");
