@@ -18,7 +18,8 @@ class UnitSplitForm(forms.Form):
     """Split a unit at a character offset into its text (snapped to the nearest gap between words)."""
 
     sentence = IdField(label="Unit")
-    offset = CountField(label="Split point", widget=forms.NumberInput)
+    offset = CountField(label="Split point", widget=forms.NumberInput, error_messages={
+        "required": "Choose where to split: click the gap between two words of the unit."})
     reset = forms.BooleanField(required=False, label="Reset this turn's annotations")
     reason = TextField()
 
