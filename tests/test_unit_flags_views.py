@@ -227,3 +227,25 @@ def test_a_lead_dismisses_a_flag_with_a_note_and_lists_the_flagged_turns(world):
     assert "No open flags" in lead.get(f"/p/{project.slug}/units/flags/").content.decode()
     annotator = client_of(people["annotator"])
     assert annotator.post(f"/p/{project.slug}/units/flags/{flag_id}/dismiss/", {"resolution": "x"}).status_code == 404
+
+
+def test_the_api_lists_the_projects_flags_to_leads_and_their_own_to_anyone_else(world):
+    project, turn, units, people = world
+    mine = AssignmentFactory(turn=turn, annotator=people["annotator"], status=Assignment.Status.SUBMITTED)
+    peers = AssignmentFactory(turn=turn, annotator=people["peer"], status=Assignment.Status.SUBMITTED)
+    flag(people["annotator"], mine, units[1], note="Mine.")
+    flag(people["peer"], peers, units[2], UnitFlagKind.NOT_A_SENTENCE, note="A greeting.")
+    url = f"/api/v1/projects/{project.slug}/unit-flags/"
+
+    def notes(user, query=""):
+        body = client_of(user).get(url + query).json()
+        return sorted(row["note"] for row in body["results"])
+
+    assert notes(people[Role.LEAD]) == ["A greeting.", "Mine."]
+    assert notes(people["annotator"]) == ["Mine."]
+    assert notes(people[Role.ADJUDICATOR]) == []
+    row = client_of(people[Role.LEAD]).get(url + "?status=open&page_size=1").json()
+    assert row["count"] == 2 and len(row["results"]) == 1
+    assert set(row["results"][0]) >= {"turn", "sentence", "sentence_index", "kind", "flagged_by", "status"}
+    assert client_of(people[Role.LEAD]).get(url + "?status=sideways").status_code == 400
+    assert client_of(member(ProjectFactory(), Role.LEAD)).get(url).status_code == 404
