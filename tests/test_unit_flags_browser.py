@@ -94,6 +94,14 @@ def test_an_annotator_flags_with_the_keyboard_and_the_lead_splits_the_unit(page_
     assert turn.sentences.count() == 4
     assert UnitFlag.objects.get().status == UnitFlag.Status.RESOLVED
     expect(lead_page.locator("#unit-1 .unit-flag")).to_have_count(0)
+    # Back on the annotation screen (reloaded: the units changed), the mark is gone and the dialog says why.
+    page.reload()
+    expect(page.locator("a.sentence")).to_have_count(4)
+    expect(page.locator(".flag-mark")).to_have_count(0)
+    page.locator("a.sentence").nth(1).click()
+    page.keyboard.press("f")
+    expect(page.locator("[data-flag-outcome]")).to_contain_text("resolved (split or merged) — “Split into units 1 and 2.”")
+    page.keyboard.press("Escape")
 
 
 def test_a_split_refused_because_of_a_submitted_annotation_then_done_with_a_reset(page_for):

@@ -58,7 +58,8 @@ def test_an_annotator_flags_a_unit_and_flagging_again_edits_the_open_flag(world)
     response = flag(people["annotator"], mine, units[1])
     assert response.status_code == 200
     assert response.json() == {"sentence": units[1].pk, "kind": "two_sentences", "kind_display": "Two sentences",
-                               "note": "Two sentences here."}
+                               "note": "Two sentences here.", "status": "open", "status_display": "Open",
+                               "resolution": ""}
     assert flag(people["annotator"], mine, units[1], UnitFlagKind.OTHER, "Actually a list item.").status_code == 200
     saved = UnitFlag.objects.get()
     assert (saved.kind, saved.note, saved.sentence_index, saved.sentence_text) == ("other", "Actually a list item.", 1,
@@ -225,6 +226,11 @@ def test_a_lead_dismisses_a_flag_with_a_note_and_lists_the_flagged_turns(world):
     dismissed = UnitFlag.objects.get()
     assert (dismissed.status, dismissed.resolution) == (UnitFlag.Status.DISMISSED, "One sentence with a date.")
     assert "No open flags" in lead.get(f"/p/{project.slug}/units/flags/").content.decode()
+    # The annotator reads what the lead said, on the annotation screen (the dialog of that unit).
+    page = client_of(people["annotator"]).get(f"/a/{mine.pk}/").content.decode()
+    own = json.loads(page.split('id="unit-flags-data" type="application/json">')[1].split("</script>")[0])
+    assert own[str(units[1].pk)]["status"] == "dismissed"
+    assert own[str(units[1].pk)]["resolution"] == "One sentence with a date."
     annotator = client_of(people["annotator"])
     assert annotator.post(f"/p/{project.slug}/units/flags/{flag_id}/dismiss/", {"resolution": "x"}).status_code == 404
 

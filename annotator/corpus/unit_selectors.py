@@ -13,13 +13,17 @@ from ..domain.units import Unit, changed_units
 from ..models import SegmentationChange, Turn, UnitFlag
 
 
-def own_open_flags(user, turn) -> dict[int, dict]:
-    """The user's open flags on ``turn``, by unit id: what the annotation screen marks and pre-fills."""
-    return {
-        flag.sentence_id: {"kind": flag.kind, "kind_display": flag.get_kind_display(), "note": flag.note}
-        for flag in UnitFlag.objects.filter(turn=turn, flagged_by=user, status=UnitFlag.Status.OPEN)
-        if flag.sentence_id is not None
-    }
+def own_flags(user, turn) -> dict[int, dict]:
+    """The user's flags on ``turn``, by unit id: the open one, else the latest closed one (with what the lead
+    did about it). The annotation screen marks the open ones and shows the others' outcome in the dialog."""
+    found: dict[int, dict] = {}
+    # Oldest first, open last: each unit ends with its open flag or its latest closed one.
+    flags = UnitFlag.objects.filter(turn=turn, flagged_by=user, sentence__isnull=False).order_by("id")
+    for flag in sorted(flags, key=lambda f: f.status == UnitFlag.Status.OPEN):
+        found[flag.sentence_id] = {"kind": flag.kind, "kind_display": flag.get_kind_display(), "note": flag.note,
+                                   "status": flag.status, "status_display": flag.get_status_display(),
+                                   "resolution": flag.resolution}
+    return found
 
 
 def open_flags_by_unit(turn) -> dict[int, list[UnitFlag]]:

@@ -40,7 +40,8 @@ def unit_flag(request, assignment_id):
         return back_to_screen(request, assignment, sentence, 400, str(error))
     if _wants_json(request):
         return JsonResponse({"sentence": sentence.pk, "kind": flag.kind, "kind_display": flag.get_kind_display(),
-                             "note": flag.note})
+                             "note": flag.note, "status": flag.status, "status_display": flag.get_status_display(),
+                             "resolution": flag.resolution})
     return back_to_screen(request, assignment, sentence, 200,
                           f"Unit flagged ({flag.get_kind_display().lower()}); the project leads see it on the turn.")
 

@@ -13,10 +13,10 @@ register = template.Library()
 
 @register.inclusion_tag("units/partials/flag_dialog.html", takes_context=True)
 def unit_flag_dialog(context, assignment):
-    """The flag dialog of the annotation screen, with the annotator's own open flags (never anyone else's)."""
+    """The flag dialog of the annotation screen, with the annotator's own flags (never anyone else's)."""
     user = context["request"].user
     return {"assignment": assignment, "kinds": UnitFlagKind.choices, "csrf_token": context.get("csrf_token"),
-            "flags": {str(k): v for k, v in selectors.own_open_flags(user, assignment.turn).items()}}
+            "flags": {str(k): v for k, v in selectors.own_flags(user, assignment.turn).items()}}
 
 
 def _pieces(text: str) -> list[tuple[str, int | None]]:

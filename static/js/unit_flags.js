@@ -8,7 +8,10 @@
   const dialog = document.getElementById("flag-dialog");
   const dataElement = document.getElementById("unit-flags-data");
   if (!root || !dialog || !dataElement) { return; }
-  const flags = JSON.parse(dataElement.textContent); // unit id -> {kind, kind_display, note}: the annotator's own
+  // unit id -> {kind, kind_display, note, status, status_display, resolution}: the annotator's own flags, the open
+  // one of each unit or else the latest one a lead closed (its outcome is shown when the dialog opens).
+  const flags = JSON.parse(dataElement.textContent);
+  const isOpen = (flag) => !!flag && flag.status === "open";
   const form = document.getElementById("flag-form");
   const note = document.getElementById("flag-note");
   const error = document.getElementById("flag-error");
@@ -19,7 +22,7 @@
     if (!link) { return; }
     let badge = link.querySelector(".flag-mark");
     const flag = flags[id];
-    if (!flag) { if (badge) { badge.remove(); } return; }
+    if (!isOpen(flag)) { if (badge) { badge.remove(); } return; }
     if (!badge) {
       badge = document.createElement("span");
       badge.className = "flag-mark";
@@ -40,9 +43,14 @@
   function open() {
     const unit = activeUnit();
     if (!unit) { return; }
-    const flag = flags[unit.id];
+    const known = flags[unit.id];
+    const flag = isOpen(known) ? known : null;
     form.querySelector("[data-flag-sentence]").value = unit.id;
     form.querySelector("[data-flag-about]").textContent = (flag ? "Your flag on unit " : "Unit ") + unit.number + ": “" + unit.text + "”";
+    const outcome = form.querySelector("[data-flag-outcome]");
+    outcome.hidden = !known || !!flag;
+    outcome.textContent = known && !flag ? "Your earlier flag here (" + known.kind_display.toLowerCase() + "): " +
+      known.status_display.toLowerCase() + (known.resolution ? " — “" + known.resolution + "”" : "") + "." : "";
     kinds().forEach((input) => { input.checked = !!flag && input.value === flag.kind; });
     note.value = flag ? flag.note : "";
     error.hidden = true;
