@@ -255,3 +255,32 @@ def test_the_api_lists_the_projects_flags_to_leads_and_their_own_to_anyone_else(
     assert set(row["results"][0]) >= {"turn", "sentence", "sentence_index", "kind", "flagged_by", "status"}
     assert client_of(people[Role.LEAD]).get(url + "?status=sideways").status_code == 400
     assert client_of(member(ProjectFactory(), Role.LEAD)).get(url).status_code == 404
+
+
+def test_after_a_reset_the_annotators_label_the_new_units_and_submitting_derives_the_turns_gold_again(world):
+    from annotator.gold.services import gold_derive_for_turn, gold_override
+    from annotator.work.services import assignment_submit
+
+    project, turn, units, people = world
+    labels = [Label.FAITHFUL, Label.INVENTED, Label.IRRELEVANT]
+    slots = [submit(turn, people[name], labels) for name in ("annotator", "peer")]
+    gold_derive_for_turn(turn)
+    gold_override(units[2], people[Role.LEAD], Label.FAITHFUL, "Greeting counted as faithful here.")
+    assert GoldLabel.objects.count() == 3
+    assert split(client_of(people[Role.LEAD]), project, turn, units[1], 37, reset="on").status_code == 302
+    # The split unit's gold is gone with it; the agreement gold of unit 0 is cleared until they submit again;
+    # the lead's override of the last unit stays.
+    assert list(GoldLabel.objects.values_list("sentence_id", "provenance")) == [(units[2].pk, GoldProvenance.OVERRIDE)]
+    kinds = sorted(record["kind"] for record in SegmentationChange.objects.get().reset)
+    assert kinds == ["gold label", "gold label (derived again on submission)", "submitted annotation",
+                     "submitted annotation"]
+    new_units = list(turn.sentences.filter(index__in=[1, 2]).order_by("index"))
+    for slot in slots:
+        slot.refresh_from_db()
+        assert slot.status == Assignment.Status.IN_PROGRESS
+        for unit in new_units:
+            slot = answer_label(slot, unit, Label.FAITHFUL, slot.annotator)
+        assignment_submit(slot, actor=slot.annotator)
+    gold = dict(GoldLabel.objects.values_list("sentence__index", "provenance"))
+    assert gold == {0: GoldProvenance.AGREEMENT, 1: GoldProvenance.AGREEMENT, 2: GoldProvenance.AGREEMENT,
+                    3: GoldProvenance.OVERRIDE}

@@ -20,7 +20,7 @@ from ..domain.vocabulary import UnitFlagKind
 from ..gold.services import gold_version_bump
 from ..models import (AnnotationEvent, Assignment, ClaimTriplet, GoldEvent, Question, SegmentationChange, Sentence,
                       Turn, UnitFlag)
-from .unit_dependents import dependents_of, dependents_remove
+from .unit_dependents import dependents_of, dependents_remove, derived_gold_clear
 
 # Added to the indices being moved, so that renumbering never meets the unique (turn, index) constraint halfway.
 _INDEX_SHIFT = 1_000_000
@@ -149,23 +149,25 @@ def _clear_dependents(turn: Turn, units, *, actor, reset: bool, what: str) -> li
             "annotations” to remove them (they are kept in the audit) and send the turn back to its annotators.",
             found)
     removed = found.blocking + found.unsubmitted
+    because = f"Removed by {actor.get_username()}'s change of the turn's units."
     if removed:
-        dependents_remove(project, units, found, actor=actor,
-                          because=f"Removed by {actor.get_username()}'s change of the turn's units.")
+        dependents_remove(project, units, found, actor=actor, because=because)
     if reset and found.blocking:
-        _reopen_submitted(turn, actor)
+        removed += _reopen_submitted(turn, actor, because)
     return removed
 
 
-def _reopen_submitted(turn: Turn, actor) -> None:
+def _reopen_submitted(turn: Turn, actor, because: str) -> list[dict]:
     """After a reset, every submitted slot of the turn is open again: its annotator labels the new units
-    (their labels on the other units are kept) and submits again, which derives gold for the new units."""
+    (their labels on the other units are kept) and submits again, which derives gold for the turn again; until
+    then the gold that came from their answers is cleared (``derived_gold_clear``), as when a lead reopens."""
     for assignment in Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED):
         AnnotationEvent.objects.create(assignment=assignment, actor=actor, action="segmentation_reset",
                                        old={"status": assignment.status},
                                        new={"status": Assignment.Status.IN_PROGRESS})
     Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED).update(
         status=Assignment.Status.IN_PROGRESS, submitted_at=None)
+    return derived_gold_clear(turn, actor=actor, because=because)
 
 
 def _shift(turn: Turn, *, above: int, by: int) -> None:
