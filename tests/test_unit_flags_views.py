@@ -284,3 +284,18 @@ def test_after_a_reset_the_annotators_label_the_new_units_and_submitting_derives
     gold = dict(GoldLabel.objects.values_list("sentence__index", "provenance"))
     assert gold == {0: GoldProvenance.AGREEMENT, 1: GoldProvenance.AGREEMENT, 2: GoldProvenance.AGREEMENT,
                     3: GoldProvenance.OVERRIDE}
+
+
+def test_the_flagged_turns_list_counts_open_flags_per_turn_and_leaves_out_turns_the_lead_is_blind_on(world):
+    project, turn, units, people = world
+    slots = {name: AssignmentFactory(turn=turn, annotator=people[name]) for name in ("annotator", "peer")}
+    for name, unit in (("annotator", units[1]), ("peer", units[1]), ("peer", units[2])):
+        flag(people[name], slots[name], unit)
+    lead = client_of(people[Role.LEAD])
+    listing = lead.get(f"/p/{project.slug}/units/flags/").content.decode()
+    assert listing.count(f"/p/{project.slug}/turns/{turn.pk}/#units") == 1
+    assert '<td class="num">3</td>' in listing and "(3 open flags)" in listing
+    AssignmentFactory(turn=turn, annotator=people[Role.LEAD])  # the lead takes a slot on the turn: blind on it
+    listing = lead.get(f"/p/{project.slug}/units/flags/").content.decode()
+    assert f"/turns/{turn.pk}/" not in listing and "(0 open flags)" in listing
+    assert lead.get(f"/p/{project.slug}/turns/{turn.pk}/").status_code == 404
