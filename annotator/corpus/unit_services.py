@@ -126,7 +126,8 @@ def unit_merge(turn: Turn, sentence_id: int, *, actor, reset: bool, reason: str 
 
 def _lock(turn: Turn, sentence_id: int):
     """Lock the turn, its assignments and its units (in that order); the unit to change, or UnitError."""
-    turn = Turn.objects.select_for_update().select_related("dialogue__project").get(pk=turn.pk)
+    # Only the turn's row: rows of the dialogue and project stay free for the project's other work.
+    turn = Turn.objects.select_for_update(of=("self",)).select_related("dialogue__project").get(pk=turn.pk)
     list(Assignment.objects.select_for_update().filter(turn=turn).order_by("pk").values_list("pk", flat=True))
     units = list(Sentence.objects.select_for_update().filter(turn=turn).order_by("index"))
     unit = next((u for u in units if u.pk == sentence_id), None)
