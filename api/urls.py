@@ -87,8 +87,8 @@ project_patterns = [
     path("feedback/<id:pk>/", qa.FeedbackDetailView.as_view(), name="feedback-detail"),
     path("feedback/<id:pk>/acknowledge/", qa.FeedbackAcknowledgeView.as_view(), name="feedback-acknowledge"),
     path("qualification/", qa.QualificationView.as_view(), name="qualification"),
-    path("unit-flags/", units.UnitFlagListView.as_view(), name="unit-flag-list"),
     path("qualification/results/<id:pk>/retry/", qa.QualificationRetryView.as_view(), name="qualification-retry"),
+    path("unit-flags/", units.UnitFlagListView.as_view(), name="unit-flag-list"),
 ]
 
 v1_patterns = [
