@@ -40,4 +40,11 @@ prelabels_for_annotator = Hook("prelabels_for_annotator", list)
 # (project) -> {sentence id: severity 1-5}: the pre-labeler's latest severity rating of each sentence.
 latest_severities = Hook("latest_severities", dict)
 
-HOOKS = (has_predictions, latest_predictions, prelabels_for_annotator, latest_severities)
+# (project, sentence ids) -> [{"kind", "owner", "sentence_id", "label", ...}]: what the pre-labeler keeps on
+# these units (a lead's split or merge is refused while they exist, unless the lead resets them).
+unit_dependents = Hook("unit_dependents", list)
+# (project, sentence ids) -> None: remove what ``unit_dependents`` described (a lead's reset).
+unit_dependents_remove = Hook("unit_dependents_remove", lambda: None)
+
+HOOKS = (has_predictions, latest_predictions, prelabels_for_annotator, latest_severities, unit_dependents,
+         unit_dependents_remove)

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from . import pages
 from .exceptions import api_not_found
-from .views import auth, autolabel, corpus, faithfulness, gold, projects, qa, work, workflow
+from .views import auth, autolabel, corpus, faithfulness, gold, projects, qa, units, work, workflow
 
 app_name = "api"
 
@@ -90,6 +90,7 @@ project_patterns = [
     path("feedback/<id:pk>/acknowledge/", qa.FeedbackAcknowledgeView.as_view(), name="feedback-acknowledge"),
     path("qualification/", qa.QualificationView.as_view(), name="qualification"),
     path("qualification/results/<id:pk>/retry/", qa.QualificationRetryView.as_view(), name="qualification-retry"),
+    path("unit-flags/", units.UnitFlagListView.as_view(), name="unit-flag-list"),
 ]
 
 v1_patterns = [

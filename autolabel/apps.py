@@ -10,9 +10,11 @@ class AutolabelConfig(AppConfig):
         # through hooks it owns; it never imports this app.
         from annotator import extensions
 
-        from . import selectors
+        from . import selectors, unit_dependents
 
         extensions.has_predictions.register(selectors.has_finished_job)
         extensions.latest_predictions.register(selectors.latest_predictions_by_sentence)
         extensions.prelabels_for_annotator.register(selectors.predictions_for_annotator)
         extensions.latest_severities.register(selectors.latest_severities_by_sentence)
+        extensions.unit_dependents.register(unit_dependents.unit_dependents)
+        extensions.unit_dependents_remove.register(unit_dependents.unit_dependents_remove)

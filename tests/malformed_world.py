@@ -75,12 +75,13 @@ def snapshot():
     counted = [models.AnnotationEvent, models.SentenceAnnotation, models.EvidenceSpan, models.GoldLabel,
                models.GoldEvent, models.Question, models.QuestionMessage, models.Feedback, models.GuidelineExample,
                models.ClaimTriplet, models.TripletAnnotation, models.ExportJob, models.QualificationResult,
-               models.Assignment, models.ImportBatch, AutoLabelJob, Token]
+               models.Assignment, models.ImportBatch, AutoLabelJob, Token, models.UnitFlag, models.SegmentationChange]
     state = {model.__name__: model.objects.count() for model in counted}
     state["assignments"] = list(models.Assignment.objects.order_by("pk").values_list(
         "pk", "status", "version", "annotator_id"))
     state["annotations"] = list(models.SentenceAnnotation.objects.order_by("pk").values_list(
         "pk", "path", "label", "note", "severity", "justification", "error_type"))
+    state["units"] = list(models.Sentence.objects.order_by("pk").values_list("pk", "index", "start", "end"))
     state["triplets"] = list(models.ClaimTriplet.objects.order_by("pk").values_list("pk", "head", "relation", "tail"))
     state["adjudications"] = list(models.Adjudication.objects.order_by("pk").values_list("pk", "status", "path"))
     state["triplet_disputes"] = list(models.TripletAdjudication.objects.values_list("pk", "status"))

@@ -91,6 +91,8 @@ PROJECT_ENDPOINTS = {
     # Only the annotator it is addressed to acknowledges feedback.
     "feedback-acknowledge": (FEEDBACK, {"POST": ({"annotator"}, 200)}),
     "qualification": ({}, {"GET": (LEADS, 200), "PUT": (LEADS, 400)}),
+    # Leads read the project's flags, anyone else their own (tests/test_unit_flags_views.py).
+    "unit-flag-list": ({}, {"GET": (MEMBERS, 200)}),
     # A failed attempt of the annotator: a lead allows a retry without a body.
     "qualification-retry": ({"pk": lambda w: QualificationResult.objects.create(
         project=w.project, annotator=w.users["annotator"], correct=1, total=3).pk}, {"POST": (LEADS, 200)}),

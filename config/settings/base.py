@@ -297,6 +297,9 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "autolabel.models.AutoLabelJob.Status",
         "StepEnum": "annotator.domain.vocabulary.Step",
         "AnswerEnum": "annotator.domain.vocabulary.Answer",
+        "KindEnum": "annotator.models.ImportBatch.Kind",  # the name it had before another "kind" came
+        "UnitFlagKindEnum": "annotator.domain.vocabulary.UnitFlagKind",
+        "UnitFlagStatusEnum": "annotator.models.UnitFlag.Status",
     },
 }
 
