@@ -16,6 +16,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
             "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
+            "drawn_turn_review",
             "created_at", "my_role",
         ]
         read_only_fields = fields
@@ -35,6 +36,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
             "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "enable_triplets", "enable_severity", "enable_error_types",
             "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold", "adjudication_order",
+            "drawn_turn_review",
         ]
         extra_kwargs = {
             "overlap": {"min_value": 1, "max_value": 10},
