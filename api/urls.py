@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from . import pages
 from .exceptions import api_not_found
 from .views import auth, autolabel, corpus, gold, projects, qa, work, workflow
+from .views import draws
 
 app_name = "api"
 
@@ -79,6 +80,7 @@ project_patterns = [
          name="autolabel-prediction-list"),
     path("autolabel-jobs/<id:pk>/evaluation/", autolabel.JobEvaluationView.as_view(),
          name="autolabel-job-evaluation"),
+    path("autolabel-jobs/<id:pk>/draws/", draws.DrawListView.as_view(), name="autolabel-job-draws"),
     path("questions/", qa.QuestionListView.as_view(), name="question-list"),
     path("questions/<id:pk>/", qa.QuestionDetailView.as_view(), name="question-detail"),
     path("questions/<id:pk>/messages/", qa.QuestionReplyView.as_view(), name="question-reply"),
