@@ -135,6 +135,8 @@ PROBES = {
                                         {"profile": "profile", "samples": "5", "threshold": "3"},
                                         ("profile", "samples", "threshold")),
     ("autolabel:job_cancel", None): Probe("lead", {}),
+    ("autolabel:job_checks", None): Probe("lead", {"strategy": ENUM, "size": NUMBER, "seed": NUMBER, "note": TEXT},
+                                          {"strategy": "random", "size": "2"}, ("strategy", "size")),
     ("api:token-page", None): Probe("annotator", {"action": ENUM}, {"action": "create"}),
     ("login", None): Probe("annotator", {"username": SHORT, "password": SHORT}),
     ("logout", None): Probe("annotator", {}),
