@@ -137,7 +137,8 @@ class DrawProgress:
 def draws_progress(project: Project, *, source_job_id: int | None = None, blind_turn_ids=(), draw_ids=None) -> list[DrawProgress]:
     """The project's draws (of one job when ``source_job_id`` is given), newest first, each with its turns:
     drawn, being annotated (a live slot, gold not yet on every sentence), with gold on every sentence, and the
-    gold labels the turns received (not on ``blind_turn_ids``: the reader holds an unsubmitted slot there)."""
+    gold labels the turns received (not on ``blind_turn_ids``, ids or a subquery: the reader holds an unsubmitted
+    slot there)."""
     draws = TurnDraw.objects.filter(project=project).select_related("created_by")
     if source_job_id is not None:
         draws = draws.filter(source_job_id=source_job_id)
@@ -157,13 +158,12 @@ def draws_progress(project: Project, *, source_job_id: int | None = None, blind_
     by_draw: dict[int, list[DrawnTurnState]] = {draw.pk: [] for draw in draws}
     for draw_id, turn_id, position, sentences, gold, live in rows:
         by_draw[draw_id].append(DrawnTurnState(turn_id, position, sentences, gold, live))
-    blind = set(blind_turn_ids)
-    seen = [state for states in by_draw.values() for state in states if state.turn_id not in blind]
+    states = [state for draw_states in by_draw.values() for state in draw_states]
     labels: dict[int, Counter] = {}
-    for turn_id, label in (Turn.objects.filter(pk__in={s.turn_id for s in seen}, sentences__gold__isnull=False)
-                           .values_list("pk", "sentences__gold__label")):
+    for turn_id, label in (Turn.objects.filter(pk__in={s.turn_id for s in states}, sentences__gold__isnull=False)
+                           .exclude(pk__in=blind_turn_ids).values_list("pk", "sentences__gold__label")):
         labels.setdefault(turn_id, Counter())[label] += 1
-    for state in seen:
+    for state in states:
         state.labels = dict(sorted(labels.get(state.turn_id, {}).items()))
     return [DrawProgress(draw, by_draw[draw.pk]) for draw in draws]
 

@@ -1,5 +1,7 @@
 """Draw a finished job's turns for human annotation (the "Human checks" page's action, from the shell)."""
 
+from argparse import ArgumentTypeError
+
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
@@ -16,11 +18,10 @@ def _bounded(name, low, high):
         try:
             value = int(text)
         except ValueError:
-            raise ValueError(f"{name} must be a whole number") from None
+            raise ArgumentTypeError(f"{name} must be a whole number, not {text!r}") from None
         if not low <= value <= high:
-            raise ValueError(f"{name} must be {low} to {high}")
+            raise ArgumentTypeError(f"{name} must be {low} to {high}, not {value}")
         return value
-    parse.__name__ = name  # argparse names the type in its message
     return parse
 
 
