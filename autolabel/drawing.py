@@ -48,6 +48,8 @@ def draw_for_job(job: AutoLabelJob, *, strategy: str, size: int, seed: int | Non
     if not job.is_finished:
         raise DrawError(NOT_FINISHED.format(status=job.get_status_display().lower()))
     candidates = candidate_turn_ids(job, strategy)
+    if not candidates and not Prediction.objects.filter(job=job).exists():
+        raise DrawError("This job predicted no turn: there is nothing of it to check.")
     if strategy == DrawStrategy.RANDOM:
         seed = rules.new_seed() if seed is None else seed
         ordered = rules.random_order(candidates, size, seed)

@@ -117,6 +117,9 @@ def test_only_a_finished_jobs_turns_are_drawn():
     job = finished_job(project, {turn: SURE for turn in turns}, status=AutoLabelJob.Status.RUNNING)
     with pytest.raises(DrawError, match="this job is running"):
         draw_for_job(job, strategy=DrawStrategy.RANDOM, size=1)
+    empty = finished_job(project, {})
+    with pytest.raises(DrawError, match="predicted no turn"):
+        draw_for_job(empty, strategy=DrawStrategy.UNCERTAINTY, size=1)
 
 
 # --- the queue -----------------------------------------------------------------------------------
