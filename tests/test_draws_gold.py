@@ -159,3 +159,13 @@ def test_the_api_gives_an_annotator_on_a_drawn_turn_no_pre_label_and_no_draw():
         assert "invented" not in text and "label_votes" not in text and "prediction" not in text and "draw" not in text
     assert api.get(f"{base}/autolabel-jobs/{job.pk}/predictions/").status_code == 404
     assert api.get(f"{base}/autolabel-jobs/{job.pk}/draws/").status_code == 404
+
+
+def test_the_api_says_a_reviewed_sentence_is_reviewed_not_pending():
+    project, turns = project_with_turns(1, drawn_turn_review=DrawnTurnReview.SINGLE)
+    draw_record(project, DrawStrategy.RANDOM, [turns[0].pk], 1, 1, None, None)
+    reviewer, = annotators(project, 1)
+    annotate_and_submit(project, reviewer, Label.FAITHFUL)
+    api = token_client(member(project, Role.LEAD))
+    listed = api.get(f"/api/v1/projects/{project.slug}/sentences/", {"agreement_state": "reviewed"}).json()
+    assert [row["agreement_state"] for row in listed["results"]] == ["reviewed"] * 3
