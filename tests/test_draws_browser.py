@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from annotator.domain.vocabulary import Role
 from annotator.models import Assignment, TurnDraw
 from tests.factories import member
+from tests.test_accessibility_browser import AXE, SERIOUS
 from tests.factories_draws import SURE, finished_job
 from tests.factories_workspace import NO_PASSWORD, annotators, project_with_turns
 
@@ -34,6 +35,12 @@ def test_a_lead_draws_three_turns_at_random_and_the_annotators_next_turn_is_the_
     page.locator("#draw-button").click()
     expect(page.locator("#draws-table tbody tr")).to_have_count(1)
     expect(page.get_by_text(re.compile(r"Draw \d+: 3 turns drawn"))).to_be_visible()
+    # The checks page with its draw has no serious or critical accessibility violation (loaded again: the
+    # message list of base.html after a redirect is not this page's).
+    page.reload()
+    expect(page.locator("#draws-table tbody tr")).to_have_count(1)
+    page.evaluate(AXE)
+    assert page.evaluate(SERIOUS) == []
 
     draw = TurnDraw.objects.get()
     first_drawn = draw.drawn_turns.get(position=0).turn_id
