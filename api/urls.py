@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from . import pages
 from .exceptions import api_not_found
-from .views import auth, autolabel, corpus, faithfulness, gold, projects, qa, units, work, workflow
+from .views import auth, autolabel, corpus, draws, faithfulness, gold, projects, qa, units, work, workflow
 
 app_name = "api"
 
@@ -81,6 +81,7 @@ project_patterns = [
          name="autolabel-job-evaluation"),
     path("autolabel-jobs/<id:pk>/faithfulness/", faithfulness.JobFaithfulnessView.as_view(),
          name="autolabel-job-faithfulness"),
+    path("autolabel-jobs/<id:pk>/draws/", draws.DrawListView.as_view(), name="autolabel-job-draws"),
     path("questions/", qa.QuestionListView.as_view(), name="question-list"),
     path("questions/<id:pk>/", qa.QuestionDetailView.as_view(), name="question-detail"),
     path("questions/<id:pk>/messages/", qa.QuestionReplyView.as_view(), name="question-reply"),

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import faithfulness_views, views
+from . import checks_views, faithfulness_views, views
 
 app_name = "autolabel"
 
@@ -14,5 +14,6 @@ urlpatterns = [
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/csv/", faithfulness_views.job_faithfulness_csv,
          name="job_faithfulness_csv"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", views.job_comparison, name="job_comparison"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/checks/", checks_views.job_checks, name="job_checks"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]

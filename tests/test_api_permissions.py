@@ -81,6 +81,7 @@ PROJECT_ENDPOINTS = {
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-faithfulness": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-evaluation": (JOB, {"GET": (LEADS, 200)}),
+    "autolabel-job-draws": (JOB, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
     "question-list": ({}, {"GET": (MEMBERS, 200), "POST": (MEMBERS, 400)}),
     # The annotator's question: the asker and leads read it; the adjudicator does not.
     "question-detail": (QUESTION, {"GET": ({"annotator"} | LEADS, 200)}),

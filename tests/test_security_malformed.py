@@ -144,6 +144,8 @@ PROBES = {
                                 ("sentence", "offset")),
     ("unit_merge", None): Probe("lead", {"sentence": ID, "reason": TEXT}, required=("sentence",)),
     ("unit_flag_dismiss", None): Probe("lead", {"resolution": TEXT}, {"resolution": "One sentence."}, ("resolution",)),
+    ("autolabel:job_checks", None): Probe("lead", {"strategy": ENUM, "size": NUMBER, "seed": NUMBER, "note": TEXT},
+                                          {"strategy": "random", "size": "2"}, ("strategy", "size")),
     ("api:token-page", None): Probe("annotator", {"action": ENUM}, {"action": "create"}),
     ("login", None): Probe("annotator", {"username": SHORT, "password": SHORT}),
     ("logout", None): Probe("annotator", {}),

@@ -17,6 +17,7 @@ from ..domain.claims import counts_as_hallucination
 from ..domain.vocabulary import HALLUCINATED_LABELS
 from .importers import IMPORTED_SENTENCE_EXTRAS
 from ..models import Dialogue, Sentence, Turn
+from .draws import draws_of_turns
 from .export_stream import _rows, _rows_from_snapshot, _snapshot
 from .export_tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
 
@@ -126,26 +127,32 @@ def _chunk(chunk, state):
     triplets = _triplets(turn_ids) if in_use["triplets"] else _NOTHING
     predictions = (_predictions(state["project"], [row[1] for rows in sentences.values() for row in rows])
                    if in_use["predictions"] else _NOTHING)
+    draws = draws_of_turns(turn_ids) if in_use["draws"] else _NOTHING
 
     for turn_id, index, external_id, user_message, response, history, metadata, is_qualification, dialogue_pk in chunk:
         metadata = _json(metadata) or {}
         extras = metadata.pop(IMPORTED_SENTENCE_EXTRAS, {})
         metadata = _sorted(metadata)
         out_sentences = []
+        turn_draws = draws.get(turn_id) if draws else None
         for (_, sentence_id, s_index, start, end, text, label, path, provenance, reason, severity, error_type,
              decided_by) in sentences[turn_id]:
             extra = extras.get(str(s_index), _NOTHING) if extras else _NOTHING
             gold = None
             if label:
                 # Gold objects repeat (a label, its path, a provenance): one shared dict per distinct value.
-                key = (label, path, provenance, reason, severity, error_type, decided_by or extra.get("decided_by"))
+                key = (label, path, provenance, reason, severity, error_type, decided_by or extra.get("decided_by"),
+                       tuple(d["id"] for d in turn_draws) if turn_draws else None)
                 gold = golds.get(key)
                 if gold is None:
                     gold = golds[key] = {
                         "label": label, "path": _shared_path(path) if path is not None else None,
                         "provenance": provenance, "reason": reason, "severity": severity, "error_type": error_type,
-                        "decided_by": key[-1],
+                        "decided_by": key[6],
                     }
+                    if turn_draws:
+                        # The gold of a drawn turn names the draws that sent the turn to people (how it was chosen).
+                        gold["draws"] = turn_draws
                     # Same key, same verdict: safe on the shared dict.
                     if state.get("min_severity") is not None and label in HALLUCINATED_LABELS:
                         gold["severe"] = counts_as_hallucination(label, severity, state["min_severity"])

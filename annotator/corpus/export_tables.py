@@ -14,7 +14,7 @@ from django.db.models.functions import Cast
 from .. import extensions
 from ..domain.protocol import ordered
 from .importers import IMPORTED_TRIPLET_EXTRAS
-from ..models import Adjudication, Assignment, ClaimTriplet, EvidenceSpan, SentenceAnnotation, TripletAnnotation, Turn
+from ..models import Adjudication, Assignment, ClaimTriplet, DrawnTurn, EvidenceSpan, SentenceAnnotation, TripletAnnotation, Turn
 
 
 def _text(field):
@@ -79,6 +79,7 @@ def _side_tables_in_use(project) -> dict[str, bool]:
         "adjudications": Adjudication.objects.filter(turn__in=turns, status=Adjudication.Status.RESOLVED).exists(),
         "triplets": ClaimTriplet.objects.filter(turn__in=turns).exists(),
         "predictions": extensions.has_predictions(project),
+        "draws": DrawnTurn.objects.filter(draw__project=project).exists(),
     }
 
 

@@ -14,6 +14,7 @@ class AgreementState(TextChoices):
     DISPUTED = "disputed", "Waiting for adjudication"
     ADJUDICATED = "adjudicated", "Adjudicated (or overridden by a lead)"
     IMPORTED = "imported", "Gold came with the import"
+    REVIEWED = "reviewed", "One annotator's review of a drawn turn"
 
 
 def agreement_state_expression():
@@ -26,6 +27,7 @@ def agreement_state_expression():
             then=Value(AgreementState.ADJUDICATED),
         ),
         When(gold__provenance=GoldProvenance.IMPORTED, then=Value(AgreementState.IMPORTED)),
+        When(gold__provenance=GoldProvenance.REVIEW, then=Value(AgreementState.REVIEWED)),
         default=Value(AgreementState.PENDING),
         output_field=CharField(),
     )

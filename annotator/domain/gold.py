@@ -87,3 +87,34 @@ def decide_turn(sentence_ids: Sequence[int], answers: Mapping[int, Sequence[Give
         else:
             disputed.append(sentence_id)
     return TurnDecision(agreed=agreed, disputed=disputed)
+
+
+def decided_by_review(submitted: int, overlap: int, single_review: bool) -> bool:
+    """A drawn turn under single review gets gold from its first submitted annotation, unless the turn is
+    complete by the normal rule anyway (then agreement decides, as for any turn)."""
+    return single_review and submitted >= 1 and not turn_is_complete(submitted, overlap)
+
+
+def decide_reviewed_turn(sentence_ids: Sequence[int], answers: Mapping[int, GivenAnswer],
+                         settled: Iterable[int] = (), imported: Mapping[int, str] | None = None,
+                         imported_is_final: bool = True) -> list[AgreedGold]:
+    """Gold from one annotator's review of a drawn turn: their label of each sentence (``answers``).
+
+    As with agreement, sentences in ``settled`` are left alone (deciding twice changes nothing), and gold
+    imported with the data stays when it is final and is replaced when it is only a reference.
+    """
+    settled = set(settled)
+    imported = imported or {}
+    gold = []
+    for sentence_id in sentence_ids:
+        given = answers.get(sentence_id)
+        if sentence_id in settled or given is None or not given.label:
+            continue
+        if sentence_id in imported and imported_is_final:
+            continue
+        reason = "One annotator's review of a drawn turn"
+        if sentence_id in imported:
+            reason += f" (the imported gold was {imported[sentence_id]})"
+        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label),
+                               reason=reason, severity=given.severity, error_type=given.error_type or ""))
+    return gold

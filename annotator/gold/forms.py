@@ -6,7 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from ..domain import protocol
-from ..domain.vocabulary import AdjudicationOrder, ImportedGold, Label
+from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold, Label
 from ..forms.fields import MAX_ID, TextField, choice_field
 
 
@@ -59,6 +59,7 @@ class AdjudicationSettingsForm(forms.Form):
 
     adjudication_order = forms.ChoiceField(choices=AdjudicationOrder.choices, label="Order of the queue")
     imported_gold = forms.ChoiceField(choices=ImportedGold.choices, label="Gold imported with the data")
+    drawn_turn_review = forms.ChoiceField(choices=DrawnTurnReview.choices, label="Turns drawn for human checks of the pre-labeler become gold by")
 
 
 class GoldOverrideForm(forms.Form):

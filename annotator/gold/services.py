@@ -15,8 +15,8 @@ from django.utils import timezone
 from ..domain import gold as gold_rules
 from ..domain import protocol
 from ..access import can_adjudicate, is_lead
-from ..models import Adjudication, AnnotationEvent, Assignment, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
-from ..domain.vocabulary import GoldProvenance, ImportedGold, Label
+from ..models import Adjudication, AnnotationEvent, Assignment, DrawnTurn, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
+from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold, Label
 
 
 class GoldError(Exception):
@@ -24,7 +24,9 @@ class GoldError(Exception):
 
 
 # Gold that came from the annotators and is recomputed when one of them reopens.
-DERIVED_PROVENANCES = frozenset({GoldProvenance.AGREEMENT, GoldProvenance.ADJUDICATION})
+DERIVED_PROVENANCES = frozenset({GoldProvenance.AGREEMENT, GoldProvenance.ADJUDICATION, GoldProvenance.REVIEW})
+# Gold that follows an annotator's answer directly, so it is derived again when they amend it.
+FOLLOWS_ANSWERS = frozenset({GoldProvenance.AGREEMENT, GoldProvenance.REVIEW})
 
 
 @dataclass
@@ -77,7 +79,9 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     """Compare the annotators of a fully annotated turn and give each sentence gold or a dispute.
 
     Runs once all ``project.overlap`` (non-qualification) assignments of the turn
-    are submitted; before that, and for qualification turns, it does nothing.
+    are submitted; before that, and for qualification turns, it does nothing. A turn
+    drawn for human checks under single review (``Project.drawn_turn_review``) needs
+    one submission: its labels become gold with provenance REVIEW.
     Sentences that already have gold keep it, and a sentence with an open
     adjudication gets no second one, so calling it again changes nothing. The rule
     itself is ``domain.gold.decide_turn``; this reads the answers and writes its decision.
@@ -89,7 +93,12 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
         return result
     assignments = list(
         Assignment.objects.filter(turn=turn, is_qualification=False, status=Assignment.Status.SUBMITTED)
+        .order_by("submitted_at", "id")
     )
+    single_review = (project.drawn_turn_review == DrawnTurnReview.SINGLE
+                     and DrawnTurn.objects.filter(turn=turn, draw__project=project).exists())
+    if gold_rules.decided_by_review(len(assignments), project.overlap, single_review):
+        return _gold_from_review(turn, project, assignments[0])
     if not gold_rules.turn_is_complete(len(assignments), project.overlap):
         return result
     result.complete = True
@@ -97,13 +106,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments):
         answers.setdefault(annotation.sentence_id, []).append(
             gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
-    gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "provenance"))
-    imported = dict(GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.IMPORTED)
-                    .values_list("sentence_id", "label"))
-    settled = {sentence_id for sentence_id, provenance in gold.items() if provenance != GoldProvenance.IMPORTED}
-    settled |= set(
-        Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).values_list("sentence_id", flat=True)
-    )
+    settled, imported = _settled_and_imported(turn)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
     decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled, imported,
                                       imported_is_final=project.imported_gold == ImportedGold.FINAL)
@@ -117,6 +120,38 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     if result.agreed or result.disputed:
         gold_version_bump(project.pk)
     return result
+
+
+def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
+    """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
+    result = DeriveResult(complete=True)
+    answers = {
+        annotation.sentence_id: gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type)
+        for annotation in SentenceAnnotation.objects.filter(assignment=assignment)
+    }
+    settled, imported = _settled_and_imported(turn)
+    sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
+    for reviewed in gold_rules.decide_reviewed_turn(sentence_ids, answers, settled, imported,
+                                                    imported_is_final=project.imported_gold == ImportedGold.FINAL):
+        _set_gold(reviewed.sentence_id, label=reviewed.label, path=reviewed.path, provenance=GoldProvenance.REVIEW,
+                  actor=assignment.annotator, reason=reviewed.reason, severity=reviewed.severity,
+                  error_type=reviewed.error_type)
+        result.agreed.append(reviewed.sentence_id)
+    if result.agreed:
+        gold_version_bump(project.pk)
+    return result
+
+
+def _settled_and_imported(turn: Turn) -> tuple[set[int], dict[int, str]]:
+    """Sentences whose gold the project decided (or that wait in an open dispute), and imported gold labels."""
+    gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "provenance"))
+    imported = dict(GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.IMPORTED)
+                    .values_list("sentence_id", "label"))
+    settled = {sentence_id for sentence_id, provenance in gold.items() if provenance != GoldProvenance.IMPORTED}
+    settled |= set(
+        Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).values_list("sentence_id", flat=True)
+    )
+    return settled, imported
 
 
 def _require_reason(reason: str) -> str:
@@ -301,13 +336,13 @@ def _open_for(adjudication: Adjudication, adjudicator) -> Adjudication:
 def gold_rederive_sentence(sentence: Sentence, actor, reason: str) -> DeriveResult:
     """Derive a sentence's gold again after one of its submitted annotations changed (an amendment).
 
-    Gold from agreement is cleared (recorded in GoldEvent) and an open dispute on
+    Gold from agreement (or a single review) is cleared (recorded in GoldEvent) and an open dispute on
     the sentence withdrawn; then the turn is compared again, which gives the
     sentence agreement gold or a new dispute. Gold an adjudicator or a lead
     decided is left alone.
     """
     gold = GoldLabel.objects.select_for_update().filter(sentence=sentence).first()
-    if gold is not None and gold.provenance != GoldProvenance.AGREEMENT:
+    if gold is not None and gold.provenance not in FOLLOWS_ANSWERS:
         return DeriveResult(complete=True)
     if gold is not None:
         _clear_gold(gold, actor=actor, reason=reason)

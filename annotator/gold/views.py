@@ -33,7 +33,8 @@ def queue(request, slug):
         "page_size": QUEUE_PAGE,
         "order": project.get_adjudication_order_display(),
         "settings_form": AdjudicationSettingsForm(initial={
-            "adjudication_order": project.adjudication_order, "imported_gold": project.imported_gold}) if lead else None,
+            "adjudication_order": project.adjudication_order, "imported_gold": project.imported_gold,
+            "drawn_turn_review": project.drawn_turn_review}) if lead else None,
     }
     return render(request, "gold/queue.html", context)
 

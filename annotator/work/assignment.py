@@ -15,6 +15,11 @@ The rules (which turn, in which order) are in the pure module
 ``Turn.slots_taken`` counts the live slots of a turn so that the next free turn
 is found without counting assignments per turn; it is re-checked against the
 real rows of the chosen turn before a slot is given, so it can never over-book.
+
+Turns drawn for human checks of the pre-labeler (``corpus.draws``) come first, in
+draw order (oldest draw first, then each draw's order); the rest follow in id
+order, read through the partial index ``turn_open_slots`` as before. A drawn turn
+under single review (``Project.drawn_turn_review``) takes one annotator only.
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, F, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from ..domain import assignment as strategy
 from ..access import may_annotate
-from ..models import AnnotationEvent, Assignment, Project, Turn
+from ..domain.vocabulary import DrawnTurnReview
+from ..models import AnnotationEvent, Assignment, DrawnTurn, Project, Turn
 from ..qa.qualification import qualification_gate
 
 CLAIM_ATTEMPTS = 5
@@ -64,16 +70,45 @@ def assignment_current(project: Project, user) -> Assignment | None:
     )
 
 
+def drawn_turn_overlap(project: Project) -> int:
+    """How many annotators a drawn turn takes: one under single review, else the project's overlap."""
+    return 1 if project.drawn_turn_review == DrawnTurnReview.SINGLE else project.overlap
+
+
+def drawn_candidate_turns(project: Project, user):
+    """Drawn work turns that may have an open slot and the user never held, in draw order.
+
+    Draws are a few hundred turns at most, so this join is small; a turn in two draws comes twice, which the
+    caller's ``[:1]`` makes harmless.
+    """
+    return (
+        Turn.objects.filter(draws__draw__project_id=project.pk, is_qualification=False,
+                            slots_taken__lt=drawn_turn_overlap(project))
+        .exclude(pk__in=Assignment.objects.filter(annotator=user, project=project).values("turn_id"))
+        .order_by("draws__draw_id", "draws__position")
+    )
+
+
 def candidate_turns(project: Project, user):
     """Work turns of the project that may have an open slot and the user never held, oldest first.
 
-    A separate function so that gates (e.g. qualification) can narrow the pool.
+    A separate function so that gates (e.g. qualification) can narrow the pool. Under single review a
+    drawn turn is never a candidate here: its one slot is handed out by ``drawn_candidate_turns``, and
+    ``slots_taken < overlap`` alone would give it a second annotator.
     """
-    return (
+    turns = (
         Turn.objects.filter(dialogue__project_id=project.pk, is_qualification=False, slots_taken__lt=project.overlap)
         .exclude(pk__in=Assignment.objects.filter(annotator=user, project=project).values("turn_id"))
-        .order_by("id")
     )
+    if project.drawn_turn_review == DrawnTurnReview.SINGLE:
+        turns = turns.exclude(Exists(DrawnTurn.objects.filter(turn_id=OuterRef("pk"))))
+    return turns.order_by("id")
+
+
+def candidate_pools(project: Project, user):
+    """Where the next turn is looked for, in order, each with the overlap its turns take."""
+    return [(drawn_candidate_turns(project, user), drawn_turn_overlap(project)),
+            (candidate_turns(project, user), project.overlap)]
 
 
 def assignment_next(project: Project, user) -> Assignment | None:
@@ -112,21 +147,11 @@ def _claim(project: Project, user) -> Assignment | None:
         if not may_annotate(user, project):
             raise SlotsRefused(SLOTS_REFUSED_MESSAGE)
         while True:
-            queryset = candidate_turns(project, user)
-            rows = []
-            if connection.features.has_select_for_update_skip_locked:
-                # Lock one free turn, passing over turns other claims have locked right now.
-                rows = list(queryset.select_for_update(skip_locked=True, of=("self",)).values_list("id", "slots_taken")[:1])
-                if not rows:
-                    # Every candidate is locked by a claim in flight (or there is none): wait for
-                    # them and look again, rather than telling the annotator there is no work.
-                    rows = list(queryset.select_for_update(of=("self",)).values_list("id", "slots_taken")[:1])
-            else:
-                rows = list(queryset.values_list("id", "slots_taken")[:1])
+            rows, overlap = _first_free_turn(candidate_pools(project, user))
             if not rows:
                 return None
             candidates = [strategy.Candidate(turn_id, taken) for turn_id, taken in rows]
-            turn_id = strategy.choose_turn(candidates, (), project.overlap)
+            turn_id = strategy.choose_turn(candidates, (), overlap)
             if turn_id is None:
                 return None
             # The counter is a cache: check it against the rows of this turn.
@@ -140,6 +165,29 @@ def _claim(project: Project, user) -> Assignment | None:
                 assignment=assignment, actor=user, action="assign", new={"annotator": user.get_username()}
             )
             return assignment
+
+
+def _first_free_turn(pools):
+    """The first turn of the first pool that has one, locked, and that pool's overlap: ``([(id, slots_taken)],
+    overlap)``, or ``([], None)``."""
+    if connection.features.has_select_for_update_skip_locked:
+        # Lock one free turn, passing over turns other claims have locked right now (drawn turns first).
+        for queryset, overlap in pools:
+            rows = list(queryset.select_for_update(skip_locked=True, of=("self",)).values_list("id", "slots_taken")[:1])
+            if rows:
+                return rows, overlap
+        # Every candidate is locked by a claim in flight (or there is none): wait for
+        # them and look again, rather than telling the annotator there is no work.
+        for queryset, overlap in pools:
+            rows = list(queryset.select_for_update(of=("self",)).values_list("id", "slots_taken")[:1])
+            if rows:
+                return rows, overlap
+        return [], None
+    for queryset, overlap in pools:
+        rows = list(queryset.values_list("id", "slots_taken")[:1])
+        if rows:
+            return rows, overlap
+    return [], None
 
 
 def assignment_release(assignment: Assignment, *, actor, reason: str = "") -> Assignment:

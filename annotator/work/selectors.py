@@ -23,7 +23,8 @@ from django.utils import timezone
 from ..domain import protocol
 from ..domain.assignment import UNFINISHED, is_stale
 from ..domain.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
-from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation, Turn
+from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation
+from .assignment import candidate_pools
 from .services import evidence_required
 from ..domain.vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, ProtocolMode, Step
 from ..fastsql.joined import JoinedSelect
@@ -312,11 +313,8 @@ def queue_for(project, user) -> dict:
     )
     unfinished = [a for a in mine if a.status in UNFINISHED]
     submitted = [a for a in mine if a.status == Assignment.Status.SUBMITTED]
-    open_slots = (
-        Turn.objects.filter(dialogue__project=project, is_qualification=False, slots_taken__lt=project.overlap)
-        .exclude(assignments__annotator=user)
-        .exists()
-    )
+    # The pools "next item" claims from (drawn turns first; under single review a drawn turn takes one person).
+    open_slots = any(turns.exists() for turns, _ in candidate_pools(project, user))
     return {
         "unfinished": sorted(unfinished, key=lambda a: (a.assigned_at, a.pk)),
         "submitted": submitted[:50],
