@@ -55,6 +55,14 @@ def test_no_page_has_a_serious_or_critical_accessibility_violation(demo, page_fo
                  f"/p/{slug}/assignments/", f"/p/{slug}/imports/", f"/p/{slug}/imports/new/", "/qa/questions/",
                  f"/qa/questions/{question.pk}/", f"/p/{slug}/qa/review/", f"/p/{slug}/qa/measures/",
                  f"/p/{slug}/qa/qualification/", f"/p/{slug}/gold/sentence/{sentence.pk}/", f"/p/{slug}/autolabel/",
-                 f"/p/{slug}/claims/reports/", f"/p/{slug}/claims/disputes/", "/api/token/"):
+                 f"/p/{slug}/claims/reports/", f"/p/{slug}/claims/disputes/", f"/p/{slug}/units/flags/",
+                 "/api/token/"):
         found += violations_on(lead, path)
+    # A page showing a message after a form (the messages list is a live region).
+    visit(lead, f"/p/{slug}/qa/qualification/")
+    lead.locator("input[name=qualification_auto_retries]").fill("1")
+    lead.locator("input[name=qualification_auto_retries]").press("Enter")
+    expect(lead.locator(".messages")).to_contain_text("Automatic retries: 1")
+    lead.evaluate(AXE)
+    found += [f"a page with a message: {v}" for v in lead.evaluate(SERIOUS)]
     assert not found, "\n".join(found)
