@@ -66,3 +66,23 @@ def test_no_page_has_a_serious_or_critical_accessibility_violation(demo, page_fo
     lead.evaluate(AXE)
     found += [f"a page with a message: {v}" for v in lead.evaluate(SERIOUS)]
     assert not found, "\n".join(found)
+
+
+def test_the_pre_labelers_pages_have_no_serious_or_critical_accessibility_violation(demo, page_for):  # noqa: F811
+    """The job's page, its evaluation (calibration, rater table), the comparison of two jobs, the faithfulness
+    report and the human checks, on a finished job with gold drawn at random."""
+    from tests.factories_faithfulness import draw, finished_job
+
+    project, users, *_ = demo
+    turns = [("model-a", [(Label.FAITHFUL, Label.FAITHFUL), (Label.SPECULATIVE, Label.RELIABLE)]),
+             ("model-b", [(Label.INVENTED, Label.INVENTED), (Label.UNEQUIVOCAL, Label.UNEQUIVOCAL)])] * 3
+    job, created = finished_job(project, turns)
+    draw(job, created[:4])
+    other, _ = finished_job(project, turns)
+    lead = page_for(users["lead"])
+    base = f"/p/{project.slug}/autolabel/jobs/{job.pk}"
+    found = []
+    for path in (f"{base}/", f"{base}/evaluation/", f"{base}/evaluation/compare/?other={other.pk}",
+                 f"{base}/faithfulness/", f"{base}/checks/"):
+        found += violations_on(lead, path)
+    assert not found, "\n".join(found)
