@@ -4,7 +4,7 @@ import csv
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
@@ -17,18 +17,6 @@ from .models import AutoLabelJob
 CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "auto", "gold_only", "gold_only_low",
               "gold_only_high", "corrected", "corrected_low", "corrected_high"]
 ALL_MODELS = "all models"
-# The page of a job's human checks, where a lead draws turns at random (built alongside this page; linked
-# once it is in the URL conf, named in a plain sentence until then).
-DRAW_PAGE = "autolabel:job_checks"
-
-
-def _draw_page_url(project, job):
-    try:
-        return reverse(DRAW_PAGE, args=[project.slug, job.pk])
-    except NoReverseMatch:
-        return None
-
-
 def _report_for_lead(request, slug, job_id):
     """(project, job, report, calibration), or (None, ..., the refusal) for a lead blind on part of the project."""
     project = access_project_as_lead(request.user, slug)
@@ -91,7 +79,7 @@ def job_faithfulness(request, slug, job_id):
     return render(request, "autolabel/faithfulness.html", {
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
         "sentences": f"{report['overall']['sentences']:,}",
-        "few_turns": 0 < calibration.turns < 30, "draw_url": _draw_page_url(project, job),
+        "few_turns": 0 < calibration.turns < 30, "draw_url": reverse("autolabel:job_checks", args=[project.slug, job.pk]),
     })
 
 

@@ -96,8 +96,10 @@ def test_leads_choose_the_order_of_the_queue_and_what_imported_gold_is():
     assert 'name="adjudication_order"' in client.get(f"/p/{project.slug}/adjudication/").content.decode()
     bad = client.post(f"/p/{project.slug}/adjudication/settings/", {"adjudication_order": "random", "imported_gold": "x"})
     assert bad.status_code == 400
-    client.post(f"/p/{project.slug}/adjudication/settings/", {"adjudication_order": "most_disputed",
-                                                              "imported_gold": "reference"})
+    # The form as the page sends it: every setting of adjudication (the drawn turns' review is one of them).
+    saved = client.post(f"/p/{project.slug}/adjudication/settings/", {
+        "adjudication_order": "most_disputed", "imported_gold": "reference", "drawn_turn_review": "double"})
+    assert saved.status_code == 302
     project.refresh_from_db()
     assert (project.adjudication_order, project.imported_gold) == ("most_disputed", "reference")
     assert "most disputed turns first" in client.get(f"/p/{project.slug}/adjudication/").content.decode()
