@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
-from annotator.views.common import blind_refusal
+from annotator.views.common import blind_refusal, csv_cell
 
 from .faithfulness_chart import interval_chart
 from .faithfulness_report import MEASURE_TITLES, MEASURES, faithfulness_report
@@ -52,15 +52,6 @@ def _table_row(name, group, figures) -> dict:
             "corrected_ci95": _range(figures["corrected_ci95"])}
 
 
-def _cell(value):
-    """A CSV cell; a model name a spreadsheet would run as a formula is quoted with a leading apostrophe."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
 @require_safe
 def job_faithfulness(request, slug, job_id):
     project, job, result, refused = _report_for_lead(request, slug, job_id)
@@ -101,5 +92,5 @@ def job_faithfulness_csv(request, slug, job_id):
             corrected_interval = figures["corrected_ci95"] or [None, None]
             row = [ALL_MODELS if model is None else model, measure, group["sentences"], group["gold_sentences"],
                    figures["auto"], figures["gold_only"], *gold_interval, figures["corrected"], *corrected_interval]
-            writer.writerow([_cell(value) for value in row])
+            writer.writerow([csv_cell(value) for value in row])
     return response

@@ -8,7 +8,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from . import charts
 from ..access import access_project_as_lead
-from ..views.common import blind_refusal
+from ..views.common import blind_refusal, csv_cell
 from .selectors import comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables
 from .services import report_refresh_request
 from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
@@ -122,14 +122,7 @@ def report_csv(request, slug, table):
     writer = csv.writer(response)
     writer.writerow(tables[table]["header"])
     for row in tables[table]["rows"]:
-        writer.writerow([_cell(value) for value in row])
+        writer.writerow([csv_cell(value) for value in row])
     return response
 
 
-def _cell(value):
-    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value

@@ -63,3 +63,13 @@ def polled(view):
             return redirect_to_login(request.get_full_path())
         return view(request, *args, **kwargs)
     return wrapped
+
+
+def csv_cell(value):
+    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe
+    (the reports' CSV, the faithfulness CSV: names and notes come from imported data)."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
