@@ -72,3 +72,58 @@ def test_answers_racing_a_split_are_saved_then_kept_in_its_audit_or_refused_as_s
     assert all(record["kind"] == "unsubmitted annotation" for record in change.reset)
     with pytest.raises(VersionConflict):
         annotation_answer_step(late, unit, "relevance", "relevant", actor=late.annotator, expected_version=late.version)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_split_while_an_annotator_submits_the_turn_neither_deadlocks_nor_fails(monkeypatch):
+    """The submit locks its assignment, then the turn (gold derivation); the split must take its locks in the
+    same order, or each waits for the other (PostgreSQL aborts one: a 500 for the lead or the annotator)."""
+    import time
+
+    from annotator.work import services as work_services
+    from annotator.work.services import assignment_submit
+    from tests.factories_workspace import label_all
+
+    project, (turn,) = project_with_turns(1, sentences=["It stands on the cape.", TWO_IN_ONE], overlap=2)
+    lead = member(project, Role.LEAD, password=NO_PASSWORD)
+    person = member(project, Role.ANNOTATOR, password=NO_PASSWORD)
+    slot = label_all(AssignmentFactory(turn=turn, annotator=person), "faithful", person)
+    unit = turn.sentences.get(index=1)
+    derive = work_services.triplet_gold_derive_for_turn  # the first of the submit's steps that locks the turn
+    assignment_locked = threading.Event()
+
+    def slow_derive(of_turn):
+        assignment_locked.set()  # the submit holds its assignment's row now
+        time.sleep(0.5)  # the split takes the turn meanwhile, if it locks the turn first
+        return derive(of_turn)
+
+    monkeypatch.setattr(work_services, "triplet_gold_derive_for_turn", slow_derive)
+    failures = []
+
+    def submit():
+        try:
+            assignment_submit(slot, actor=person, expected_version=slot.version)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    def split():
+        try:
+            assignment_locked.wait(30)
+            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit), threading.Thread(target=split)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures, failures
+    assert turn.sentences.count() == 3
+    # Submitted first, then the split reset it: the labels are in the split's audit, the slot open again.
+    change = SegmentationChange.objects.get()
+    assert {record["kind"] for record in change.reset} == {"submitted annotation"}
