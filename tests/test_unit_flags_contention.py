@@ -127,3 +127,63 @@ def test_a_split_while_an_annotator_submits_the_turn_neither_deadlocks_nor_fails
     # Submitted first, then the split reset it: the labels are in the split's audit, the slot open again.
     change = SegmentationChange.objects.get()
     assert {record["kind"] for record in change.reset} == {"submitted annotation"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reset_while_an_adjudicator_resolves_a_dispute_of_the_turn_neither_deadlocks_nor_fails(monkeypatch):
+    """Resolving locks the dispute, then the turn; a reset removes the turn's disputes after locking the turn.
+    The reset must lock the disputes first, and the adjudicator is told the dispute went (not a 500)."""
+    import time
+
+    from annotator.corpus import unit_services
+    from annotator.gold.services import GoldError, adjudication_resolve
+    from annotator.models import Adjudication, GoldLabel
+    from tests.factories_gold import submit
+
+    project, (turn,) = project_with_turns(1, sentences=["It stands on the cape.", TWO_IN_ONE], overlap=2)
+    lead = member(project, Role.LEAD, password=NO_PASSWORD)
+    adjudicator = member(project, Role.ADJUDICATOR, password=NO_PASSWORD)
+    a, b = (member(project, Role.ANNOTATOR, password=NO_PASSWORD) for _ in range(2))
+    submit(turn, a, ["faithful", "faithful"])
+    submit(turn, b, ["faithful", "invented"])
+    unit = turn.sentences.get(index=1)
+    dispute = Adjudication.objects.create(sentence=unit, turn=turn)
+    dependents_of = unit_services.dependents_of
+    turn_locked = threading.Event()
+
+    def slow_dependents_of(*args):
+        turn_locked.set()  # the reset holds the turn now
+        time.sleep(0.5)  # the adjudicator's resolve starts meanwhile
+        return dependents_of(*args)
+
+    monkeypatch.setattr(unit_services, "dependents_of", slow_dependents_of)
+    failures, told = [], []
+
+    def resolve():
+        try:
+            turn_locked.wait(30)
+            adjudication_resolve(dispute, adjudicator, reason="The reference says so.", label="faithful")
+        except GoldError as error:
+            told.append(str(error))
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    def split():
+        try:
+            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=split), threading.Thread(target=resolve)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures, failures
+    assert turn.sentences.count() == 3
+    assert told and "no longer exists" in told[0]
+    assert not GoldLabel.objects.filter(sentence__turn=turn).exists()

@@ -328,9 +328,12 @@ def annotation_reopen(assignment: Assignment, lead, reason: str) -> Assignment:
 
 
 def _open_for(adjudication: Adjudication, adjudicator) -> Adjudication:
-    adjudication = Adjudication.objects.select_for_update().select_related("turn__dialogue__project").get(
+    adjudication = Adjudication.objects.select_for_update().select_related("turn__dialogue__project").filter(
         pk=adjudication.pk
-    )
+    ).first()
+    if adjudication is None:
+        # A lead's reset of the turn's units removed it (kept in that change's audit) while it was open here.
+        raise GoldError("This dispute no longer exists: a lead changed the turn's units and reset its annotations.")
     if has_annotated(adjudicator, adjudication.turn):
         raise GoldError("You annotated this turn, so someone else must adjudicate it.")
     if not can_adjudicate(adjudicator, adjudication.turn.dialogue.project):
