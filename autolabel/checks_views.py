@@ -3,6 +3,7 @@ smallest vote margin first, and follow what became of each draw and the gold it 
 
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
 
 from annotator.access import access_project_as_lead, blind_turn_ids
 from annotator.corpus.draws import DrawError, draws_progress
@@ -12,6 +13,7 @@ from .drawing import draw_for_job
 from .models import AutoLabelJob
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def job_checks(request, slug, job_id):
     project = access_project_as_lead(request.user, slug)
     job = get_object_or_404(AutoLabelJob, pk=job_id, project=project)

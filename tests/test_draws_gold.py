@@ -169,3 +169,33 @@ def test_the_api_says_a_reviewed_sentence_is_reviewed_not_pending():
     api = token_client(member(project, Role.LEAD))
     listed = api.get(f"/api/v1/projects/{project.slug}/sentences/", {"agreement_state": "reviewed"}).json()
     assert [row["agreement_state"] for row in listed["results"]] == ["reviewed"] * 3
+
+
+def test_a_drawn_turn_two_annotators_already_held_is_decided_by_both_even_under_single_review():
+    """Drawn after both took it: the first submission's labels must not settle the turn and hide the
+    second annotator's disagreement (it is a dispute, as for any turn two people annotated)."""
+    project, turns = project_with_turns(1)
+    a, b = annotators(project, 2)
+    first, second = assignment_next(project, a), assignment_next(project, b)
+    assert first.turn_id == second.turn_id == turns[0].pk
+    draw_record(project, DrawStrategy.RANDOM, [turns[0].pk], 1, 1, None, None)
+    project.drawn_turn_review = DrawnTurnReview.SINGLE
+    project.save()
+    label_all(first, Label.FAITHFUL, a)
+    assignment_submit(Assignment.objects.get(pk=first.pk), actor=a)
+    label_all(second, Label.INVENTED, b)
+    assignment_submit(Assignment.objects.get(pk=second.pk), actor=b)
+    assert gold_of(turns[0]) == []
+    assert Adjudication.objects.filter(turn=turns[0], status=Adjudication.Status.OPEN).count() == 3
+
+
+def test_review_gold_becomes_agreement_when_a_second_annotator_agrees():
+    project, turns = project_with_turns(1, drawn_turn_review=DrawnTurnReview.SINGLE)
+    draw_record(project, DrawStrategy.RANDOM, [turns[0].pk], 1, 1, None, None)
+    a, b = annotators(project, 2)
+    annotate_and_submit(project, a, Label.FAITHFUL)
+    assert [p for _, p, _ in gold_of(turns[0])] == [GoldProvenance.REVIEW] * 3
+    project.drawn_turn_review = DrawnTurnReview.DOUBLE  # the lead asks for a second opinion after all
+    project.save()
+    annotate_and_submit(project, b, Label.FAITHFUL)
+    assert gold_of(turns[0]) == [(Label.FAITHFUL, GoldProvenance.AGREEMENT, None)] * 3

@@ -255,3 +255,10 @@ def test_a_lead_sets_how_drawn_turns_become_gold_on_the_adjudication_settings_an
     assert api.patch(detail, {"drawn_turn_review": "triple"}, format="json").status_code == 400
     project.refresh_from_db()
     assert project.drawn_turn_review == DrawnTurnReview.DOUBLE
+
+
+@pytest.mark.parametrize("method", ["put", "patch", "delete"])
+def test_the_checks_page_answers_other_methods_405(client, setup, method):
+    project, _, job, lead = setup
+    client.force_login(lead)
+    assert getattr(client, method)(checks_url(project, job)).status_code == 405

@@ -155,3 +155,24 @@ def test_a_lead_holding_a_slot_on_a_qualification_turn_neither_sees_nor_writes_i
     assert reason_url(project, sentence) not in page and 'id="reasons-heading"' not in page
     assert client.post(reason_url(project, sentence), {"reason": "Peeking."}).status_code == 404
     assert GoldLabel.objects.get(sentence=sentence).reason == ""
+
+
+def test_while_a_retry_is_open_the_earlier_attempt_shows_no_gold_of_the_turns_being_retaken(client, world):
+    """A retry reopens the same turns: the annotator holds open slots on them, so they are blind there."""
+    project, _, turn = world
+    project.qualification_auto_retries = 1
+    project.save()
+    annotator = member(project, Role.ANNOTATOR)
+    result = fail_attempt(project, annotator)  # the next attempt opens by itself, on the same turn
+    client.force_login(annotator)
+    url = reverse("qa:qualification_result", args=[project.slug, result.pk])
+    score = client.get(url).content.decode()
+    assert "1 of 2 sentences right" in score
+    assert "It is probably the greatest river." not in score and "chip-speculative" not in score
+    assert 'data-testid="detail-wrong"' not in score and 'data-testid="qualification-details-hidden"' in score
+    own = client.get(reverse("qa:qualification_score", args=[project.slug])).content.decode()
+    assert "chip-speculative" not in own
+
+    finish(q.qualification_assignment_next(project, annotator), ["faithful", "faithful"])  # attempt 2 submitted
+    score = client.get(url).content.decode()
+    assert "chip-speculative" in score and 'data-testid="qualification-details-hidden"' not in score

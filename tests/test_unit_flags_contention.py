@@ -72,3 +72,118 @@ def test_answers_racing_a_split_are_saved_then_kept_in_its_audit_or_refused_as_s
     assert all(record["kind"] == "unsubmitted annotation" for record in change.reset)
     with pytest.raises(VersionConflict):
         annotation_answer_step(late, unit, "relevance", "relevant", actor=late.annotator, expected_version=late.version)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_split_while_an_annotator_submits_the_turn_neither_deadlocks_nor_fails(monkeypatch):
+    """The submit locks its assignment, then the turn (gold derivation); the split must take its locks in the
+    same order, or each waits for the other (PostgreSQL aborts one: a 500 for the lead or the annotator)."""
+    import time
+
+    from annotator.work import services as work_services
+    from annotator.work.services import assignment_submit
+    from tests.factories_workspace import label_all
+
+    project, (turn,) = project_with_turns(1, sentences=["It stands on the cape.", TWO_IN_ONE], overlap=2)
+    lead = member(project, Role.LEAD, password=NO_PASSWORD)
+    person = member(project, Role.ANNOTATOR, password=NO_PASSWORD)
+    slot = label_all(AssignmentFactory(turn=turn, annotator=person), "faithful", person)
+    unit = turn.sentences.get(index=1)
+    derive = work_services.triplet_gold_derive_for_turn  # the first of the submit's steps that locks the turn
+    assignment_locked = threading.Event()
+
+    def slow_derive(of_turn):
+        assignment_locked.set()  # the submit holds its assignment's row now
+        time.sleep(0.5)  # the split takes the turn meanwhile, if it locks the turn first
+        return derive(of_turn)
+
+    monkeypatch.setattr(work_services, "triplet_gold_derive_for_turn", slow_derive)
+    failures = []
+
+    def submit():
+        try:
+            assignment_submit(slot, actor=person, expected_version=slot.version)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    def split():
+        try:
+            assignment_locked.wait(30)
+            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit), threading.Thread(target=split)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures, failures
+    assert turn.sentences.count() == 3
+    # Submitted first, then the split reset it: the labels are in the split's audit, the slot open again.
+    change = SegmentationChange.objects.get()
+    assert {record["kind"] for record in change.reset} == {"submitted annotation"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reset_while_an_adjudicator_resolves_a_dispute_of_the_turn_neither_deadlocks_nor_fails(monkeypatch):
+    """Resolving locks the dispute, then the turn; a reset removes the turn's disputes after locking the turn.
+    The reset must lock the disputes first, and the adjudicator is told the dispute went (not a 500)."""
+    import time
+
+    from annotator.corpus import unit_services
+    from annotator.gold.services import GoldError, adjudication_resolve
+    from annotator.models import Adjudication, GoldLabel
+    from tests.factories_gold import submit
+
+    project, (turn,) = project_with_turns(1, sentences=["It stands on the cape.", TWO_IN_ONE], overlap=2)
+    lead = member(project, Role.LEAD, password=NO_PASSWORD)
+    adjudicator = member(project, Role.ADJUDICATOR, password=NO_PASSWORD)
+    a, b = (member(project, Role.ANNOTATOR, password=NO_PASSWORD) for _ in range(2))
+    submit(turn, a, ["faithful", "faithful"])
+    submit(turn, b, ["faithful", "invented"])
+    unit = turn.sentences.get(index=1)
+    dispute = Adjudication.objects.create(sentence=unit, turn=turn)
+    dependents_of = unit_services.dependents_of
+    turn_locked = threading.Event()
+
+    def slow_dependents_of(*args):
+        turn_locked.set()  # the reset holds the turn now
+        time.sleep(0.5)  # the adjudicator's resolve starts meanwhile
+        return dependents_of(*args)
+
+    monkeypatch.setattr(unit_services, "dependents_of", slow_dependents_of)
+    failures, told = [], []
+
+    def resolve():
+        try:
+            turn_locked.wait(30)
+            adjudication_resolve(dispute, adjudicator, reason="The reference says so.", label="faithful")
+        except GoldError as error:
+            told.append(str(error))
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    def split():
+        try:
+            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=split), threading.Thread(target=resolve)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert not failures, failures
+    assert turn.sentences.count() == 3
+    assert told and "no longer exists" in told[0]
+    assert not GoldLabel.objects.filter(sentence__turn=turn).exists()

@@ -299,3 +299,18 @@ def test_the_flagged_turns_list_counts_open_flags_per_turn_and_leaves_out_turns_
     listing = lead.get(f"/p/{project.slug}/units/flags/").content.decode()
     assert f"/turns/{turn.pk}/" not in listing and "(0 open flags)" in listing
     assert lead.get(f"/p/{project.slug}/turns/{turn.pk}/").status_code == 404
+
+
+def test_a_reset_keeps_the_leads_feedback_on_a_removed_annotation_in_the_audit(world):
+    """Feedback hangs off the annotation (deleted with it): the audit must say what it was."""
+    from annotator.models import Feedback
+
+    project, turn, units, people = world
+    submitted = submit(turn, people["annotator"], [Label.FAITHFUL, Label.INVENTED, Label.IRRELEVANT])
+    annotation = SentenceAnnotation.objects.get(assignment=submitted, sentence=units[1])
+    Feedback.objects.create(project=project, annotation=annotation, lead=people[Role.LEAD],
+                            expected_label=Label.FAITHFUL, comment="The reference says 1984.")
+    assert split(client_of(people[Role.LEAD]), project, turn, units[1], 37, reset="on").status_code == 302
+    (record,) = SegmentationChange.objects.get().reset
+    assert [(f["lead"], f["expected_label"], f["comment"]) for f in record["feedback"]] == [
+        (people[Role.LEAD].username, Label.FAITHFUL, "The reference says 1984.")]

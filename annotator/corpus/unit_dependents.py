@@ -9,7 +9,7 @@ Two kinds of records depend on a unit:
   are about a unit that is about to change, so they are removed with every change; an annotator working on
   the turn labels the new units.
 
-Everything removed is first described (owner, unit, label, path, note, evidence) into the change's audit
+Everything removed is first described (owner, unit, label, path, note, evidence, a lead's feedback) into the change's audit
 (``SegmentationChange.reset``), so nothing is lost silently. Records that do not judge the unit (questions,
 claim triplets, the annotation history, gold history, flags) are never removed: ``unit_services`` keeps or
 moves them.
@@ -54,7 +54,12 @@ def _annotation_record(annotation: SentenceAnnotation, kind: str, unit_index: in
             "unit_text": annotation.sentence.text, "label": annotation.label, "path": annotation.path,
             "note": annotation.note, "severity": annotation.severity, "error_type": annotation.error_type,
             "assignment": annotation.assignment_id,
-            "evidence": [{"start": e.start, "end": e.end, "text": e.text} for e in annotation.evidence.all()]}
+            "evidence": [{"start": e.start, "end": e.end, "text": e.text} for e in annotation.evidence.all()],
+            # A lead's feedback on it goes with it (it hangs off the annotation): kept here, as the label is.
+            "feedback": [{"lead": f.lead.get_username(), "expected_label": f.expected_label, "comment": f.comment,
+                          "created_at": f.created_at.isoformat(),
+                          "acknowledged_at": f.acknowledged_at.isoformat() if f.acknowledged_at else None}
+                         for f in annotation.feedback.all()]}
 
 
 def dependents_of(project, units) -> Dependents:
@@ -64,7 +69,7 @@ def dependents_of(project, units) -> Dependents:
     ids = list(index_of)
     found = Dependents()
     annotations = (SentenceAnnotation.objects.filter(sentence_id__in=ids)
-                   .select_related("assignment__annotator", "sentence").prefetch_related("evidence")
+                   .select_related("assignment__annotator", "sentence").prefetch_related("evidence", "feedback__lead")
                    .order_by("sentence__index", "assignment_id"))
     for annotation in annotations:
         status = annotation.assignment.status

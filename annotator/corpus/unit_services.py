@@ -1,9 +1,10 @@
 """Every write about a turn's units: an annotator's flag, a lead's dismissal, split and merge.
 
-A split or merge (``unit_split``, ``unit_merge``) runs in one transaction that first locks the turn, every
-assignment of the turn and the turn's units, in that order: gold derivation locks the turn, the annotation
-write path (``work/write.py``) locks the assignment, so neither can attach a label or gold to a unit being
-replaced. The change then bumps the version of every live assignment of the turn: a page still showing the
+A split or merge (``unit_split``, ``unit_merge``) runs in one transaction that first locks every assignment
+and dispute of the turn, the turn and the turn's units, in that order: the order of the other writers (an
+annotator's write locks its assignment, then a submit's gold derivation the turn; resolving a dispute locks
+it, then the turn), so none of them can attach a label or gold to a unit being replaced, nor deadlock with
+the change. The change then bumps the version of every live assignment of the turn: a page still showing the
 old units is told its copy is stale at its next save (a 409) and reloads, instead of saving onto a unit that
 is gone. Units the change does not touch keep their ids and everything on them; the rules of the change
 itself are ``domain/units.py``, what depends on a unit ``unit_dependents.py``.
@@ -18,8 +19,8 @@ from django.utils import timezone
 from ..domain import units as rules
 from ..domain.vocabulary import UnitFlagKind
 from ..gold.services import gold_version_bump
-from ..models import (AnnotationEvent, Assignment, ClaimTriplet, GoldEvent, Question, SegmentationChange, Sentence,
-                      Turn, UnitFlag)
+from ..models import (Adjudication, AnnotationEvent, Assignment, ClaimTriplet, GoldEvent, Question,
+                      SegmentationChange, Sentence, Turn, UnitFlag)
 from .unit_dependents import dependents_of, dependents_remove, derived_gold_clear
 
 # Added to the indices being moved, so that renumbering never meets the unique (turn, index) constraint halfway.
@@ -125,10 +126,17 @@ def unit_merge(turn: Turn, sentence_id: int, *, actor, reset: bool, reason: str 
 
 
 def _lock(turn: Turn, sentence_id: int):
-    """Lock the turn, its assignments and its units (in that order); the unit to change, or UnitError."""
+    """Lock the turn's assignments and disputes, the turn and its units (in that order); the unit, or UnitError.
+
+    Assignments before the turn, as every write of an annotator does (``work/write.py`` locks the assignment,
+    then a submit's gold derivation the turn): the other order deadlocks a split with a submit."""
+    assignments = Assignment.objects.select_for_update().filter(turn_id=turn.pk).order_by("pk")
+    list(assignments.values_list("pk", flat=True))
+    # The turn's disputes too, before the turn: resolving one locks it, then the turn; a reset removes them.
+    list(Adjudication.objects.select_for_update().filter(turn_id=turn.pk).order_by("pk").values_list("pk", flat=True))
     # Only the turn's row: rows of the dialogue and project stay free for the project's other work.
     turn = Turn.objects.select_for_update(of=("self",)).select_related("dialogue__project").get(pk=turn.pk)
-    list(Assignment.objects.select_for_update().filter(turn=turn).order_by("pk").values_list("pk", flat=True))
+    list(assignments.values_list("pk", flat=True))  # and a slot claimed meanwhile (a claim locks the turn)
     units = list(Sentence.objects.select_for_update().filter(turn=turn).order_by("index"))
     unit = next((u for u in units if u.pk == sentence_id), None)
     if unit is None:

@@ -107,6 +107,11 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
         answers.setdefault(annotation.sentence_id, []).append(
             gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
     settled, imported = _settled_and_imported(turn)
+    # One annotator's review gold does not settle a turn that several annotators completed: they decide it
+    # (a disagreement with the reviewer is a dispute, not hidden behind the reviewer's label).
+    reviewed = {gold.sentence_id: gold for gold in GoldLabel.objects.filter(
+        sentence__turn=turn, provenance=GoldProvenance.REVIEW)}
+    settled -= set(reviewed)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
     decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled, imported,
                                       imported_is_final=project.imported_gold == ImportedGold.FINAL)
@@ -115,6 +120,9 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
                   reason=agreed.reason, severity=agreed.severity, error_type=agreed.error_type)
         result.agreed.append(agreed.sentence_id)
     for sentence_id in decision.disputed:
+        if sentence_id in reviewed:
+            _clear_gold(reviewed[sentence_id], actor=None,
+                        reason="The turn's annotators disagree with the single review: adjudication decides.")
         Adjudication.objects.create(sentence_id=sentence_id, turn=turn)
         result.disputed.append(sentence_id)
     if result.agreed or result.disputed:
@@ -320,9 +328,12 @@ def annotation_reopen(assignment: Assignment, lead, reason: str) -> Assignment:
 
 
 def _open_for(adjudication: Adjudication, adjudicator) -> Adjudication:
-    adjudication = Adjudication.objects.select_for_update().select_related("turn__dialogue__project").get(
+    adjudication = Adjudication.objects.select_for_update().select_related("turn__dialogue__project").filter(
         pk=adjudication.pk
-    )
+    ).first()
+    if adjudication is None:
+        # A lead's reset of the turn's units removed it (kept in that change's audit) while it was open here.
+        raise GoldError("This dispute no longer exists: a lead changed the turn's units and reset its annotations.")
     if has_annotated(adjudicator, adjudication.turn):
         raise GoldError("You annotated this turn, so someone else must adjudicate it.")
     if not can_adjudicate(adjudicator, adjudication.turn.dialogue.project):

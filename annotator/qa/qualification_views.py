@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ..access import access_project, access_project_as_lead, is_blind_on, is_lead
+from ..access import access_project, access_project_as_lead, blind_turn_ids, is_blind_on, is_lead
 from .access import access_qualification_result
 from ..forms.fields import error_text
 from ..gold.services import GoldError, gold_reason_set
@@ -123,8 +123,13 @@ def score(request, slug, pk=None):
         )
     state = services.qualification_state(project, result.annotator if result else request.user)
     details = details_with_current_reasons(result.details) if result is not None else []
+    # A retry reopens the same turns: whoever holds an open slot on one (the annotator retaking it) is blind
+    # there, so its rows (their label with right/wrong, the gold and its reason) wait until it is submitted.
+    blind = set(blind_turn_ids(request.user, project).values_list("turn_id", flat=True))
+    shown = [row for row in details if not (isinstance(row, dict) and row.get("turn") in blind)]
     return render(request, "qa/qualification_score.html", {
-        "project": project, "result": result, "state": state, "details": details,
+        "project": project, "result": result, "state": state, "details": shown,
+        "hidden_rows": len(details) - len(shown),
         "own": result is None or result.annotator_id == request.user.pk,
         "is_lead": is_lead(request.user, project),
         "pass_mark_percent": round(project.qualification_pass_mark * 100, 1),
