@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotator.models import Assignment, SentenceAnnotation
+from annotator.domain.protocol_interim import protocol_for
 from annotator.reports.agreement import cached, data_version
 
 from . import calibration, comparison, evaluation, rater_agreement
@@ -55,7 +56,8 @@ def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
 
 
 def job_rater_agreement(job: AutoLabelJob) -> dict:
-    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(rated_sentences(job)))
+    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(protocol_for(job.project),
+                                                                         rated_sentences(job)))
 
 
 def comparable_jobs(job: AutoLabelJob):

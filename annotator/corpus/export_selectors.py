@@ -14,7 +14,8 @@ from __future__ import annotations
 from itertools import islice
 
 from ..domain.claims import counts_as_hallucination
-from ..domain.vocabulary import HALLUCINATED_LABELS
+from ..domain.protocol_groups import reading
+from ..domain.protocol_interim import protocol_for
 from .importers import IMPORTED_SENTENCE_EXTRAS
 from ..models import Dialogue, Sentence, Turn
 from .draws import draws_of_turns
@@ -66,6 +67,7 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
         try:
             done = 0
             state = {"dialogue": None, "golds": {}, "project": project, "min_severity": min_severity,
+                     "protocol": reading(protocol_for(project)),
                      "sentences": sentences, "next_sentence": next(sentences, None),
                      "in_use": _side_tables_in_use(project)}
             while chunk := list(islice(rows, chunk_size)):
@@ -154,8 +156,9 @@ def _chunk(chunk, state):
                         # The gold of a drawn turn names the draws that sent the turn to people (how it was chosen).
                         gold["draws"] = turn_draws
                     # Same key, same verdict: safe on the shared dict.
-                    if state.get("min_severity") is not None and label in HALLUCINATED_LABELS:
-                        gold["severe"] = counts_as_hallucination(label, severity, state["min_severity"])
+                    if state.get("min_severity") is not None and label in state["protocol"].hallucinated:
+                        gold["severe"] = counts_as_hallucination(state["protocol"], label, severity,
+                                                                 state["min_severity"])
             live = annotations.get(sentence_id, _NONE) if annotations else _NONE
             adjudication = adjudications.get(sentence_id) if adjudications else None
             if extra:

@@ -47,6 +47,8 @@ class Reading:
     label_keys: dict
     steps: tuple
     step_questions: dict
+    step_definitions: dict
+    step_options: dict  # step -> tuple of {"value", "label", "key", "yn"} in key order
     step_answers: dict  # step -> tuple of answer values, in key order
     answer_names: dict  # (step, value) -> wording
     evidence_answers: frozenset  # (step, value) pairs that need evidence
@@ -165,6 +167,10 @@ def _read(document: dict) -> Reading:
         label_keys={label["id"]: label.get("key") or str(n) for n, label in enumerate(document["labels"], start=1)},
         steps=steps,
         step_questions={step["id"]: step["question"] for step in document["steps"]},
+        step_definitions={step["id"]: step.get("definition", "") for step in document["steps"]},
+        step_options={step["id"]: tuple({"value": a["value"], "label": a["label"], "key": a.get("key") or str(n),
+                                         "yn": a.get("yn", "")} for n, a in enumerate(step["answers"], start=1))
+                      for step in document["steps"]},
         step_answers={step["id"]: tuple(a["value"] for a in step["answers"]) for step in document["steps"]},
         answer_names={(step["id"], a["value"]): a["label"] for step in document["steps"] for a in step["answers"]},
         evidence_answers=frozenset((step["id"], a["value"]) for step in document["steps"] for a in step["answers"]

@@ -14,9 +14,10 @@ from __future__ import annotations
 from django.urls import reverse
 
 from .. import extensions
-from ..domain import protocol
+from ..domain.protocol_groups import reading
+from ..domain.protocol_interim import protocol_for
 from .services import evidence_required
-from ..domain.vocabulary import Label, ProtocolMode
+from ..domain.vocabulary import ProtocolMode
 from .selectors import _PROJECT_EXAMPLES
 
 
@@ -55,7 +56,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
         })
     active = state.get("active")
     return {
-        "protocol": protocol.describe(node_extras=lambda path: {"evidence": evidence_required(path)}),
+        "protocol": _description(project),
         "examples": examples,
         "mode": project.protocol_mode,
         "version": assignment.version,
@@ -73,13 +74,20 @@ def annotation_page_data(assignment, state: dict) -> dict:
     }
 
 
+def _description(project) -> dict:
+    """The project's protocol as data (``describe``), each node marked with whether its answers need evidence."""
+    protocol = protocol_for(project)
+    return protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
+
+
 def _prelabels(project, turn) -> dict[int, dict]:
     """The pre-labeler's label of each sentence (latest finished job), only when the project shows them.
 
     The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
     if not project.show_prelabels:
         return {}
+    read = reading(protocol_for(project))
     return {
-        prediction.sentence_id: {"label": prediction.label, "display": Label(prediction.label).label}
+        prediction.sentence_id: {"label": prediction.label, "display": read.label_name(prediction.label)}
         for prediction in extensions.prelabels_for_annotator(project, turn) if prediction.label
     }

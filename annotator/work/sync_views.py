@@ -29,7 +29,7 @@ from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
 
-from ..domain import protocol
+from ..domain.protocol_interim import ProtocolError, protocol_for
 from ..access import access_assignment, role_in
 from ..models import AnnotationEvent, Sentence
 from .page import reference_offset_to_browser
@@ -124,6 +124,7 @@ def _parse(body: bytes, assignment) -> tuple[int, list[dict]]:
     ids = [_integer(c.get("sentence"), "sentence") if isinstance(c, dict) else None for c in changes]
     sentences = Sentence.objects.filter(turn_id=assignment.turn_id, pk__in=[i for i in ids if i is not None]).in_bulk()
     reference = assignment.turn.dialogue.reference
+    protocol = protocol_for(assignment.project)
     parsed, seen = [], set()
     for position, change in enumerate(changes, start=1):
         where = f"change {position}"
@@ -140,7 +141,7 @@ def _parse(body: bytes, assignment) -> tuple[int, list[dict]]:
             "request_id": request_id,
             "sentence": sentence,
             "steps": _steps(change.get("steps", []), where),
-            "path": _path(change.get("path"), where),
+            "path": _path(change.get("path"), where, protocol),
             "note": _optional_text(change.get("note"), f"{where}: note"),
             "evidence": _evidence(change.get("evidence"), reference, where),
             "seconds": _seconds(change.get("seconds", 0), where),
@@ -172,14 +173,15 @@ def _steps(steps, where: str) -> list[StepTaken]:
     return taken
 
 
-def _path(path, where: str) -> dict | None:
+def _path(path, where: str, protocol) -> dict | None:
+    """The path the page shows, if it is one the project's protocol can produce."""
     if path is None:
         return None
     if not isinstance(path, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in path.items()):
         raise Malformed(f"{where}: 'path' maps steps to answers (strings).")
     try:
         protocol.validate(path)
-    except protocol.ProtocolError as error:
+    except ProtocolError as error:
         raise Malformed(f"{where}: {error}") from None
     return path
 

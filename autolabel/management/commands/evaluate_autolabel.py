@@ -8,9 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from autolabel import calibration_selectors
 from autolabel.evaluation import BASELINES, MACRO, VIEW_NAMES, VIEWS
-from autolabel.evaluation_page import STEP_SCOPES, figure
+from autolabel.evaluation_page import figure
 from autolabel.models import AutoLabelJob
-from autolabel.rater_agreement import STEP_NAMES
 
 NAMES = [MACRO, *VIEWS]
 
@@ -97,7 +96,7 @@ class Command(BaseCommand):
             cells = [figures["kappa_gold"]] + [figures["kappa_annotators"][n] for n in rater["annotators"]]
             values = [f"{figure(c['kappa'])} ({c['n']})" for c in cells]
             values += [f"{figure(figures[k]['alpha'])} ({figures[k]['n']})" for k in ("alpha_humans", "alpha_with_prelabeler")]
-            w(f"  {STEP_NAMES[variable]:<34} " + " ".join(f"{v:>16}" for v in values) + f"   [{STEP_SCOPES[variable]}]")
+            w(f"  {figures['name']:<34} " + " ".join(f"{v:>16}" for v in values) + f"   [{figures['scope']}]")
 
     def _comparison(self, job, other, comparison):
         w = self.stdout.write
