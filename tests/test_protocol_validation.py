@@ -160,8 +160,8 @@ def test_shape_problems_are_all_listed_with_their_paths():
                       "colour": "red"})
     assert found == [
         ("/", "Additional properties are not allowed ('colour' was unexpected)"),
-        ("/id", "'Bad Id' does not match ^[a-z][a-z0-9_]{0,39}$ (an identifier: a lower-case letter, then letters, "
-                "digits or _; at most 40)"),
+        ("/id", "'Bad Id' does not match ^[a-z][a-z0-9_]{0,19}$ (an identifier: a lower-case letter, then letters, "
+                "digits or _; at most 20)"),
         ("/labels/0", "'name' is a required property"),
         ("/name", "must not be empty"),
         ("/steps", "has 0 steps; at least 1"),

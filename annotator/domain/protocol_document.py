@@ -15,6 +15,7 @@ same object. CogniBench's protocol is the built-in default (``COGNIBENCH``).
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -164,7 +165,7 @@ _DEFAULT_COLOURS = ["#1f5fbf", "#b34a00", "#2e7d32", "#ad1457", "#6a1b9a", "#008
 class Protocol:
     """An immutable, validated protocol. Build it with ``load_protocol``."""
 
-    __slots__ = ("_document", "_json", "id", "version", "name", "modes", "start", "steps", "labels",
+    __slots__ = ("_document", "_json", "checksum", "id", "version", "name", "modes", "start", "steps", "labels",
                  "_steps", "_labels", "_order", "_rank", "_next", "_evidence_answers", "_paths", "_path_of",
                  "hallucination_labels", "families", "evaluation_views", "macro", "agreement_steps",
                  "stage_two_steps", "stage_two_labels", "severity_labels", "error_type_labels", "evidence_labels",
@@ -174,6 +175,7 @@ class Protocol:
         s = object.__setattr__
         s(self, "_document", document)
         s(self, "_json", json.dumps(document, sort_keys=True))
+        s(self, "checksum", hashlib.sha256(self._json.encode()).hexdigest())  # identity for caches
         for name in ("id", "version", "name", "start"):
             s(self, name, document[name])
         s(self, "modes", tuple(document["modes"]))
@@ -431,3 +433,8 @@ def _topological(start: str, steps: dict[str, Step], listed: list[str]) -> tuple
 
 
 COGNIBENCH = load_shipped("cognibench")
+
+
+def default_protocol() -> Protocol:
+    """The protocol where there is no project (and of a project that never set one): CogniBench's."""
+    return COGNIBENCH

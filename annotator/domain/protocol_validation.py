@@ -76,7 +76,7 @@ def _shape_problems(document: dict) -> list[Problem]:
 
 
 _PATTERN_HINTS = {
-    "^[a-z][a-z0-9_]{0,39}$": "an identifier: a lower-case letter, then letters, digits or _; at most 40",
+    "^[a-z][a-z0-9_]{0,19}$": "an identifier: a lower-case letter, then letters, digits or _; at most 20",
     "^[1-9]$": "an answer's key is one digit, 1 to 9",
     "^[1-9a-z]$": "a label's key is one digit 1-9 or one lower-case letter",
     "^#[0-9a-fA-F]{6}$": "a colour is #rrggbb",
