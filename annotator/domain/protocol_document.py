@@ -144,7 +144,8 @@ def _canonical(document: dict) -> dict:
         "evaluation": {
             "views": [{"id": v["id"], "name": v["name"], "positive": list(v["positive"]),
                        "scope": list(v.get("scope", label_ids))} for v in evaluation.get("views", [])],
-            "macro": dict(evaluation["macro"], views=list(evaluation["macro"]["views"])) if evaluation.get("macro") else None,
+            "macro": {"id": evaluation["macro"]["id"], "name": evaluation["macro"]["name"],
+                      "views": list(evaluation["macro"]["views"])} if evaluation.get("macro") else None,
         },
         "agreement_steps": list(groups.get("agreement_steps", [s["id"] for s in document["steps"]])),
         "stage_two_steps": list(groups.get("stage_two_steps", [])),
@@ -248,6 +249,21 @@ class Protocol:
             return self._labels[label_id]
         except (KeyError, TypeError):
             raise ProtocolError(f"unknown label {label_id!r}") from None
+
+    def label_name(self, label_id: str) -> str:
+        """The label's name, or the id itself for a label this protocol does not define (an older version's)."""
+        label = self._labels.get(label_id)
+        return label.name if label else str(label_id or "")
+
+    def step_question(self, step_id: str) -> str:
+        """The step's question, or the id itself for a step this protocol does not define."""
+        step = self._steps.get(step_id)
+        return step.question if step else str(step_id or "")
+
+    def answer_name(self, step_id: str, value: str) -> str:
+        """An answer's wording, or the value itself where the protocol does not define it."""
+        step = self._steps.get(step_id)
+        return next((a.label for a in step.answers if a.value == value), str(value or "")) if step else str(value or "")
 
     def answers(self, step_id: str) -> tuple[str, ...]:
         return self.step(step_id).values

@@ -29,3 +29,36 @@ def protocol_of_version(version) -> Protocol:
     if version.pk not in _loaded:
         _loaded[version.pk] = load_protocol(version.document)
     return _loaded[version.pk]
+
+
+def protocol_for_assignment(assignment) -> Protocol:
+    """The protocol a slot is annotated with: the version it was stamped with, else the project's current one."""
+    if assignment.protocol_version_id is not None:
+        return protocol_of_version(assignment.protocol_version)
+    return protocol_for(assignment.project)
+
+
+def project_has_annotations(project) -> bool:
+    """Whether anything in the project was labelled under its protocol (its version is then frozen):
+    an annotator's answer, or gold (imported, agreed or adjudicated)."""
+    from ..models import GoldLabel, SentenceAnnotation
+
+    answered = SentenceAnnotation.objects.filter(assignment__project=project).exclude(path={}, label="")
+    return answered.exists() or GoldLabel.objects.filter(sentence__turn__dialogue__project=project).exists()
+
+
+def protocol_versions(project) -> list:
+    """The project's stored versions, newest first."""
+    from ..models import ProtocolVersion
+
+    return list(ProtocolVersion.objects.filter(project=project).select_related("created_by").order_by("-number"))
+
+
+def protocol_caption(project) -> str:
+    """One line naming the version a project's figures cover, for the report pages."""
+    protocol = protocol_for(project)
+    if project.protocol_version_id is None:
+        return f"{protocol.name} protocol v{protocol.version} (built-in)"
+    version = project.protocol_version
+    return (f"{protocol.name} protocol v{protocol.version} (project version {version.number}, "
+            f"since {version.created_at:%Y-%m-%d %H:%M})")
