@@ -32,6 +32,17 @@ def test_an_unknown_step_is_named_where_it_is_referenced():
     assert ("/steps/1/answers/1/next", "unknown step 'rationale'") in found
 
 
+def test_an_unknown_next_step_alone_is_named_and_the_rest_still_checked():
+    document = cognibench()
+    answer_of(document, "kind", "factual")["next"] = "faithful"
+    assert problems(document) == [
+        ("/steps/1/answers/0/next", "unknown step 'faithful'"),
+        ("/steps/2", "step 'faithfulness' is never asked: no path from 'relevance' leads to it"),
+        ("/labels/1", "label 'faithful' is reached by no path"),
+        ("/labels/2", "label 'invented' is reached by no path"),
+    ]
+
+
 def test_an_unknown_label_is_named_where_it_is_referenced():
     document = cognibench()
     answer_of(document, "faithfulness", "invented")["yields"] = "made_up"

@@ -201,7 +201,8 @@ def label_path_counts(start: str, steps_by_id: dict, limit: int = MAX_PATHS + 1)
             total: Counter = Counter()
             for answer in steps_by_id[step_id]["answers"]:
                 if "next" in answer:
-                    total.update(counts(answer["next"]))
+                    if answer["next"] in steps_by_id:  # an unknown step is refused by _check_answers
+                        total.update(counts(answer["next"]))
                 else:
                     total[answer["yields"]] += 1
             memo[step_id] = Counter({label: min(n, limit) for label, n in total.items()})

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol
 
+# Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
+# rolled-back transactions do reuse them, clear this (tests/conftest.py). Where the row is at hand, its
+# checksum is compared anyway.
 _loaded: dict[int, Protocol] = {}
 
 
@@ -17,18 +20,30 @@ def protocol_for(project) -> Protocol:
     version_id = getattr(project, "protocol_version_id", None)
     if version_id is None:
         return COGNIBENCH
-    if version_id not in _loaded:
-        _loaded[version_id] = load_protocol(project.protocol_version.document)
-    return _loaded[version_id]
+    known = _loaded.get(version_id)
+    if known is not None and not _stale(project, known):
+        return known
+    return protocol_of_version(project.protocol_version)
 
 
 def protocol_of_version(version) -> Protocol:
     """The protocol of one stored version (a ``ProtocolVersion`` row; None: CogniBench's built-in)."""
     if version is None:
         return COGNIBENCH
-    if version.pk not in _loaded:
-        _loaded[version.pk] = load_protocol(version.document)
-    return _loaded[version.pk]
+    known = _loaded.get(version.pk)
+    if known is None or known.checksum != version.checksum:
+        known = _loaded[version.pk] = load_protocol(version.document)
+    return known
+
+
+def _stale(project, known: Protocol) -> bool:
+    row = project._state.fields_cache.get("protocol_version")
+    return row is not None and row.checksum != known.checksum
+
+
+def forget_loaded_protocols() -> None:
+    """Drop the per-process cache (tests whose rolled-back rows reuse ids)."""
+    _loaded.clear()
 
 
 def protocol_for_assignment(assignment) -> Protocol:
