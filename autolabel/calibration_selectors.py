@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotator.models import Assignment, SentenceAnnotation
-from annotator.domain.protocol_interim import protocol_for
+from annotator.projects.protocols import protocol_for
 from annotator.reports.agreement import cached, data_version
 
 from . import calibration, comparison, evaluation, rater_agreement

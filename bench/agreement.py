@@ -26,7 +26,7 @@ django.setup()
 import numpy as np  # noqa: E402
 
 from annotator.domain import agreement
-from annotator.domain.protocol_interim import default_protocol
+from annotator.domain.protocol_document import default_protocol
 
 
 def main():

@@ -12,7 +12,7 @@ from autolabel.calibration import bin_index, calibration
 from autolabel.comparison import compare
 from autolabel.evaluation import Item, baseline_scores, detection_scores, evaluate
 from autolabel.rater_agreement import RatedSentence, rater_agreement
-from annotator.domain.protocol_interim import default_protocol
+from annotator.domain.protocol_document import default_protocol
 
 COGNIBENCH = default_protocol()
 

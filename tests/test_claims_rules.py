@@ -5,7 +5,7 @@ import pytest
 from annotator.domain import claims, evidence
 from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, Label, TripletLabel
 from annotator.domain.protocol_groups import reading
-from annotator.domain.protocol_interim import default_protocol
+from annotator.domain.protocol_document import default_protocol
 
 COGNIBENCH = reading(default_protocol())
 

@@ -12,7 +12,7 @@ from .. import extensions
 from ..domain import agreement, claims, evidence
 from ..models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 from ..domain.vocabulary import Severity, TripletLabel
 
 # Keys of the triplet panel: letter and digit for each label, in this order.

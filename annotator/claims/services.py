@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from ..domain import claims
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
 from ..models import Assignment, ClaimTriplet, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold, Turn
 from ..domain.vocabulary import GoldProvenance, TripletSource

@@ -15,7 +15,7 @@ from itertools import islice
 
 from ..domain.claims import counts_as_hallucination
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 from .importers import IMPORTED_SENTENCE_EXTRAS
 from ..models import Dialogue, Sentence, Turn
 from .draws import draws_of_turns

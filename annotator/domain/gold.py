@@ -79,7 +79,7 @@ def decide_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, Seq
             if sentence_id in imported:
                 reason += f" (the imported gold was {imported[sentence_id]})"
             agreed.append(AgreedGold(
-                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label),
+                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label) or {},
                 reason=reason, severity=same(a.severity for a in given),
                 error_type=same(a.error_type for a in given) or "",
             ))
@@ -114,6 +114,6 @@ def decide_reviewed_turn(protocol, sentence_ids: Sequence[int], answers: Mapping
         reason = "One annotator's review of a drawn turn"
         if sentence_id in imported:
             reason += f" (the imported gold was {imported[sentence_id]})"
-        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label),
+        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label) or {},
                                reason=reason, severity=given.severity, error_type=given.error_type or ""))
     return gold

@@ -10,8 +10,6 @@ protocol's id and version), so no feature spells a label or a step of its own.
 
 from __future__ import annotations
 
-import json
-import weakref
 from dataclasses import dataclass, field
 
 NEUTRAL_COLOUR = "#5d4037"
@@ -101,6 +99,15 @@ class Reading:
         return any((step, value) in self.evidence_answers for step, value in path.items())
 
     @property
+    def relevant_labels(self) -> frozenset:
+        """The labels rates are taken over: those the macro's views count (CogniBench: every label but
+        irrelevant); every label when the macro or one of its views names no scope."""
+        scopes = [self.view(view_id) for view_id in self.macro]
+        if not scopes or any(view is None or view.scope is None for view in scopes):
+            return frozenset(self.labels)
+        return frozenset().union(*(view.scope for view in scopes))
+
+    @property
     def supported_labels(self) -> frozenset:
         """Labels backed by the reference: those that need evidence, or whose path has an answer that does."""
         return frozenset(label for label in self.labels if label in self.evidence_labels or any(
@@ -108,24 +115,15 @@ class Reading:
             for step, value in path.items()))
 
 
-_BY_DOCUMENT: dict = {}
-_BY_OBJECT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_BY_CHECKSUM: dict = {}
 
 
 def reading(protocol) -> Reading:
-    """The protocol's reading: once per protocol object, and once per distinct document."""
-    try:
-        return _BY_OBJECT[protocol]
-    except (KeyError, TypeError):
-        pass
-    key = json.dumps(protocol.document, sort_keys=True)
-    found = _BY_DOCUMENT.get(key)
+    """The protocol's reading, computed once per distinct document (its checksum: two projects may hold
+    different documents under the same id and version)."""
+    found = _BY_CHECKSUM.get(protocol.checksum)
     if found is None:
-        found = _BY_DOCUMENT[key] = _read(protocol.document)
-    try:
-        _BY_OBJECT[protocol] = found
-    except TypeError:  # not weakly referable: the document key serves
-        pass
+        found = _BY_CHECKSUM[protocol.checksum] = _read(protocol.document)
     return found
 
 

@@ -50,7 +50,7 @@ def score_attempt(protocol, sentences: Sequence[GoldSentence], answers: Mapping[
         path = mine.path if mine else {}
         is_correct = bool(label) and label == sentence.gold_label
         correct += is_correct
-        gold_path = sentence.gold_path or protocol.path_for_label(sentence.gold_label)
+        gold_path = sentence.gold_path or protocol.path_for_label(sentence.gold_label) or {}
         diverged = protocol.divergence(path, gold_path)
         details.append({
             "sentence": sentence.id, "turn": sentence.turn_id, "turn_name": sentence.turn_name,

@@ -90,7 +90,7 @@ class ProtocolChoicesForm(forms.Form):
     def __init__(self, *args, protocol=None, **kwargs):
         super().__init__(*args, **kwargs)
         if protocol is None and self.protocol_fields:
-            from ..domain.protocol_interim import default_protocol
+            from ..domain.protocol_document import default_protocol
 
             protocol = default_protocol()
         for name, kind in self.protocol_fields.items():

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from ..domain import gold as gold_rules
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import ProtocolError, protocol_for
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for, protocol_for_assignment
 from ..access import can_adjudicate, is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, DrawnTurn, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
 from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
@@ -122,7 +123,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
         sentence__turn=turn, provenance=GoldProvenance.REVIEW)}
     settled -= set(reviewed)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    decision = gold_rules.decide_turn(protocol_for(project), sentence_ids, answers, len(assignments), settled, imported,
+    decision = gold_rules.decide_turn(protocol_for_assignment(assignments[0]), sentence_ids, answers, len(assignments), settled, imported,
                                       imported_is_final=project.imported_gold == ImportedGold.FINAL)
     for agreed in decision.agreed:
         _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
@@ -148,7 +149,7 @@ def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResu
     }
     settled, imported = _settled_and_imported(turn)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    for reviewed in gold_rules.decide_reviewed_turn(protocol_for(project), sentence_ids, answers, settled, imported,
+    for reviewed in gold_rules.decide_reviewed_turn(protocol_for_assignment(assignment), sentence_ids, answers, settled, imported,
                                                     imported_is_final=project.imported_gold == ImportedGold.FINAL):
         _set_gold(reviewed.sentence_id, label=reviewed.label, path=reviewed.path, provenance=GoldProvenance.REVIEW,
                   actor=assignment.annotator, reason=reviewed.reason, severity=reviewed.severity,
@@ -214,7 +215,9 @@ def adjudication_resolve(
         ).select_related("assignment").first()
         if chosen is None or not chosen.label:
             raise GoldError("That annotator gave no label for this sentence.")
-        label, path = chosen.label, protocol.path_for_label(chosen.label)
+        # The side's own walk (a label two paths reach keeps the one the annotator took).
+        label = chosen.label
+        path = protocol.ordered(chosen.path or {}) or protocol.path_for_label(label) or {}
     elif path is not None:
         path = protocol.ordered(path)
         try:
@@ -227,7 +230,7 @@ def adjudication_resolve(
         path = {str(step): str(value) for step, value in path.items()}  # the walk itself: a label may have two
     else:
         label = known_label(protocol, label)
-        path = protocol.path_for_label(label)
+        path = protocol.path_for_label(label) or {}
     adjudication.status = Adjudication.Status.RESOLVED
     adjudication.adjudicator = adjudicator
     adjudication.label = label
@@ -262,7 +265,7 @@ def gold_override(sentence: Sentence, lead, label: str, reason: str) -> GoldLabe
     if not is_lead(lead, project):
         raise GoldError("Only a lead can override gold.")
     label = known_label(protocol_for(project), label)
-    path = protocol_for(project).path_for_label(label)
+    path = protocol_for(project).path_for_label(label) or {}
     for adjudication in Adjudication.objects.select_for_update().filter(
         sentence=sentence, status=Adjudication.Status.OPEN
     ):

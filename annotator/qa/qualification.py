@@ -16,7 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from ..domain import qualification as qualification_rules
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 from ..access import is_lead, role_in
 from ..models import AnnotationEvent, Assignment, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from .selectors import turns_with_qualification_counts

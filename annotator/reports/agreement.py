@@ -24,7 +24,7 @@ from django.db.models import Count, Max
 from ..domain import agreement
 from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 from ..domain.vocabulary import ProtocolMode, Role
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
@@ -58,11 +58,10 @@ def shown_families(read) -> tuple:
 
 
 def _rates(counts: dict, read) -> dict:
-    """Shares a group's gold labels give: each family's share of the relevant sentences (those in a family, or
-    all when the protocol names none) and the hallucination rate over them and within each family."""
+    """Shares a group's gold labels give: each family's share of the relevant sentences (the labels the
+    protocol's macro counts) and the hallucination rate over them and within each family."""
     total = sum(counts.values())
-    in_families = {label for family in read.families for label in family.labels}
-    relevant_labels = in_families or set(read.labels)
+    relevant_labels = read.relevant_labels
     relevant = sum(counts.get(label, 0) for label in relevant_labels)
     hallucinated = sum(counts.get(label, 0) for label in read.hallucinated & relevant_labels)
     rates = {

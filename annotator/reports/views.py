@@ -15,7 +15,7 @@ from .selectors import (
 )
 from .services import report_refresh_request
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for
 
 HALLUCINATION_COLOUR = "#c62828"
 MEASURE_SERIES = [("Krippendorff's alpha", "alpha", "#1f5fbf"), ("Percent agreement", "percent", "#e07b00"),

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from .. import extensions
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for_assignment
 from .services import evidence_required
 from ..domain.vocabulary import ProtocolMode
 from .selectors import _PROJECT_EXAMPLES
@@ -36,7 +36,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
             side = "positive" if example.is_positive else "negative"
             examples.setdefault(example.step, {"positive": [], "negative": []})[side].append(
                 {"text": example.text, "explanation": example.explanation})
-    prelabels = _prelabels(project, assignment.turn)
+    prelabels = _prelabels(project, assignment)
     sentences = []
     for row in state["rows"]:
         annotation = row.annotation
@@ -56,7 +56,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
         })
     active = state.get("active")
     return {
-        "protocol": _description(project),
+        "protocol": _description(assignment),
         "examples": examples,
         "mode": project.protocol_mode,
         "version": assignment.version,
@@ -74,20 +74,20 @@ def annotation_page_data(assignment, state: dict) -> dict:
     }
 
 
-def _description(project) -> dict:
+def _description(assignment) -> dict:
     """The project's protocol as data (``describe``), each node marked with whether its answers need evidence."""
-    protocol = protocol_for(project)
+    protocol = protocol_for_assignment(assignment)
     return protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
 
 
-def _prelabels(project, turn) -> dict[int, dict]:
+def _prelabels(project, assignment) -> dict[int, dict]:
     """The pre-labeler's label of each sentence (latest finished job), only when the project shows them.
 
     The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
     if not project.show_prelabels:
         return {}
-    read = reading(protocol_for(project))
+    read = reading(protocol_for_assignment(assignment))
     return {
         prediction.sentence_id: {"label": prediction.label, "display": read.label_name(prediction.label)}
-        for prediction in extensions.prelabels_for_annotator(project, turn) if prediction.label
+        for prediction in extensions.prelabels_for_annotator(project, assignment.turn) if prediction.label
     }

@@ -25,7 +25,7 @@ from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, Sente
 from .assignment import candidate_pools
 from .services import evidence_required
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for_assignment
 from ..domain.vocabulary import ProtocolMode
 from ..fastsql.joined import JoinedSelect
 DEFAULT_STALE_AFTER = timedelta(hours=24)
@@ -122,7 +122,7 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
         for span in EvidenceSpan.objects.filter(annotation__assignment_id=assignment.pk).order_by("start", "id"):
             evidence[span.annotation_id].append(span)
     rows = []
-    protocol = protocol_for(project)
+    protocol = protocol_for_assignment(assignment)
     for number, sentence in enumerate(sentences, start=1):
         annotation = annotations.get(sentence.pk)
         rows.append(SentenceRow(sentence, number, annotation, evidence.get(annotation.pk, []) if annotation else [],
@@ -153,7 +153,7 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
         "reference_pieces": reference_segments(assignment.turn.dialogue.reference, active.evidence if active else []),
     }
     if active is not None:
-        state.update(_panel(project, active, examples))
+        state.update(_panel(project, protocol, active, examples))
     return state
 
 
@@ -260,9 +260,8 @@ def _neighbour(rows, active, delta):
     return rows[position] if 0 <= position < len(rows) else None
 
 
-def _panel(project, row: SentenceRow, examples) -> dict:
-    """The decision panel of one sentence: the walk so far, the question now, its examples (the project's protocol)."""
-    protocol = protocol_for(project)
+def _panel(project, protocol, row: SentenceRow, examples) -> dict:
+    """The decision panel of one sentence: the walk so far, the question now, its examples (the slot's protocol)."""
     read = reading(protocol)
     path = row.path
     answered = []

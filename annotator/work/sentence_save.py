@@ -20,7 +20,8 @@ from datetime import datetime
 from django.utils import timezone
 
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import ProtocolError, protocol_for
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for_assignment
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
 from ..domain.vocabulary import ProtocolMode
 from .services import MAX_NOTE_LENGTH, clear_stale_extras, evidence_bounds, label_snapshot
@@ -52,7 +53,7 @@ def annotation_save_sentence(
     the sentence keeps: spans not in it are removed, new ones attached.
     """
     independent = assignment.project.protocol_mode == ProtocolMode.INDEPENDENT
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
     if path is not None:
         try:
             protocol.validate(path)
@@ -110,7 +111,7 @@ def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
             raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
         if taken.value not in reading(protocol).labels:
             raise AnnotationError(f"Unknown label {taken.value!r}.")
-        annotation.path = protocol.path_for_label(taken.value)
+        annotation.path = protocol.path_for_label(taken.value) or {}
         extra = {}
     elif taken.action == "answer":
         if independent:

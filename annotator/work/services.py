@@ -16,7 +16,8 @@ from django.db.models import F
 from ..domain.assignment import UNFINISHED
 from ..domain.claims import stale_extras
 from ..domain.protocol_groups import reading
-from ..domain.protocol_interim import ProtocolError, protocol_for
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for_assignment
 from ..domain.vocabulary import GoldProvenance, ProtocolMode
 from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
 from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
@@ -73,7 +74,7 @@ def annotation_answer_step(
 ) -> Outcome:
     """Answer one protocol question for a sentence; changing an earlier answer clears the later ones."""
     _require_mode(assignment, ProtocolMode.SEQUENTIAL)
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
 
     def mutate(_, annotation):
         old = label_snapshot(annotation, protocol)
@@ -97,12 +98,12 @@ def annotation_pick_label(
 ) -> Outcome:
     """Independent mode: pick one of the protocol's labels at once (stored as the path that yields it)."""
     _require_mode(assignment, ProtocolMode.INDEPENDENT)
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
     label = known_label(protocol, label)
 
     def mutate(_, annotation):
         old = label_snapshot(annotation, protocol)
-        annotation.path = protocol.path_for_label(label)
+        annotation.path = protocol.path_for_label(label) or {}
         annotation.label = label
         clear_stale_extras(annotation, protocol)
         return old, label_snapshot(annotation, protocol)
@@ -116,7 +117,7 @@ def annotation_undo(
     actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
 ) -> Outcome:
     """Take back the last answer of a sentence (independent mode: clear its label)."""
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
 
     def mutate(_, annotation):
         if not annotation.path:
@@ -245,7 +246,7 @@ def submit_problems(assignment: Assignment) -> list[str]:
         numbers = ", ".join(str(n) for n in missing[:12]) + ("…" if len(missing) > 12 else "")
         problems.append(f"{len(missing)} of {len(sentences)} sentences have no label yet (sentence {numbers}).")
     if assignment.project.require_evidence:
-        protocol = protocol_for(assignment.project)
+        protocol = protocol_for_assignment(assignment)
         needing = {a.pk: a for a in annotations.values() if a.label and evidence_required(protocol, a.path or {})}
         with_evidence = set(
             EvidenceSpan.objects.filter(annotation_id__in=needing).values_list("annotation_id", flat=True)
@@ -303,7 +304,7 @@ def annotation_amend(
     or a lead. The sentence gets the one path that yields ``label``; the
     change is an ``amend`` event in the audit history, old -> new, with the reason.
     """
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
     label = known_label(protocol, label)
 
     def mutate(locked, annotation):
@@ -314,7 +315,7 @@ def annotation_amend(
         if annotation.pk is None:
             raise AnnotationError("There is no answer on this sentence to amend.")
         old = label_snapshot(annotation, protocol)
-        annotation.path = protocol.path_for_label(label)
+        annotation.path = protocol.path_for_label(label) or {}
         annotation.label = label
         clear_stale_extras(annotation, protocol)
         return old, {**label_snapshot(annotation, protocol), "reason": (reason or "")[:MAX_NOTE_LENGTH]}

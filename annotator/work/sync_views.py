@@ -29,7 +29,8 @@ from django.db import transaction
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
 
-from ..domain.protocol_interim import ProtocolError, protocol_for
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for_assignment
 from ..access import access_assignment, role_in
 from ..models import AnnotationEvent, Sentence
 from .page import reference_offset_to_browser
@@ -124,7 +125,7 @@ def _parse(body: bytes, assignment) -> tuple[int, list[dict]]:
     ids = [_integer(c.get("sentence"), "sentence") if isinstance(c, dict) else None for c in changes]
     sentences = Sentence.objects.filter(turn_id=assignment.turn_id, pk__in=[i for i in ids if i is not None]).in_bulk()
     reference = assignment.turn.dialogue.reference
-    protocol = protocol_for(assignment.project)
+    protocol = protocol_for_assignment(assignment)
     parsed, seen = [], set()
     for position, change in enumerate(changes, start=1):
         where = f"change {position}"

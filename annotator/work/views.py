@@ -17,7 +17,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from ..access import access_project, access_project_as_lead, may_annotate
 from ..forms.fields import error_text
-from ..domain.protocol_interim import protocol_for
+from ..projects.protocols import protocol_for_assignment
 from .forms import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
 from ..models import Assignment, Membership
 from .page import annotation_page_data
@@ -87,7 +87,7 @@ def act(request, assignment_id, action):
     if action not in ACTION_FORMS:
         raise Http404("No such action")
     assignment = assignment_for(request, assignment_id)
-    form = ACTION_FORMS[action](request.POST, protocol=protocol_for(assignment.project))
+    form = ACTION_FORMS[action](request.POST, protocol=protocol_for_assignment(assignment))
     form.is_valid()
     sentence = None
     if action != "submit":
