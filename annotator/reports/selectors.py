@@ -19,7 +19,7 @@ from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
-from ..projects.protocols import protocol_for
+from ..projects.protocols import protocol_caption, protocol_for
 from ..domain.vocabulary import ProtocolMode, Role
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
@@ -203,7 +203,7 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
         rows.append({
             "project": p.name,
             "slug": p.slug,
-            "protocol": f"{protocol_name(p)}, {p.protocol_mode}",
+            "protocol": f"{protocol_name(p)}, {p.protocol_mode}",  # which protocol and version each row covers
             **measured,
             "qa_instances": qa["instances"],
             "qa_per_500": qa["instances_per_500"],
@@ -212,9 +212,8 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
 
 
 def protocol_name(project) -> str:
-    """"CogniBench v1": the project's protocol and version, as the reports name what a figure covers."""
-    read = reading(protocol_for(project))
-    return f"{read.name} v{read.version}"
+    """The project's protocol and version, as the reports name what a figure covers."""
+    return protocol_caption(project)
 
 
 def project_report(project, version: str | None = None) -> dict:

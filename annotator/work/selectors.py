@@ -150,6 +150,7 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
         "previous_row": _neighbour(rows, active, -1),
         "next_row": _neighbour(rows, active, +1),
         "history": history_messages(assignment.turn.history),
+        "protocol": protocol,
         "reference_pieces": reference_segments(assignment.turn.dialogue.reference, active.evidence if active else []),
     }
     if active is not None:

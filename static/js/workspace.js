@@ -312,7 +312,11 @@
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  const SHORTCUTS = /^([1-7]|[yjkuecsn?/]|Arrow(Up|Down|Left|Right))$/;
+  const SHORTCUTS = /^([1-9]|[yjkuecsn?/]|Arrow(Up|Down|Left|Right))$/;
+  // The keys come from the project's protocol: answers take 1-9 (and y / n), labels in independent mode their own key.
+  const LABEL_KEYS = new Set(protocol.labels().map((l) => l.key));
+  const isLabelKey = (key) => LABEL_KEYS.has(key);
+  const isWalkKey = (key) => /^[1-9yn]$/.test(key);
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
@@ -327,7 +331,7 @@
     const help = document.getElementById("help");
     if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
     if (document.querySelector("dialog[open]")) {
-      if (SHORTCUTS.test(key)) { event.preventDefault(); flash("Close the dialog first (Esc): the key was not applied."); }
+      if (SHORTCUTS.test(key) || isLabelKey(key)) { event.preventDefault(); flash("Close the dialog first (Esc): the key was not applied."); }
       return;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
@@ -338,15 +342,15 @@
     else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
     else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
     else if (!active) { handled = false; }
-    else if (closed && /^([1-7]|[ynue])$/.test(key)) { refuse("This assignment can no longer be changed: the key was not applied."); }
+    else if (closed && (isWalkKey(key) || isLabelKey(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
     else if (key === "u") { undo(); }
     else if (key === "e") { attachEvidence(); }
     else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
-    else if (independent && /^[1-7]$/.test(key)) {
+    else if (independent && isLabelKey(key)) {
       const option = protocol.labels().find((l) => l.key === key);
       if (option) { message = null; pick(option.value); } else { handled = false; }
     }
-    else if (!independent && /^([1-7]|[yn])$/.test(key)) {
+    else if (!independent && isWalkKey(key)) {
       const next = protocol.nextStep(active.path);
       const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
       if (option) { message = null; answer(next, option.value); }
