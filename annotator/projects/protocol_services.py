@@ -39,7 +39,7 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
     protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then."""
     new = load_protocol(document)
     with transaction.atomic():
-        project = Project.objects.select_for_update().select_related("protocol_version").get(pk=project.pk)
+        project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version
         old = protocol_for(project)
         if new == old:
