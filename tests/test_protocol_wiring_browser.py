@@ -92,6 +92,6 @@ def test_face4rag_in_chromium_annotation_dispute_and_adjudication(page_for):
     assert list(measures) == ["label", *FACE4RAG.agreement_steps]
     # The third level was asked of both on one sentence only: counted, but one unit is no figure (n/a).
     assert measures["knowledge"]["units"] == 1 and measures["knowledge"]["percent"] is None
-    assert measures["category"]["units"] == 1
+    assert measures["category"]["units"] == 2 and measures["category"]["percent"] == 1.0
     assert measures["consistent"]["units"] == 3 and measures["consistent"]["percent"] == 1.0
     page_for(lead).goto(f"/p/{project.slug}/reports/")
