@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .corpus.imports import import_batch_execute
+from annotator.corpus.imports.services import import_batch_execute
 
 
 @shared_task(name="annotator.import_batch_run")
@@ -14,7 +14,7 @@ def import_batch_run(batch_id: int) -> None:
 @shared_task(name="annotator.export_job_run")
 def export_job_run(job_id: int) -> None:
     """Write a gold export to a file; progress and the file are recorded on the ExportJob."""
-    from .corpus.exports import export_job_execute
+    from annotator.corpus.exports.services import export_job_execute
 
     export_job_execute(job_id)
 

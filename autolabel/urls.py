@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import checks_views, faithfulness_views, views
+from autolabel.checks import views as checks_views
+from autolabel.faithfulness import views as faithfulness_views
+from autolabel.jobs import views
 
 app_name = "autolabel"
 

@@ -11,7 +11,8 @@ from rest_framework.test import APIClient
 
 from annotator.models import Assignment, SentenceAnnotation
 from annotator.domain.vocabulary import Role
-from autolabel import calibration_selectors, selectors
+from autolabel.evaluation import selectors as calibration_selectors
+from autolabel.jobs import selectors
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction, PromptVersion
 from tests.factories import ProjectFactory, member
 from tests.factories_api import FAST_HASHERS

@@ -6,10 +6,10 @@ Plain functions over plain data: no database (no django_db mark), no endpoint.
 import ast
 from pathlib import Path
 
-from autolabel import pipeline
-from autolabel.llm import CallResult, Choice
-from autolabel.pipeline import JobConfig, TurnOutcome, TurnSpec, outcome_predictions, plan_requests, rows_from_result
-from autolabel.prompting import DEFAULT_STAGE1_TEMPLATE, DEFAULT_STAGE2_TEMPLATE, STAGE_1, STAGE_2
+from autolabel.labelling import pipeline
+from autolabel.jobs.llm import CallResult, Choice
+from autolabel.labelling.pipeline import JobConfig, TurnOutcome, TurnSpec, outcome_predictions, plan_requests, rows_from_result
+from autolabel.labelling.prompting import DEFAULT_STAGE1_TEMPLATE, DEFAULT_STAGE2_TEMPLATE, STAGE_1, STAGE_2
 
 REFERENCE = "The Amazon flows through Brazil, Peru and Colombia. It carries more water than any other river."
 SENTENCES = [  # (number, sentence id, text)

@@ -11,7 +11,7 @@ import threading
 import pytest
 from django.db import connection
 
-from annotator.corpus.unit_services import unit_split
+from annotator.corpus.units.services import unit_split
 from annotator.domain.vocabulary import Role
 from annotator.models import SegmentationChange, SentenceAnnotation
 from annotator.work.services import annotation_answer_step
@@ -135,7 +135,7 @@ def test_a_reset_while_an_adjudicator_resolves_a_dispute_of_the_turn_neither_dea
     The reset must lock the disputes first, and the adjudicator is told the dispute went (not a 500)."""
     import time
 
-    from annotator.corpus import unit_services
+    from annotator.corpus.units import services as unit_services
     from annotator.gold.services import GoldError, adjudication_resolve
     from annotator.models import Adjudication, GoldLabel
     from tests.factories_gold import submit
