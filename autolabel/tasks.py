@@ -12,6 +12,7 @@ from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.db import close_old_connections
 
+from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,5 @@ def stop_watchdog(**kwargs):
 
 @shared_task(name="autolabel.extract_triplets", ignore_result=True, acks_late=True)
 def extract_triplets(job_id: int):
-    from autolabel.extraction.services import extraction_job_run
-
     status = extraction_job_run(job_id)
     log.info("triplet extraction job %s: %s", job_id, status)

@@ -24,6 +24,7 @@ from annotator.models import ClaimTriplet, Sentence, Turn
 from annotator.claims.services import ClaimsError
 from annotator.claims.extraction import triplets_add_extracted
 from annotator.domain.vocabulary import SEVERITY_LABELS
+from annotator.queue import task_send_after_commit
 
 from autolabel.extraction import triplets as extraction
 from autolabel.jobs.llm import Caller, EndpointConfigurationError, api_key_from_env
@@ -90,9 +91,7 @@ def extraction_job_prepare(job: ExtractionJob) -> ExtractionJob:
 
 
 def extraction_job_enqueue(job_id: int):
-    from autolabel.tasks import extract_triplets
-
-    transaction.on_commit(lambda: extract_triplets.delay(job_id))
+    task_send_after_commit("autolabel.extract_triplets", job_id)
 
 
 def extraction_job_cancel(job: ExtractionJob) -> ExtractionJob:

@@ -22,6 +22,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotator.models import Turn
+from annotator.queue import task_send
 
 from autolabel.jobs import llm
 from autolabel.labelling import prompting
@@ -129,9 +130,7 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
 
 
 def job_enqueue(job_id: int):
-    from autolabel.tasks import autolabel_run_job
-
-    autolabel_run_job.delay(job_id)
+    task_send("autolabel.run_job", job_id)
 
 
 def job_cancel(job: AutoLabelJob) -> AutoLabelJob:

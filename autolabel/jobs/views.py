@@ -8,8 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
-from annotator.corpus.views import blind_refusal
-from annotator.views.common import bad_request
+from annotator.views.common import bad_request, blind_refusal
 
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.evaluation import page as evaluation_page

@@ -6,12 +6,12 @@ import logging
 from pathlib import Path
 
 from django.core.cache import cache
-from django.db import transaction
 from django.utils import timezone
 
 from annotator.corpus.exports.exporters import FILENAMES, FORMATS
 from annotator.models import ExportJob, Turn
 from annotator.storage import export_file_path
+from annotator.queue import task_send_after_commit
 
 logger = logging.getLogger(__name__)
 PROGRESS_EVERY = 1000
@@ -19,12 +19,10 @@ PROGRESS_EVERY = 1000
 
 def export_job_create(project, fmt: str, user) -> ExportJob:
     """Record an export job and queue it once the transaction commits."""
-    from annotator.tasks import export_job_run
-
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
     job = ExportJob.objects.create(project=project, format=fmt, created_by=user)
-    transaction.on_commit(lambda: export_job_run.delay(job.pk))
+    task_send_after_commit("annotator.export_job_run", job.pk)
     return job
 
 

@@ -25,6 +25,7 @@ from annotator.corpus.imports.importers import ImportFormatError, ImportSummary
 from annotator.models import ImportBatch, Project
 from annotator.corpus.imports.reading import file_sha256, parse_files
 from annotator.corpus.imports.records import Progress, records_import
+from annotator.queue import task_send_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -172,9 +173,7 @@ def upload_files_delete(batch: ImportBatch) -> None:
 
 
 def import_batch_enqueue(batch: ImportBatch) -> None:
-    from annotator.tasks import import_batch_run
-
-    transaction.on_commit(lambda: import_batch_run.delay(batch.pk))
+    task_send_after_commit("annotator.import_batch_run", batch.pk)
 
 
 def _finish(batch, summary):
