@@ -9,7 +9,7 @@ from annotator.forms.fields import MAX_TEXT
 
 class DrawForm(forms.Form):
     strategy = forms.ChoiceField(
-        choices=DrawStrategy.choices, initial=DrawStrategy.RANDOM, widget=forms.RadioSelect,
+        choices=DrawStrategy.choices, initial=DrawStrategy.RANDOM, widget=forms.RadioSelect, label="How to draw",
         help_text="Only a draw at random lets the gold it produces correct the pre-labeler's estimates.",
     )
     size = forms.IntegerField(min_value=1, max_value=MAX_DRAW_SIZE, initial=50, label="Number of turns")
