@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from annotator.models import Assignment, SentenceAnnotation
+from annotator.models import Assignment, Sentence, SentenceAnnotation
 from annotator.reports.agreement import cached, data_version
 
 from autolabel.evaluation import calibration
@@ -18,7 +18,27 @@ from autolabel.evaluation import comparison
 from autolabel.evaluation import scores as evaluation
 from autolabel.evaluation import rater_agreement
 from autolabel.models import AutoLabelJob, Prediction
-from autolabel.jobs.selectors import evaluation_items, job_evaluation
+
+
+def evaluation_items(job: AutoLabelJob):
+    """(sentence words, gold label, sample votes) for every predicted sentence that has gold."""
+    rows = (
+        Prediction.objects.filter(job=job, sentence__gold__isnull=False)
+        .values_list("sentence__text", "sentence__gold__label", "sample_votes")
+    )
+    for text, gold, votes in rows.iterator(chunk_size=2000):
+        yield evaluation.Item(evaluation.word_count(text), gold, votes)
+
+
+def job_evaluation(job: AutoLabelJob) -> dict:
+    report = evaluation.evaluate(list(evaluation_items(job)), job.samples, job.threshold)
+    report["job"] = job.pk
+    report["model"] = job.model
+    report["prompt_version"] = job.prompt_version.version
+    report["gold_sentences_in_scope"] = Sentence.objects.filter(
+        turn_id__in=job.job_turns.values("turn_id"), gold__isnull=False
+    ).count()
+    return report
 
 
 def _job_state(job: AutoLabelJob) -> str:
@@ -32,7 +52,7 @@ def _cached(job: AutoLabelJob, name: str, compute, extra: str = ""):
 
 
 def job_scores(job: AutoLabelJob) -> dict:
-    """``selectors.job_evaluation`` (the scores by threshold, the baselines, the confusion matrix), cached."""
+    """``job_evaluation`` (the scores by threshold, the baselines, the confusion matrix), cached."""
     return _cached(job, "scores", lambda: job_evaluation(job))
 
 

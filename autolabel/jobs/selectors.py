@@ -1,11 +1,15 @@
-"""Reads of the auto-labeller: predictions for pages, candidates for contrastive examples, evaluation."""
+"""Reads of the auto-labeller: a project's jobs, predictions for pages and exports, candidates for contrastive examples."""
 
 from __future__ import annotations
 
-from annotator.models import Sentence
+from django.shortcuts import get_object_or_404
 
-from autolabel.evaluation import scores as evaluation
 from autolabel.models import AutoLabelJob, Prediction, SeverityPrediction
+
+
+def job_of_project(project, job_id) -> AutoLabelJob:
+    """The project's job ``job_id`` with its profile and prompt version (404 for another project's job)."""
+    return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version"), pk=job_id, project=project)
 
 
 def has_finished_job(project) -> bool:
@@ -63,27 +67,6 @@ def contrastive_candidates(project, job: AutoLabelJob | None = None, limit: int 
             if len(wrong) >= limit:
                 break
     return job, wrong
-
-
-def evaluation_items(job: AutoLabelJob):
-    """(sentence words, gold label, sample votes) for every predicted sentence that has gold."""
-    rows = (
-        Prediction.objects.filter(job=job, sentence__gold__isnull=False)
-        .values_list("sentence__text", "sentence__gold__label", "sample_votes")
-    )
-    for text, gold, votes in rows.iterator(chunk_size=2000):
-        yield evaluation.Item(evaluation.word_count(text), gold, votes)
-
-
-def job_evaluation(job: AutoLabelJob) -> dict:
-    report = evaluation.evaluate(list(evaluation_items(job)), job.samples, job.threshold)
-    report["job"] = job.pk
-    report["model"] = job.model
-    report["prompt_version"] = job.prompt_version.version
-    report["gold_sentences_in_scope"] = Sentence.objects.filter(
-        turn_id__in=job.job_turns.values("turn_id"), gold__isnull=False
-    ).count()
-    return report
 
 
 def latest_predictions_by_sentence(project, sentence_ids=None) -> dict[int, Prediction]:

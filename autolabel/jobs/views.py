@@ -1,27 +1,20 @@
-"""Pages of the auto-labeller (leads only): jobs, a job's live progress, evaluation and comparison, a turn's
-predictions."""
+"""Pages of the auto-labeller (leads only): jobs, a job's live progress, a turn's predictions. A job's evaluation
+and comparison pages are in ``autolabel.evaluation.views``."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
-from annotator.views.common import bad_request, blind_refusal
+from annotator.views.common import bad_request
 
-from autolabel.evaluation import selectors as calibration_selectors
-from autolabel.evaluation import page as evaluation_page
 from autolabel.jobs import live
 from autolabel.jobs import selectors
 from autolabel.jobs import services
-from autolabel.evaluation.forms import CompareQueryForm
 from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
 from autolabel.models import AutoLabelJob, Prediction
-
-
-def _job(project, job_id):
-    return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version"), pk=job_id, project=project)
 
 
 def job_list(request, slug):
@@ -50,7 +43,7 @@ def job_detail(request, slug, job_id):
     """The job's page: progress (polled while the job runs), the latest turns' predictions as they arrive,
     then, once the job has finished, every prediction in turn order, a page at a time."""
     project = access_project_as_lead(request.user, slug)
-    job = _job(project, job_id)
+    job = selectors.job_of_project(project, job_id)
     query = JobPageQueryForm(request.GET)
     if not query.is_valid():
         return bad_request(request, query, back_url=reverse("autolabel:job_detail", args=[project.slug, job.pk]))
@@ -90,51 +83,11 @@ def _progress_poll(request, project, job, after):
 @require_POST
 def job_cancel(request, slug, job_id):
     project = access_project_as_lead(request.user, slug)
-    job = services.job_cancel(_job(project, job_id))
+    job = services.job_cancel(selectors.job_of_project(project, job_id))
     if request.htmx:
         return _progress_poll(request, project, job, after=0)
     messages.info(request, f"Job {job.pk}: cancellation requested.")
     return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
-
-
-def job_evaluation(request, slug, job_id):
-    project = access_project_as_lead(request.user, slug)
-    job = _job(project, job_id)
-    refused = blind_refusal(request, project)  # scored against all gold, that of the lead's open slots included
-    if refused:
-        return refused
-    report = calibration_selectors.job_scores(job)
-    cognitive = report["cognitive"]
-    matrix = [(gold, [cognitive["matrix"][gold][c] for c in cognitive["columns"]]) for gold in cognitive["rows"]]
-    calibration = calibration_selectors.job_calibration(job)
-    rater = calibration_selectors.job_rater_agreement(job)
-    return render(request, "autolabel/job_evaluation.html", {
-        "project": project, "job": job, "report": report, "cognitive": cognitive, "matrix": matrix,
-        "rows": evaluation_page.detection_rows(report, job.threshold),
-        "baselines": evaluation_page.baseline_rows(report),
-        "calibration": calibration, "calibration_panels": evaluation_page.calibration_panels(calibration, job.pk),
-        "rater": rater, "rater_rows": evaluation_page.rater_rows(rater),
-        "compare_form": CompareQueryForm(candidates=calibration_selectors.comparable_jobs(job)),
-    })
-
-
-@require_GET
-def job_comparison(request, slug, job_id):
-    """Two jobs on the same gold (``?other=``): F1 per view with bootstrap intervals and the paired difference."""
-    project = access_project_as_lead(request.user, slug)
-    job = _job(project, job_id)
-    refused = blind_refusal(request, project)
-    if refused:
-        return refused
-    form = CompareQueryForm(request.GET, candidates=calibration_selectors.comparable_jobs(job))
-    if not form.is_valid():
-        return bad_request(request, form, back_url=reverse("autolabel:job_evaluation", args=[project.slug, job.pk]))
-    other = form.cleaned_data["other"]
-    report = calibration_selectors.job_comparison(job, other)
-    return render(request, "autolabel/job_comparison.html", {
-        "project": project, "job": job, "other": other, "report": report, "form": form,
-        "rows": evaluation_page.comparison_rows(report),
-    })
 
 
 def turn_predictions(request, slug, turn_id):
@@ -144,7 +97,7 @@ def turn_predictions(request, slug, turn_id):
     query = PredictionsQueryForm(request.GET)
     if not query.is_valid():
         return bad_request(request, query)
-    job = _job(project, query.cleaned_data["job"]) if query.cleaned_data["job"] is not None else None
+    job = selectors.job_of_project(project, query.cleaned_data["job"]) if query.cleaned_data["job"] is not None else None
     return render(request, "autolabel/partials/turn_predictions.html", {
         "project": project, "turn": turn, "predictions": selectors.predictions_for_turn(turn, job),
     })
