@@ -18,8 +18,9 @@ import itertools
 import os
 import random
 import time
-from dataclasses import dataclass, field
 from decimal import Decimal
+
+from autolabel.labelling.replies import CallResult, Choice  # the shape of a reply, read by the labelling rules
 
 # openai and its HTTP library are imported where a Caller is built or used: importing openai takes half a
 # second, which every management command and web worker would otherwise pay at start-up.
@@ -31,21 +32,6 @@ POOL_SIZE = 16
 
 class EndpointConfigurationError(RuntimeError):
     """The endpoint refuses every request (wrong key, base URL or model)."""
-
-
-@dataclass
-class Choice:
-    text: str | None
-    truncated: bool
-
-
-@dataclass
-class CallResult:
-    choices: list[Choice] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    retries: int = 0
-    error: str = ""
 
 
 def api_key_env_refusal(variable: str) -> str:

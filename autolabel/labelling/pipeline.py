@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from autolabel.labelling import parsing
 from autolabel.labelling import prompting
-from autolabel.jobs.llm import CallResult
+from autolabel.labelling.replies import CallResult
 from autolabel.labelling.voting import decide
 
 
