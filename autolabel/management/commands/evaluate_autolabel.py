@@ -6,9 +6,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel import calibration_selectors
-from autolabel.evaluation import BASELINES, MACRO, VIEW_NAMES, VIEWS
-from autolabel.evaluation_page import figure
+from autolabel.evaluation import selectors as calibration_selectors
+from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
+from autolabel.evaluation.page import figure
 from autolabel.models import AutoLabelJob
 
 NAMES = [MACRO, *VIEWS]
