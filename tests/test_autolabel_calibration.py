@@ -88,7 +88,7 @@ CALIBRATION_ITEMS = [
 
 
 def test_calibration_hand_computed():
-    report = calibration(CALIBRATION_ITEMS, threshold=3)
+    report = calibration(COGNIBENCH, CALIBRATION_ITEMS, threshold=3)
     assert report["abstained"] == 1
     binary, label = report["binary"], report["label"]
     assert binary["n"] == label["n"] == 5
@@ -111,7 +111,7 @@ def test_bins_are_equal_width_with_the_last_closed():
 
 def test_a_vote_without_a_label_has_zero_label_confidence_and_is_wrong():
     cognitive_no_label = {"label": None, "hallucinated": True, "kind": "cognitive"}
-    report = calibration([Item(1, "speculative", [cognitive_no_label] * 5)], threshold=3)
+    report = calibration(COGNIBENCH, [Item(1, "speculative", [cognitive_no_label] * 5)], threshold=3)
     assert report["binary"]["accuracy"] == 1.0 and report["binary"]["brier"] == 0.0
     assert report["label"]["bins"][0]["count"] == 1 and report["label"]["accuracy"] == 0.0
     assert report["label"]["brier"] == 1.0  # only the gold label's (0 - 1)^2
@@ -260,7 +260,7 @@ def test_comparison_of_nothing_is_empty_not_an_error():
 
 
 def test_nothing_to_measure_gives_empty_figures_not_errors():
-    report = calibration([], threshold=3)
+    report = calibration(COGNIBENCH, [], threshold=3)
     assert report["binary"]["n"] == 0 and report["binary"]["ece"] is None and report["label"]["brier"] is None
     assert all(row["count"] == 0 for row in report["binary"]["bins"])
     rater = rater_agreement(COGNIBENCH, [])

