@@ -37,8 +37,8 @@ def refused(problems) -> Response:
 
 
 class ProtocolView(ProjectScopedView):
-    """The project's protocol document (docs/protocols.md): steps, answers, labels, groups. Labels and steps
-    elsewhere in the API are this document's ids."""
+    """The project's protocol document (docs/protocols.md): steps, answers, labels, groups. The labels and steps
+    the other endpoints read and write are this document's ids."""
 
     method_roles = {"PUT": LEADS}
     serializer_class = ProtocolDocumentSerializer
