@@ -219,3 +219,21 @@ def test_a_put_on_an_annotated_project_takes_a_label_mapping():
     accepted = client_for(lead).put(protocol_url(project), {"document": CLINICAL.document, "label_mapping": mapping},
                                     format="json")
     assert accepted.status_code == 200 and protocol_for(fresh(project)) == CLINICAL
+
+
+def test_the_report_pages_name_the_protocol_version_they_cover():
+    from django.test import Client
+
+    project = ProjectFactory()
+    lead = member(project, Role.LEAD)
+    client = Client()
+    client.force_login(lead)
+    reports = f"/p/{project.slug}/reports/"
+    assert "Protocol: CogniBench protocol v1 (built-in)." in client.get(reports).content.decode()
+    annotate(project)
+    protocol_set(project, CLINICAL.document, label_mapping={label: label for label in COGNIBENCH.labels})
+    html = client.get(reports).content.decode()
+    assert "Protocol: CogniBench, clinical protocol v1 (project version 2" in html
+    assert "work begun before then follows CogniBench v1 (project version 1)" in html
+    claims = client.get(f"/p/{project.slug}/claims/reports/").content.decode()
+    assert "CogniBench, clinical protocol v1" in claims

@@ -82,7 +82,7 @@ class ProtocolPreviewForm(forms.Form):
 
     document = forms.CharField(required=False, max_length=MAX_DOCUMENT, strip=False)
     shipped = forms.ChoiceField(required=False)
-    source = forms.CharField(required=False)
+    source = forms.ChoiceField(required=False, choices=[("", "—"), *ProtocolForm.base_fields["source"].choices])
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

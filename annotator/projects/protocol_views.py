@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ..access import access_project_as_lead
+from ..views.common import bad_request
 from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
 from .forms import ProtocolForm, ProtocolPreviewForm
 from .protocol_services import protocol_set
@@ -53,18 +54,17 @@ def protocol_preview(request, slug):
     form = ProtocolPreviewForm(request.POST)
     problems, description = [], None
     if not form.is_valid():
-        problems = [("/", "; ".join(message for errors in form.errors.values() for message in errors))]
-    else:
-        try:
-            if form.cleaned_data["source"] == ProtocolForm.SHIPPED and form.cleaned_data["shipped"]:
-                document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
-            else:
-                document = json.loads(form.cleaned_data["document"] or "null")
-            description = load_protocol(document).describe()
-        except json.JSONDecodeError as error:
-            problems = [("/", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})")]
-        except ProtocolDocumentError as refused:
-            problems = refused.problems
+        return bad_request(request, form)
+    try:
+        if form.cleaned_data["source"] == ProtocolForm.SHIPPED and form.cleaned_data["shipped"]:
+            document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
+        else:
+            document = json.loads(form.cleaned_data["document"] or "null")
+        description = load_protocol(document).describe()
+    except json.JSONDecodeError as error:
+        problems = [("/", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})")]
+    except ProtocolDocumentError as refused:
+        problems = refused.problems
     return render(request, "projects/partials/protocol_preview.html", {"preview": _preview(description, problems)})
 
 

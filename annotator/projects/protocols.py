@@ -75,5 +75,10 @@ def protocol_caption(project) -> str:
     if project.protocol_version_id is None:
         return f"{protocol.name} protocol v{protocol.version} (built-in)"
     version = project.protocol_version
-    return (f"{protocol.name} protocol v{protocol.version} (project version {version.number}, "
-            f"since {version.created_at:%Y-%m-%d %H:%M})")
+    text = (f"{protocol.name} protocol v{protocol.version} (project version {version.number}, "
+            f"since {version.created_at:%Y-%m-%d %H:%M} UTC)")
+    if version.previous_id is not None and version.label_mapping:
+        previous = protocol_of_version(version.previous)
+        text += (f"; work begun before then follows {previous.name} v{previous.version} (project version "
+                 f"{version.previous.number}), its labels counted as the mapping carries them over")
+    return text

@@ -2,7 +2,7 @@
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from annotator.domain.protocol_document import ProtocolDocumentError
@@ -20,6 +20,11 @@ REFUSED_EXAMPLE = {
 }
 
 
+class ProtocolDocumentSerializer(serializers.Serializer):
+    """A protocol document (docs/protocols.md, annotator/protocols/protocol.schema.json): checked whole by
+    ``load_protocol``, not field by field, so that every problem is named by its path in the document."""
+
+
 def refused(problems) -> Response:
     errors: dict[str, list[str]] = {}
     for where, message in problems:
@@ -32,11 +37,15 @@ def refused(problems) -> Response:
 
 
 class ProtocolView(ProjectScopedView):
-    """The project's protocol document (docs/protocols.md): steps, answers, labels, groups. Labels and steps
-    elsewhere in the API are this document's ids."""
+    """The project's protocol document (docs/protocols.md): steps, answers, labels, groups. The labels and steps
+    the other endpoints read and write are this document's ids."""
 
     method_roles = {"PUT": LEADS}
+    serializer_class = ProtocolDocumentSerializer
     filter_backends = []
+
+    def get_object(self):
+        return self.project  # what a PUT changes (OPTIONS asks for it to describe PUT)
 
     @extend_schema(summary="The project's protocol document", responses={200: OpenApiTypes.OBJECT},
                    examples=[OpenApiExample("CogniBench (abridged)", value={

@@ -10,9 +10,9 @@ separators=(",", ":"))``; ``tests/test_export.py`` checks the bytes round trip.
 import json
 from json.encoder import encode_basestring
 
+from annotator.corpus.exports.selectors import export_turns
 from annotator.domain.protocol_document import COGNIBENCH
 from annotator.projects.protocols import protocol_for
-from annotator.corpus.exports.selectors import export_turns
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
