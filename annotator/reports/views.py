@@ -10,7 +10,7 @@ from . import charts
 from ..access import access_project_as_lead
 from ..views.common import blind_refusal, csv_cell
 from .selectors import (
-    comparison_candidates, project_report, project_report_or_older, protocol_comparison, protocol_name, report_tables,
+    comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables,
     shown_families,
 )
 from .services import report_refresh_request
@@ -93,7 +93,6 @@ def reports(request, slug):
         "project": project,
         "report": report,
         "protocol": read,
-        "protocol_name": protocol_name(project),
         "tables": report_tables(report, read, comparison),
         "charts": _charts(report, read),
         "candidates": candidates,
