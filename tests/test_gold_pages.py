@@ -77,7 +77,9 @@ def test_adjudicators_do_not_see_reports_or_lead_actions(setup):
 
 def test_queue_lists_turns_with_open_disputes(setup):
     page = client_for(setup["judge"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
-    assert setup["turn"].dialogue.external_id in page and "Adjudicate" in page
+    # An adjudicator reads the turn's neutral name, never the source's record id (issue 22 item 2).
+    assert f"Turn {setup['turn'].pk}" in page and "Adjudicate" in page
+    assert setup["turn"].dialogue.external_id not in page
     # An annotator of the turn who is also a lead elsewhere in the project cannot take it.
     Assignment.objects.filter(pk=setup["a1"].pk).update(annotator=setup["lead"])
     page = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
