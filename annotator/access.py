@@ -177,6 +177,13 @@ def blind_turn_ids(user, project: Project) -> QuerySet:
     return Assignment.objects.filter(project=project, annotator=user, status__in=UNSUBMITTED).values("turn_id")
 
 
+def blind_turn_ids_everywhere(user) -> QuerySet:
+    """The turns of every project on which ``user`` holds an unsubmitted slot (the admin spans projects)."""
+    if not user.is_authenticated:
+        return Assignment.objects.none().values("turn_id")
+    return Assignment.objects.filter(annotator=user, status__in=UNSUBMITTED).values("turn_id")
+
+
 def is_blind_on(user, turn) -> bool:
     """Whether ``user`` holds an unsubmitted slot on ``turn`` (a Turn or its id)."""
     return user.is_authenticated and Assignment.objects.filter(

@@ -146,3 +146,63 @@ def test_a_lead_holding_a_slot_sees_the_neutral_name_on_that_turn(tmp_path):
     page = client.get(f"/a/{held.pk}/").content.decode()
     assert f"Turn {held.turn_id}" in page
     assert not found({("/a/", False): (200, page)}, world.record_ids)
+
+
+# --- issue 22, item 3: the Django admin follows the slot-holder rule --------------------------------------------
+
+def _admin_holder(world, kind):
+    from django.contrib.auth.models import Permission
+
+    if kind == "superuser":
+        from tests.factories import UserFactory
+
+        return UserFactory(username="root", is_staff=True, is_superuser=True)
+    lead = member(world.project, Role.LEAD, username="staff-lead")
+    lead.is_staff = True
+    lead.save(update_fields=["is_staff"])
+    lead.user_permissions.add(*Permission.objects.filter(
+        codename__in=["view_dialogue", "change_dialogue", "view_turn", "change_turn", "view_assignment"]))
+    return lead
+
+
+@pytest.mark.parametrize("kind", ["superuser", "staff-lead"])
+def test_the_admin_hides_a_turn_its_dialogue_and_sentences_from_whoever_holds_a_slot_on_it(tmp_path, kind):
+    world = record_id_world(tmp_path)
+    turn = models.Turn.objects.select_related("dialogue").get(external_id="8774_en_2")
+    marked = "<irrelevant>" in str(turn.metadata.get("current_turn_processed", ""))
+    other = models.Turn.objects.select_related("dialogue").get(external_id="21184_en_3")
+    holder = _admin_holder(world, kind)
+    held = AssignmentFactory(turn=turn, annotator=holder, status=models.Assignment.Status.ASSIGNED)
+    client = Client()
+    client.force_login(holder)
+    secrets = [turn.external_id, turn.dialogue.external_id, "current_turn_processed", "num_irrelevant",
+               *(s.text[:40] for s in turn.sentences.all())]
+    pages = {}
+    for url in ["/admin/annotator/turn/", "/admin/annotator/dialogue/",
+                f"/admin/annotator/turn/?q={turn.external_id}", f"/admin/annotator/dialogue/?q={turn.dialogue.external_id}",
+                f"/admin/annotator/assignment/?q={turn.dialogue.external_id}",
+                f"/admin/annotator/turn/{turn.pk}/change/", f"/admin/annotator/turn/{turn.pk}/history/",
+                f"/admin/annotator/dialogue/{turn.dialogue_id}/change/",
+                f"/admin/annotator/dialogue/{turn.dialogue_id}/history/"]:
+        response = client.get(url, follow=True)
+        pages[url] = (response.status_code, response.content.decode())
+    searches = [url for url in pages if "?q=" in url]
+    # A search page echoes its term in the search box: what it must not do is find the object.
+    leaks = [f"{url} shows {secret!r}" for url, (_, body) in pages.items() if url not in searches
+             for secret in secrets if secret in body]
+    leaks += [f"{url} finds something" for url in searches if "0 results" not in pages[url][1]]
+    leaks += [f"{url} links the hidden object" for url, (_, body) in pages.items()
+              for link in (f"/admin/annotator/turn/{turn.pk}/", f"/admin/annotator/dialogue/{turn.dialogue_id}/")
+              if link in body]
+    assert not leaks, "\n".join(leaks)
+    for kind_name, pk in (("turn", turn.pk), ("dialogue", turn.dialogue_id)):
+        answer = client.get(f"/admin/annotator/{kind_name}/{pk}/change/")
+        assert answer.status_code in (302, 404)  # the admin's answer for a missing object
+    # The rest of the project is still there, and the same pages show the turn once the slot is submitted.
+    assert other.external_id in client.get(f"/admin/annotator/turn/?q={other.external_id}").content.decode()
+    held.status = models.Assignment.Status.SUBMITTED
+    held.save(update_fields=["status"])
+    change = client.get(f"/admin/annotator/turn/{turn.pk}/change/")
+    assert change.status_code == 200 and "current_turn_processed" in change.content.decode()
+    assert not marked or "&lt;irrelevant&gt;" in change.content.decode()
+    assert turn.external_id in client.get(f"/admin/annotator/turn/?q={turn.external_id}").content.decode()
