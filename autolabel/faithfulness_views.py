@@ -13,7 +13,7 @@ from .faithfulness_chart import interval_chart
 from .faithfulness_report import MEASURE_TITLES, MEASURES, faithfulness_report
 from .models import AutoLabelJob
 
-CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "auto", "gold_only", "gold_only_low",
+CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "gold_turns", "auto", "gold_only", "gold_only_low",
               "gold_only_high", "corrected", "corrected_low", "corrected_high"]
 ALL_MODELS = "all models"
 def _report_for_lead(request, slug, job_id):
@@ -90,6 +90,6 @@ def job_faithfulness_csv(request, slug, job_id):
             gold_interval = figures["gold_only_ci95"] or [None, None]
             corrected_interval = figures["corrected_ci95"] or [None, None]
             row = [ALL_MODELS if model is None else model, measure, group["sentences"], group["gold_sentences"],
-                   figures["auto"], figures["gold_only"], *gold_interval, figures["corrected"], *corrected_interval]
+                   group["gold_turns"], figures["auto"], figures["gold_only"], *gold_interval, figures["corrected"], *corrected_interval]
             writer.writerow(row)
     return response
