@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 
 from annotator.access import LEAD_ROLES
 from annotator.models import Dialogue, GoldLabel, ImportBatch, Sentence, Turn
-from annotator.corpus.imports import import_batch_start
+from annotator.corpus.imports.services import import_batch_start
 from annotator.corpus.selectors import dialogues_of, gold_of, sentences_of, turns_of
 
 from ..filters import DialogueFilter, GoldFilter, LabelledSentenceFilter, SentenceFilter, TurnFilter
