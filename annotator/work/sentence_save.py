@@ -90,7 +90,10 @@ def annotation_save_sentence(
         if wanted is not None:
             events.extend(_replace_evidence(locked, sentence, annotation, wanted, actor, request_id))
         AnnotationEvent.objects.bulk_create(events)
-        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps)}
+        # The version this change leads to (``locked`` is the row before the write's bump): a batch sent again
+        # after its answer was lost is chained onto it only if the slot is still there (sync_views).
+        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps),
+                     "version": locked.version + 1}
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="save", sentence=sentence, mutate=mutate, seconds=seconds)

@@ -8,13 +8,15 @@ malformed is a 400 with a message, never a 500); each change is written by
 whole batch, so a batch is applied completely or not at all. A retried batch is
 recognised by its request ids and applied once.
 
-Answers: 200 ``{"version", "chained", "saved": [{"request_id", "sentence", "label", "evidence"}]}``;
-``chained`` says that ``version`` is where the batch's own changes led from the
-version it carried, nothing else written in between or since (always true for a
-batch applied now; for a batch that was entirely applied before, only when its
-last change is still the last write). The page moves its queued changes made on
-the batch's version to ``version`` only then: a change never rides on a write it
-has not seen (another tab's);
+Answers: 200 ``{"version", "chained", "saved": [{"request_id", "sentence", "label", "evidence"}]}``:
+``version`` is where the batch's own changes led from the version it carried,
+nothing else written in between or since, so the page moves its queued changes
+made on the batch's version to ``version`` (``chained`` is always true; pages
+loaded before it was read it). A batch entirely applied before (its answer was
+lost) is answered so only while its last change is still the slot's version
+(its ``save`` event records the version it reached); once anything moved the
+version (another tab, a lead's split, merge, reset, reopen, release) it is a 409:
+a change never rides on a write it has not seen, nor onto units it has not seen.
 409 ``{"error", "version"}`` when another tab or window changed the turn (nothing
 written); 422 ``{"error", "sentence"}`` when a change is refused (a submitted turn).
 """
@@ -58,40 +60,57 @@ def sync(request, assignment_id):
         version, changes = _parse(request.body, assignment)
     except Malformed as error:
         return JsonResponse({"error": str(error)}, status=400)
-    saved, current, expected, previous, fresh = [], assignment, version, "", False
+    saved, current, expected, reached = [], assignment, version, None
     try:
         with transaction.atomic():
             for change in changes:
                 if expected is None and not _seen(current, change["request_id"]):
                     # A batch sent again after its answer was lost: the changes before this one were applied
                     # then. This one is new, and made on the page's copy: only valid if nothing was written since.
-                    if not _last_write_was(current, previous):
+                    if current.version != reached:
                         raise VersionConflict(current.version)
                     expected = current.version
                 outcome = annotation_save_sentence(current, actor=request.user, expected_version=expected, **change)
                 outcome.assignment.project, outcome.assignment.turn = assignment.project, assignment.turn
-                current, previous = outcome.assignment, change["request_id"]
+                current = outcome.assignment
                 # After a replay, the next change is looked up by its request id (no version to compare).
                 expected = None if outcome.replayed else current.version
-                fresh = fresh or not outcome.replayed
+                reached = version_reached(outcome)
                 saved.append(_saved(change, outcome, assignment.turn.dialogue.reference))
+            if current.version != reached:
+                # Every change was applied before (the answer was lost), and the slot's version moved on since:
+                # another tab, a lead's split, merge, reset, reopen or release. What the page still queues was made
+                # on units or answers it has not seen.
+                raise ChangedSince(current.version)
+    except ChangedSince as conflict:
+        return JsonResponse({"error": "This tab's changes were saved earlier, but the turn was changed since (in "
+                                      "another tab or window, or its units by a project lead); the changes still "
+                                      "kept here were not written. Reload to see what is saved.",
+                             "version": conflict.current_version}, status=409)
     except VersionConflict as conflict:
         return JsonResponse({"error": "This turn was changed in another tab or window; nothing of this tab's "
                                       "unsaved work was written.", "version": conflict.current_version}, status=409)
     except AnnotationError as error:
         return JsonResponse({"error": str(error), "sentence": change["sentence"].pk}, status=422)
-    # A batch applied now checked the version it carried (or, after replays, that nothing came in between).
-    chained = fresh or _last_write_was(current, previous)
-    return JsonResponse({"version": current.version, "chained": chained, "saved": saved})
+    # ``chained``: kept for pages loaded before it was always true (a 200 now always continues from ``version``).
+    return JsonResponse({"version": current.version, "chained": True, "saved": saved})
+
+
+class ChangedSince(VersionConflict):
+    """A batch applied before whose slot was written since: the page's queued changes were made on an old copy."""
+
+
+def version_reached(outcome) -> int | None:
+    """The version the change of ``outcome`` led to: now, or when it was first applied (its ``save`` event says)."""
+    if not outcome.replayed:
+        return outcome.assignment.version
+    new = outcome.event.new if outcome.event is not None else None
+    # A save recorded before versions were kept in its event cannot prove its chain: treated as changed since.
+    return new.get("version") if isinstance(new, dict) else None
 
 
 def _seen(assignment, request_id: str) -> bool:
     return AnnotationEvent.objects.filter(assignment_id=assignment.pk, request_id=request_id).exists()
-
-
-def _last_write_was(assignment, request_id: str) -> bool:
-    last = AnnotationEvent.objects.filter(assignment_id=assignment.pk).order_by("-id").values_list("request_id", flat=True).first()
-    return last == request_id
 
 
 def _saved(change: dict, outcome, reference: str) -> dict:

@@ -11,8 +11,8 @@
 // Versions: every change keeps its base, the assignment version the page showed when the change began, and is sent
 // with it, so the server refuses (409) a change made on a copy that another tab has changed since, also after a
 // reload or when another tab's outbox is taken over. The page's own writes move the bases on: when the server
-// answers that a batch led from version A to B and nothing else was written (`chained`), the changes queued on A
-// are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
+// answers that a batch led from version A to B (a 200: nothing else was written in between or since), the changes
+// queued on A are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
 (function () {
   "use strict";
 
@@ -176,18 +176,14 @@
       const batch = this.batches[0];
       const answer = await this._send(batch);
       if (answer.status === 200) {
+        // A 200 continues from the version the batch's own changes reached (a batch sent again after its answer was
+        // lost is answered 409 when anything was written since: a lead's split or merge, another tab).
         this._rememberSaved(answer.body.version);
         this.batches.shift();
-        if (answer.body.chained) { this.advance(batch.version, answer.body.version); }
+        this.advance(batch.version, answer.body.version);
         this.persist();
         this.o.onSaved(answer.body, batch);
-        if (answer.body.chained) { continue; }
-        // Saved before (its answer was lost), and the turn was written since by someone else: what this page shows
-        // and what is still queued were not made on that write.
-        this.stopped = "conflict";
-        this.o.onStopped(this.stopped, "This tab's changes were saved earlier, but the turn was changed in another " +
-          "tab or window since; the changes still kept here were not written.");
-        return;
+        continue;
       }
       this.stopped = answer.status === 409 ? "conflict" : "refused";
       this.o.onStopped(this.stopped, (answer.body && answer.body.error) || ("The server refused the change (" + answer.status + ")."));
