@@ -50,7 +50,7 @@ def test_a_batch_sent_again_across_a_split_is_a_conflict_and_queued_steps_stay_o
     assert len(units_of(turn)) == 4
     again = sync(page, assignment, first)
     assert again.status_code == 409 and again.json()["version"] == 2
-    assert "changed since" in again.json()["error"]
+    assert "saved earlier" in again.json()["error"]
     # The outbox's next batch was made on the unsplit text: with the re-sent one, still refused, nothing written.
     queued = change(units[1], FAITHFUL, dict(FAITHFUL))
     both = sync(page, assignment, {"version": 0, "changes": [note_on(units[2]) | {"request_id": first["changes"][0]["request_id"]}, queued]})
