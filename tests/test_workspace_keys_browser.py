@@ -40,6 +40,8 @@ def test_the_label_keys_are_the_descriptions(page_for):
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(f"/p/{project.slug}/work/")
     page.locator("#start-button").click()
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    page.goto(page.url)  # a redirect's target is not routed: the screen again, now with the changed description
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 1 of"))
     page.keyboard.press("8")
     saved(page)
@@ -59,6 +61,8 @@ def test_the_answer_keys_of_a_step_are_the_descriptions(page_for):
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(f"/p/{project.slug}/work/")
     page.locator("#start-button").click()
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    page.goto(page.url)  # a redirect's target is not routed: the screen again, now with the changed description
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 1 of"))
     for key in "aaa":  # relevant, factual, faithful
         page.keyboard.press(key)
