@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from . import models
-from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
+from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
@@ -56,7 +56,8 @@ class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class DialogueAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
+    blind_turn_path = "turns"  # a dialogue with a turn the user is annotating is hidden whole
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -71,7 +72,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class TurnAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
     project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]
