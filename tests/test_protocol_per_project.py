@@ -250,3 +250,12 @@ def test_the_report_pages_name_the_protocol_version_they_cover():
     assert "work begun before then follows CogniBench v1 (project version 1)" in html
     claims = client.get(f"/p/{project.slug}/claims/reports/").content.decode()
     assert "CogniBench, clinical protocol v1" in claims
+
+
+def test_a_project_with_protocol_versions_can_still_be_deleted():
+    project = ProjectFactory()
+    annotate(project)
+    protocol_set(project, CLINICAL.document, label_mapping={label: label for label in COGNIBENCH.labels})
+    protocol_set(fresh(project), FACE4RAG.document, label_mapping={label: None for label in CLINICAL.labels})
+    fresh(project).delete()
+    assert not ProtocolVersion.objects.exists() and not Assignment.objects.exists()
