@@ -38,6 +38,9 @@ class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]
+    # The protocol is set on the project's Protocol page (or protocol_set / the API), where it is checked and
+    # versioned; the admin only shows which version is current.
+    readonly_fields = ["protocol_version"]
     actions = [_export_action("jsonl", "Export gold JSONL"),
                _export_action("cognibench", "Export CogniBench labels.json")]
 
