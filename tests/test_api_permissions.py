@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotator.models import QualificationResult
 from api import urls as api_urls
-from tests.factories_api import FAST_HASHERS, ROLES, make_world
+from tests.factories_api import ROLES, make_world
 
 METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
 # A role comes from a membership: superusers lead every project; the staff flag alone is nobody's role.
@@ -203,8 +203,7 @@ def call(client, method, url):
 
 
 @pytest.fixture(autouse=True)
-def fresh_throttle_cache(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS  # a world has six users; PBKDF2 would dominate
+def fresh_throttle_cache():
     cache.clear()
     yield
     cache.clear()

@@ -19,14 +19,13 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from tests.factories_api import FAST_HASHERS, make_world
+from tests.factories_api import make_world
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
 @pytest.fixture
-def lead_token(db, settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def lead_token(db):
     cache.clear()
     world = make_world()
     token, _ = Token.objects.get_or_create(user=world.users["lead"])

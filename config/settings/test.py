@@ -27,3 +27,8 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBas
     # cached by an earlier run of the suite would otherwise be served to a test that expects none).
     CACHES = {**CACHES, "default": {**CACHES["default"],
                                     "LOCATION": str(VAR_DIR / f"cache-test-{_xdist_worker or 'main'}")}}
+
+# MD5 is fast where PBKDF2 takes ~0.35 s a hash on this machine, and every factory-made user hashes a
+# password: the suite's speed only. Production and development keep Django's default list (PBKDF2 first),
+# which tests/test_settings.py checks.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
