@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -130,6 +131,7 @@ def stop_workers(processes):
         try:
             proc.wait(30)
         except subprocess.TimeoutExpired:  # the command did not arrive: a signal then, and a kill
+            warnings.warn(f"a celery worker ignored the shutdown command for 30 s (pid {proc.pid})", stacklevel=1)
             proc.terminate()
             try:
                 proc.wait(10)
