@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from . import models
-from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
+from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
@@ -56,7 +56,8 @@ class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class DialogueAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
+    blind_turn_path = "turns"  # a dialogue with a turn the user is annotating is hidden whole
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -71,7 +72,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class TurnAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
     project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]
@@ -93,7 +94,7 @@ class ImportUploadForm(forms.ModelForm):
         }
 
     def clean(self):
-        from .corpus.import_forms import upload_problems_add
+        from annotator.corpus.imports.forms import upload_problems_add
 
         # The same checks as the project page's form and the API (kind, size, extension, content).
         return upload_problems_add(self, super().clean())
@@ -138,7 +139,7 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .corpus.imports import import_batch_start
+        from annotator.corpus.imports.services import import_batch_start
 
         data = form.cleaned_data
         batch = import_batch_start(data["project"], data["kind"], data["upload"], data.get("second_upload"),
