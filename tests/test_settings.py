@@ -66,7 +66,7 @@ def first_password_hasher(settings_module, monkeypatch):
     """The hasher new passwords get under ``settings_module``: its PASSWORD_HASHERS, else Django's default."""
     from django.conf import global_settings
 
-    monkeypatch.setenv("SECRET_KEY", "x7" * 40)  # production settings refuse to load without one
+    monkeypatch.setenv("SECRET_KEY", secrets.token_urlsafe(64))  # production settings refuse to load without one
     module = importlib.import_module(settings_module)
     module = importlib.reload(module)  # read with this environment, whoever imported it before
     return getattr(module, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)[0]
