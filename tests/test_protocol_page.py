@@ -69,6 +69,14 @@ def test_a_lead_uploads_a_document(project, lead):
     assert answer.status_code == 302 and protocol_for(Project.objects.get(pk=project.pk)) == FACE4RAG
 
 
+def test_a_lead_uploads_a_yaml_document(project, lead):
+    import yaml
+
+    upload = SimpleUploadedFile("face4rag.yaml", yaml.safe_dump(FACE4RAG.document).encode())
+    answer = lead.post(page(project), {"source": "edited", "file": upload})
+    assert answer.status_code == 302 and protocol_for(Project.objects.get(pk=project.pk)) == FACE4RAG
+
+
 def test_a_refused_document_lists_every_problem_by_path_and_saves_nothing(project, lead):
     document = copy.deepcopy(FACE4RAG.document)
     document["start"] = "consistency"

@@ -82,6 +82,19 @@ def test_protocol_set_refuses_with_every_problem_one_per_line_and_saves_nothing(
     assert fresh(project).protocol_version_id is None and not ProtocolVersion.objects.exists()
 
 
+def test_protocol_set_reads_a_yaml_document(tmp_path):
+    import yaml
+
+    project = ProjectFactory()
+    path = tmp_path / "face4rag.yaml"
+    path.write_text(yaml.safe_dump(FACE4RAG.document, allow_unicode=True))
+    call_command("protocol_set", "--project", project.slug, str(path))
+    assert protocol_for(fresh(project)) == FACE4RAG
+    path.write_text("steps: [unclosed")
+    with pytest.raises(CommandError, match="face4rag.yaml: the protocol document is not YAML"):
+        call_command("protocol_set", "--project", project.slug, str(path))
+
+
 def test_protocol_set_names_a_file_that_is_not_json(tmp_path):
     project = ProjectFactory()
     path = tmp_path / "broken.json"
@@ -237,3 +250,12 @@ def test_the_report_pages_name_the_protocol_version_they_cover():
     assert "work begun before then follows CogniBench v1 (project version 1)" in html
     claims = client.get(f"/p/{project.slug}/claims/reports/").content.decode()
     assert "CogniBench, clinical protocol v1" in claims
+
+
+def test_a_project_with_protocol_versions_can_still_be_deleted():
+    project = ProjectFactory()
+    annotate(project)
+    protocol_set(project, CLINICAL.document, label_mapping={label: label for label in COGNIBENCH.labels})
+    protocol_set(fresh(project), FACE4RAG.document, label_mapping={label: None for label in CLINICAL.labels})
+    fresh(project).delete()
+    assert not ProtocolVersion.objects.exists() and not Assignment.objects.exists()

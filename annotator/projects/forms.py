@@ -2,6 +2,7 @@
 
 import json
 
+import yaml
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -17,6 +18,13 @@ def _json(text: str, what: str):
         raise ValidationError(f"The {what} is not JSON: {error.msg} (line {error.lineno}, column {error.colno}).") from None
 
 
+def _yaml(text: str):
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ValidationError(f"The file is not YAML: {error}") from None
+
+
 class ProtocolForm(forms.Form):
     """A protocol document from a shipped one, an uploaded file or the text area (in that order of choice)."""
 
@@ -26,7 +34,7 @@ class ProtocolForm(forms.Form):
     shipped = forms.ChoiceField(required=False, label="Shipped protocol")
     document = forms.CharField(required=False, max_length=MAX_DOCUMENT, strip=False, label="Protocol document (JSON)",
                                widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code"}))
-    file = forms.FileField(required=False, label="Or upload a document (.json)")
+    file = forms.FileField(required=False, label="Or upload a document (.json, or .yaml)")
     label_mapping = forms.CharField(
         required=False, max_length=20_000, label="Label mapping (JSON), once the project has annotations",
         help_text='For each label of the current version, the new label it carries over to, or null: {"invented": "invented", "speculative": null}',
@@ -56,7 +64,10 @@ class ProtocolForm(forms.Form):
             except UnicodeDecodeError:
                 raise ValidationError({"file": "The file is not UTF-8 text."}) from None
             try:
-                cleaned["parsed"] = _json(text, "file")
+                if cleaned["file"].name.lower().endswith((".yaml", ".yml")):
+                    cleaned["parsed"] = _yaml(text)
+                else:
+                    cleaned["parsed"] = _json(text, "file")
             except ValidationError as error:
                 raise ValidationError({"file": error.messages}) from None
         elif cleaned.get("document", "").strip():

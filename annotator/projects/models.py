@@ -64,8 +64,9 @@ class Project(models.Model):
         default=4, help_text="Exports and reports can keep hallucinations of at least this severity."
     )
     error_types = models.JSONField(default=default_error_types, blank=True)
+    # Versions are only ever deleted with their project (SET_NULL lets that cascade; PROTECT refused it).
     protocol_version = models.ForeignKey(
-        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="The protocol new work follows; none: CogniBench's built-in protocol.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -89,7 +90,7 @@ class ProtocolVersion(models.Model):
     number = models.PositiveIntegerField(help_text="1, 2, ... within the project.")
     document = models.JSONField(help_text="The canonical protocol document (docs/protocols.md).")
     checksum = models.CharField(max_length=64)
-    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     label_mapping = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -33,7 +33,7 @@ class Assignment(models.Model):
     # The protocol version this slot is annotated with; none: the project's current one. Set to the outgoing
     # version when a project with annotations moves to a new version (projects.protocol_services).
     protocol_version = models.ForeignKey(
-        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="assignments",
+        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments",
     )
 
     class Meta:

@@ -2,6 +2,8 @@
 
     python manage.py protocol_set --project SLUG protocol.json [--label-mapping mapping.json]
 
+A file named *.yaml or *.yml is read as YAML (the same document).
+
 Exit 0 when the protocol is set (or already was); otherwise exit 1 with one ``path: message`` line per
 problem on stderr and nothing saved. Once the project has annotations, ``--label-mapping`` gives, for each
 label of the current version, the new label it carries over to (or null): docs/protocols.md.
@@ -9,6 +11,7 @@ label of the current version, the new label it carries over to (or null): docs/p
 
 import json
 
+import yaml
 from django.core.management.base import BaseCommand, CommandError
 
 from ...domain.protocol_document import ProtocolDocumentError
@@ -18,13 +21,15 @@ from ._importing import DATA_COMMAND_CHECKS
 
 
 def read_json(path: str, what: str):
+    """A JSON file, or YAML when the name ends in .yaml / .yml (the same document, written as YAML)."""
+    as_yaml = path.lower().endswith((".yaml", ".yml"))
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return yaml.safe_load(handle) if as_yaml else json.load(handle)
     except OSError as error:
         raise CommandError(f"{path}: cannot read the {what}: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CommandError(f"{path}: the {what} is not JSON: {error}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise CommandError(f"{path}: the {what} is not {'YAML' if as_yaml else 'JSON'}: {error}") from None
 
 
 class Command(BaseCommand):
@@ -33,7 +38,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="Slug of the project.")
-        parser.add_argument("file", help="The protocol document (JSON).")
+        parser.add_argument("file", help="The protocol document (JSON; YAML when named *.yaml or *.yml).")
         parser.add_argument("--label-mapping", help="JSON object {old label: new label or null}, needed once the "
                                                     "project has annotations.")
 
