@@ -21,7 +21,6 @@ from annotator.reports.agreement import project_agreement
 from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = pytest.mark.django_db
 
