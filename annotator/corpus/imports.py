@@ -42,7 +42,8 @@ def import_files(
     """Import ``paths`` into ``project`` atomically; raises ImportFormatError (nothing written) on bad input."""
     paths = [Path(p) for p in paths]
     summary = ImportSummary(files=display_names or [p.name for p in paths])
-    records = parse_files(kind, paths, summary, progress, names=display_names)
+    records = parse_files(kind, paths, summary, progress, names=display_names,
+                          default_language=project.default_language)
     with transaction.atomic():
         records_import(project, records, summary=summary, batch=batch, actor=actor)
     return summary

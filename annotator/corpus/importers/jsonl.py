@@ -12,10 +12,10 @@ from pathlib import Path
 
 import orjson
 
-from ...domain.segmentation import split_sentences
 from ...domain.vocabulary import GoldProvenance, TripletSource
 from . import CANONICAL_PATHS, MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from .reading import refuse_deep
+from .segmenting import record_language, refuse_bad_units, refuse_long_response, studio_units
 
 TOP_LEVEL_KEYS = {"dialogue", "turn", "sentences", "triplets"}
 # One turn per line: a line longer than this is refused (a 700-word reference and ten sentences take ~10 KB).
@@ -48,8 +48,12 @@ def _article(names):
     return ("an " if names[0] in "aeiou" else "a ") + names
 
 
-def record_from_object(obj, filename: str, line: int, summary: ImportSummary | None = None) -> TurnRecord:
-    """One line's object as a TurnRecord; raises ImportFormatError."""
+def record_from_object(obj, filename: str, line: int, summary: ImportSummary | None = None,
+                       default_language: str = "") -> TurnRecord:
+    """One line's object as a TurnRecord; raises ImportFormatError.
+
+    ``default_language`` (the project's) applies to a dialogue whose ``language`` is empty.
+    """
     where = f"line {line}"
     check = _Checker(filename, where)
     if not isinstance(obj, dict):
@@ -77,16 +81,19 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
             metadata[key] = obj[key]  # unknown fields are kept, not dropped
     history = _history(check, check.get(t, "history", list, "turn.history", []))
 
+    language = record_language(dialogue.language, default_language, filename, where, "dialogue.language")
     raw_sentences = check.get(obj, "sentences", list, "sentences")
-    if raw_sentences is None:
-        sentences = [SentenceRecord(i, s.start, s.end, s.text) for i, s in enumerate(split_sentences(response))]
+    if not raw_sentences:  # none given, or an empty list: the studio cuts the response
+        sentences = studio_units(response, language, summary, filename, where, "turn.response")
     else:
+        refuse_long_response(response, filename, where, "turn.response")
         sentences = [_sentence(check, raw, position, response) for position, raw in enumerate(raw_sentences)]
-    previous_end = 0
-    for position, sentence in enumerate(sentences):
-        if sentence.start < previous_end:
-            check.fail(f"sentences[{position}].start", "overlaps the previous sentence")
-        previous_end = sentence.end
+        previous_end = 0
+        for position, sentence in enumerate(sentences):
+            if sentence.start < previous_end:
+                check.fail(f"sentences[{position}].start", "overlaps the previous sentence")
+            previous_end = sentence.end
+        refuse_bad_units(sentences, response, filename, where)
 
     triplets = [
         _triplet(check, raw, position, len(sentences))
@@ -100,7 +107,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         is_qualification=check.get(t, "is_qualification", bool, "turn.is_qualification", False),
         position=where,
     )
-    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences is not None else _FIELD_NAMES_SPLIT)
+    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences else _FIELD_NAMES_SPLIT)
     return record
 
 
@@ -258,8 +265,11 @@ def _check_dialogue(record, line_number, first_seen, filename, summary):
         )
 
 
-def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None):
-    """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages."""
+def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, default_language: str = ""):
+    """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages.
+
+    ``default_language`` (the project's) applies to dialogues whose ``language`` is empty.
+    """
     path = Path(path)
     filename = name or path.name
     total = path.stat().st_size
@@ -283,7 +293,7 @@ def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = 
                 raise ImportFormatError(filename, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
             refuse_deep(obj, filename, f"line {line_number}", raw_line)
             refuse_unstorable_text(raw_line, obj, filename, f"line {line_number}")
-            record = record_from_object(obj, filename, line_number, summary)
+            record = record_from_object(obj, filename, line_number, summary, default_language)
             _check_dialogue(record, line_number, first_seen, filename, summary)
             yield record
             if progress is not None and line_number % 1000 == 0:
