@@ -130,7 +130,7 @@ def is_unspaced(character: str) -> bool:
 
 
 def word_count(text: str) -> int:
-    """The words of ``text``, the one count of evaluation weights, reports and time per word.
+    """The words of ``text``, the one count of evaluation weights and reports (rates by words).
 
     Whitespace-separated words in spaced scripts (Latin, Cyrillic, Arabic, Hebrew, Devanagari, Korean
     Hangul ...); one word per character in scripts written without spaces (Chinese, Japanese:
