@@ -37,15 +37,33 @@
     this.paint();
     this.onClose();
   };
+  // Find folds case and width: each character is compared in its NFKC form, lower-cased, so "ＡＢＣ" finds
+  // "abc", "１２３" finds "123", "，" finds "," and half-width katakana find full-width ones. Matches are mapped
+  // back to the page's own characters, so a highlight covers exactly the characters that matched.
+  function folded(text) {
+    let out = "";
+    const starts = [], ends = [];
+    for (let i = 0; i < text.length;) {
+      const character = String.fromCodePoint(text.codePointAt(i));
+      const form = character.normalize("NFKC").toLowerCase();
+      for (let k = 0; k < form.length; k++) { starts.push(i); ends.push(i + character.length); }
+      out += form;
+      i += character.length;
+    }
+    return { text: out, starts, ends };
+  }
+  ReferenceFind.folded = folded;
   ReferenceFind.prototype.search = function () {
-    const query = this.input.value;
+    const query = this.input.value.normalize("NFKC").toLowerCase();
     const text = this.element.textContent;
+    if (!this.fold || this.fold.source !== text) { this.fold = { source: text, ...folded(text) }; }
+    const fold = this.fold;
     this.matches = [];
     if (query.trim()) {
-      const pattern = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi");
-      for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-        this.matches.push([match.index, match.index + match[0].length]);
-        if (match[0].length === 0) { pattern.lastIndex++; }
+      for (let at = fold.text.indexOf(query); at >= 0; at = fold.text.indexOf(query, at + query.length)) {
+        const match = [fold.starts[at], fold.ends[at + query.length - 1]];
+        const last = this.matches[this.matches.length - 1];
+        if (!last || match[0] >= last[1]) { this.matches.push(match); } // a character folded to several never matches twice
       }
     }
     this.current = this.matches.length ? 0 : -1;

@@ -19,6 +19,9 @@
   const byId = new Map(sentences.map((s) => [s.id, s]));
   const referenceElement = document.getElementById("reference-text");
   const referenceText = referenceElement ? referenceElement.textContent : "";
+  const wordCharacter = /[\p{L}\p{N}_]/u;
+  const unspacedCharacter = new RegExp("[" + (data.unspaced || []).map(([low, high]) =>
+    "\\u{" + low.toString(16) + "}-\\u{" + high.toString(16) + "}").join("") + "]", "u");
   const statusElement = document.getElementById("save-status");
   // The reference's tools (static/js/reference_tools.js): find with /, and the resizable split under it.
   const finder = window.ReferenceFind && referenceElement
@@ -245,8 +248,9 @@
     let end = offset(range.endContainer, range.endOffset);
     while (start < end && /\s/.test(referenceText[start])) { start++; }
     while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
-    // A drag that starts or ends inside a word takes the whole word: evidence is never half a word.
-    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i]);
+    // A drag that starts or ends inside a word takes the whole word: evidence is never half a word. In scripts
+    // written without spaces (Chinese, Japanese: data.unspaced, from domain/languages.py) a character is the unit.
+    const inWord = (i) => i >= 0 && i < referenceText.length && wordCharacter.test(referenceText[i]) && !unspacedCharacter.test(referenceText[i]);
     if (start < end) {
       while (inWord(start - 1) && inWord(start)) { start--; }
       while (inWord(end) && inWord(end - 1)) { end++; }
