@@ -135,10 +135,11 @@ _CLOSERS = "」』”’）)】〉》〕〗〙〛］]｝}"
 _JAPANESE_QUOTATIVE = ("と", "って")
 # Titles before a name never end a sentence: English ones inside Chinese text ("Mr. Smith来了"),
 # French (M. Dupont), Spanish (Sr., Dra.), German (Hr., Fr.). Case-sensitive: "3 m." may end a sentence.
-_TITLES = re.compile(r"(?:^|[^\w.])(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Sra|Srta|Dra|M|MM|Mme|Mlle|Me|Hr|Fr)\.$")
+# (Searched in the last 8 characters of a unit only: ``\b`` stands for the start of the title there.)
+_TITLES = re.compile(r"(?:^|(?<![\w.]))(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Sra|Srta|Dra|M|MM|Mme|Mlle|Me|Hr|Fr)\.$")
+_FULL_STOPS = ".．"
 # A number cut at its decimal point: "３．" + "１４" (sentencex splits at a full-width full stop).
-_ENDS_WITH_DIGIT_POINT = re.compile(r"[0-9０-９][.．]$")
-_STARTS_WITH_DIGIT = re.compile(r"[0-9０-９]")
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
 # Languages written without spaces between sentences: elsewhere a full stop followed by no space is
 # inside a token ("av. J.-C.", "example.com"), not the end of a sentence.
 UNSPACED_LANGUAGES = frozenset({"zh", "ja", "th", "lo", "km", "my", "bo", "dz"})
@@ -175,15 +176,13 @@ def _corrected(text: str, spans: list[tuple[int, int]], language: str) -> list[t
                     start += 1
                 if start == end:
                     continue
-            previous = text[prev_start:prev_end]
+            last = text[prev_end - 1]
             touching = prev_end == start
-            if (
-                (language == "ja" and touching and previous[-1] in _CLOSERS
-                 and text.startswith(_JAPANESE_QUOTATIVE, start))
-                or _TITLES.search(previous)
-                or (touching and _ENDS_WITH_DIGIT_POINT.search(previous) and _STARTS_WITH_DIGIT.match(text, start))
-                or (spaced and touching and previous[-1] == ".")
-            ):
+            if last in _FULL_STOPS and (
+                _TITLES.search(text, max(prev_start, prev_end - 8), prev_end)
+                or (spaced and touching and last == ".")
+                or (touching and prev_end - prev_start > 1 and text[prev_end - 2] in _DIGITS and text[start] in _DIGITS)
+            ) or (language == "ja" and touching and last in _CLOSERS and text.startswith(_JAPANESE_QUOTATIVE, start)):
                 out[-1] = (prev_start, end)
                 continue
         out.append((start, end))
