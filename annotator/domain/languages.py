@@ -94,6 +94,22 @@ def language_code(value: str, default: str = DEFAULT_LANGUAGE) -> str:
     )
 
 
+def text_language(value: str, default: str = "") -> str:
+    """The code of a stored ``language`` (``default``, then English, when empty); "" when it is unknown.
+
+    For the screens, which show what was imported whatever it says; imports refuse unknown languages.
+    """
+    try:
+        return language_code(value or "", language_code(default or ""))
+    except LanguageError:
+        return ""
+
+
+def text_attributes(code: str) -> dict[str, str]:
+    """The ``lang`` and ``dir`` attributes of a text in language ``code`` ("" when unknown: dir only)."""
+    return {"lang": code, "dir": text_direction(code)} if code else {"dir": "auto"}
+
+
 def language_name(code: str) -> str:
     return ISO_639_1.get(code, code)
 

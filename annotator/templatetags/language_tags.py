@@ -9,24 +9,17 @@ Arabic phrase in an English answer still reads right to left. The interface arou
 from django import template
 from django.utils.html import format_html
 
-from ..domain.languages import LanguageError, language_code, text_direction
+from ..domain.languages import text_attributes, text_language
 
 register = template.Library()
-
-
-def dialogue_language(dialogue, project=None) -> str:
-    """The ISO 639-1 code of ``dialogue``'s texts, or "" when it names a language the studio does not know."""
-    default = getattr(project, "default_language", "") if project is not None else ""
-    try:
-        return language_code(getattr(dialogue, "language", "") or "", language_code(default or ""))
-    except LanguageError:
-        return ""
 
 
 @register.simple_tag(takes_context=True)
 def text_lang(context, dialogue=None):
     dialogue = dialogue if dialogue is not None else context.get("dialogue")
-    code = dialogue_language(dialogue, context.get("project"))
-    if not code:
-        return format_html(' dir="auto"')
-    return format_html(' lang="{}" dir="{}"', code, text_direction(code))
+    project = context.get("project")
+    attributes = text_attributes(text_language(getattr(dialogue, "language", ""),
+                                               getattr(project, "default_language", "")))
+    if "lang" not in attributes:
+        return format_html(' dir="{}"', attributes["dir"])
+    return format_html(' lang="{}" dir="{}"', attributes["lang"], attributes["dir"])

@@ -16,7 +16,7 @@ from django.urls import reverse
 from .. import extensions
 from ..domain import protocol
 from ..domain.evidence import to_browser_offset
-from ..domain.languages import UNSPACED_RANGES
+from ..domain.languages import UNSPACED_RANGES, text_attributes, text_language
 from .services import evidence_required
 from ..domain.vocabulary import Label, ProtocolMode
 from .selectors import _PROJECT_EXAMPLES
@@ -70,6 +70,8 @@ def annotation_page_data(assignment, state: dict) -> dict:
         # Characters of scripts written without spaces (Chinese, Japanese): evidence snaps to each of them
         # alone, where a drag inside a word of a spaced script takes the whole word (domain/languages.py).
         "unspaced": [list(pair) for pair in UNSPACED_RANGES],
+        # lang and dir of the texts the page draws itself (the active sentence, evidence quotes).
+        "text_attributes": text_attributes(text_language(state["dialogue"].language, project.default_language)),
         "urls": {
             "sync": reverse("annotate_sync", args=[assignment.pk]),
             "submit": reverse("annotate_act", args=[assignment.pk, "submit"]),
