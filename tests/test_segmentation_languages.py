@@ -108,3 +108,15 @@ def test_direction():
 ])
 def test_word_count_per_script(text, words):
     assert word_count(text) == words
+
+
+def test_a_lead_can_split_a_chinese_unit_between_two_characters():
+    from annotator.domain.units import Unit, split_unit
+
+    response = "故宫始建于明朝永乐四年。它是世界上现存规模最大的木质结构古建筑群！"
+    units = [Unit(0, 0, len(response), response)]  # one unit, as English Punkt cut it
+    after = split_unit(units, response, 0, response.index("它"))
+    assert [unit.text for unit in after] == ["故宫始建于明朝永乐四年。", "它是世界上现存规模最大的木质结构古建筑群！"]
+    # Spaced text still snaps to the nearest whitespace: no word is cut in two.
+    english = "The red car left."
+    assert [u.text for u in split_unit([Unit(0, 0, len(english), english)], english, 0, 5)] == ["The", "red car left."]
