@@ -11,6 +11,7 @@ from django.core.management import call_command
 
 from annotator.models import Sentence, Turn
 from tests.factories import ProjectFactory
+from tests.factories_api import token_client, url, world  # noqa: F401 (fixture)
 from tests.test_import_errors import cognibench_record, import_error, nothing_in, write_json, write_jsonl
 
 pytestmark = pytest.mark.django_db
@@ -151,3 +152,12 @@ def test_refchecker_cuts_in_the_record_language_or_the_project_default(tmp_path)
     texts = {turn.external_id: list(turn.sentences.order_by("index").values_list("text", flat=True))
              for turn in Turn.objects.filter(dialogue__project=project)}
     assert texts == {"1": ["東京は日本の首都です。", "人口は約1400万人です！"], "2": CHINESE_UNITS}
+
+
+def test_a_lead_sets_the_default_language_through_the_api_and_an_unknown_one_is_named(world):  # noqa: F811
+    client = token_client(world.users["lead"])
+    bad = client.patch(url("project-detail", world), {"default_language": "klingon"}, format="json")
+    assert bad.status_code == 400
+    assert "unknown language 'klingon'" in str(bad.json()["errors"]["default_language"])
+    good = client.patch(url("project-detail", world), {"default_language": "zh-Hans"}, format="json")
+    assert good.status_code == 200 and good.json()["default_language"] == "zh-Hans"
