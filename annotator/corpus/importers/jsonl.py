@@ -15,7 +15,7 @@ import orjson
 from ...domain.vocabulary import GoldProvenance, TripletSource
 from . import CANONICAL_PATHS, MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from .reading import refuse_deep
-from .segmenting import record_language, refuse_bad_units, refuse_long_response, studio_units
+from .segmenting import record_language, refuse_bad_units, studio_units
 
 TOP_LEVEL_KEYS = {"dialogue", "turn", "sentences", "triplets"}
 # One turn per line: a line longer than this is refused (a 700-word reference and ten sentences take ~10 KB).
@@ -85,8 +85,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
     raw_sentences = check.get(obj, "sentences", list, "sentences")
     if not raw_sentences:  # none given, or an empty list: the studio cuts the response
         sentences = studio_units(response, language, summary, filename, where, "turn.response")
-    else:
-        refuse_long_response(response, filename, where, "turn.response")
+    else:  # (the response's length is checked with the other texts: refuse_too_long)
         sentences = [_sentence(check, raw, position, response) for position, raw in enumerate(raw_sentences)]
         previous_end = 0
         for position, sentence in enumerate(sentences):
