@@ -93,7 +93,7 @@ class ImportUploadForm(forms.ModelForm):
         }
 
     def clean(self):
-        from .corpus.import_forms import upload_problems_add
+        from annotator.corpus.imports.forms import upload_problems_add
 
         # The same checks as the project page's form and the API (kind, size, extension, content).
         return upload_problems_add(self, super().clean())
@@ -138,7 +138,7 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .corpus.imports import import_batch_start
+        from annotator.corpus.imports.services import import_batch_start
 
         data = form.cleaned_data
         batch = import_batch_start(data["project"], data["kind"], data["upload"], data.get("second_upload"),

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotator.domain.vocabulary import DrawStrategy
-from autolabel.faithfulness import estimate_ratio
-from autolabel.faithfulness_report import faithfulness_report
+from autolabel.faithfulness.estimators import estimate_ratio
+from autolabel.faithfulness.report import faithfulness_report
 from tests.factories import ProjectFactory
 from tests.factories_faithfulness import draw, finished_job
 

@@ -29,7 +29,7 @@ class ImportBatchSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(ImportProgressSerializer)
     def get_live_progress(self, batch):
-        from annotator.corpus.imports import import_batch_progress
+        from annotator.corpus.imports.services import import_batch_progress
 
         return import_batch_progress(batch)
 
@@ -41,7 +41,7 @@ class ImportUploadSerializer(serializers.Serializer):
     second_upload = serializers.FileField(required=False, help_text="CogniBench labels.json (optional).")
 
     def validate(self, data):
-        from annotator.corpus.importers.uploads import uploads_problems
+        from annotator.corpus.imports.importers.uploads import uploads_problems
 
         # The same checks as the project page's form and the admin (kind, size, extension, content).
         problems = uploads_problems(data["kind"], data.get("upload"), data.get("second_upload"))

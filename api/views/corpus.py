@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.exceptions import ValidationError
 
 from annotator.models import Dialogue, GoldLabel, ImportBatch, Sentence, Turn
-from annotator.corpus.imports import import_batch_start
+from annotator.corpus.imports.services import import_batch_start
 from annotator.corpus.selectors import dialogues_of, gold_of, sentences_of, turns_of
 
 from ..filters import DialogueFilter, GoldFilter, LabelledSentenceFilter, SentenceFilter, TurnFilter

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from autolabel.faithfulness_report import MEASURES, faithfulness_report
+from autolabel.faithfulness.report import MEASURES, faithfulness_report
 from autolabel.models import AutoLabelJob
 
 from ..permissions import LEADS, ProjectScopedView
