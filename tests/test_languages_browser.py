@@ -168,3 +168,35 @@ def test_an_arabic_turn_reads_right_to_left_inside_the_english_interface(page_fo
     if os.environ.get("SCREENSHOTS") or not (DOCS / "arabic-right-to-left-1280x800.png").exists():
         DOCS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(DOCS / "arabic-right-to-left-1280x800.png"))
+
+
+def test_find_matches_chinese_and_full_width_text_on_the_right_characters_and_long_cjk_lines_wrap(page_for):
+    unbroken = "长" * 3000  # a line of Chinese with no punctuation: it must wrap inside the pane
+    reference = "经济数据：GDP增长了6.1%，故宫游客超过一千万。" + unbroken + "𠀀故宫"
+    project = ProjectFactory(name="Find", default_language="zh")
+    dialogue = DialogueFactory(project=project, language="", reference=reference)
+    TurnFactory(dialogue=dialogue, index=0, sentences=UNITS)
+    user, = annotators(project, 1)
+    page = page_for(user, width=1280, height=800)
+    page.goto(f"/p/{project.slug}/work/")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    expect(page.locator("#reference-text")).to_have_attribute("lang", "zh")  # the project's default language
+    page.keyboard.press("/")
+    find = page.locator("#reference-find")
+
+    def search(query):
+        find.fill(query)
+        return page.evaluate("""() => { const r = [...CSS.highlights.get('reference-find')];
+            const t = document.getElementById('reference-text').textContent;
+            return r.map((range) => range.toString()); }""")
+
+    assert search("故宫") == ["故宫", "故宫"]  # the second after a character beyond the basic plane
+    assert search("ＧＤＰ") == ["GDP"]       # full width finds half width
+    assert search("gdp") == ["GDP"]
+    assert search("６．１％") == ["6.1%"]
+    assert search("，故宫") == ["，故宫"]      # and the full-width comma itself
+    expect(page.locator("#reference-find-count")).to_have_text("1 of 1")
+    page.keyboard.press("Escape")
+    wraps = page.locator("#reference-text").evaluate("el => el.scrollWidth <= el.clientWidth + 1")
+    assert wraps
