@@ -14,7 +14,7 @@ from django.conf import settings
 
 from annotator.corpus.imports.importers import ImportFormatError, ImportSummary, SentenceRecord
 from annotator.domain.languages import DEFAULT_LANGUAGE, LanguageError, language_code
-from annotator.domain.segmentation import SegmentationError, segmenter_for, split_sentences
+from annotator.domain.segmentation import SegmentationError, segmenter_for, sentence_offsets
 
 
 def record_language(value: str, default_language: str, filename: str, where: str, field_name: str) -> str:
@@ -43,7 +43,7 @@ def studio_units(response: str, language: str, summary: ImportSummary | None, fi
     """The units of ``response`` cut by the segmenter of ``language`` (a code), counted in ``summary``."""
     refuse_long_response(response, filename, where, field_name)
     try:
-        spans = split_sentences(response, language)
+        spans = sentence_offsets(response, language)
     except SegmentationError as exc:
         raise ImportFormatError(filename, where, field_name, str(exc)) from None
     if not spans:
@@ -51,17 +51,17 @@ def studio_units(response: str, language: str, summary: ImportSummary | None, fi
                                 "has no text to cut into units (empty or only whitespace); a turn needs at least one")
     name = segmenter_for(language)
     limit = settings.IMPORT_MAX_SENTENCE_CHARS
-    for index, span in enumerate(spans):
-        if span.end - span.start > limit:
+    for index, (start, end) in enumerate(spans):
+        if end - start > limit:
             raise ImportFormatError(
                 filename, where, field_name,
-                f"sentence {index} is {span.end - span.start:,} characters long; at most {limit:,} are accepted "
+                f"sentence {index} is {end - start:,} characters long; at most {limit:,} are accepted "
                 f"(IMPORT_MAX_SENTENCE_CHARS); {name} found no sentence end in it: give such a response with its "
                 "units in the file",
             )
     if summary is not None:
         summary.segmented[name] = summary.segmented.get(name, 0) + 1
-    return [SentenceRecord(index, span.start, span.end, span.text) for index, span in enumerate(spans)]
+    return [SentenceRecord(index, start, end, response[start:end]) for index, (start, end) in enumerate(spans)]
 
 
 def refuse_bad_units(sentences: list[SentenceRecord], response: str, filename: str, where: str,
