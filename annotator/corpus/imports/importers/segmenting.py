@@ -66,19 +66,24 @@ def studio_units(response: str, language: str, summary: ImportSummary | None, fi
 
 def refuse_bad_units(sentences: list[SentenceRecord], response: str, filename: str, where: str,
                      field_name: str = "sentences[{index}].text", gaps_allowed: bool = False) -> None:
-    """Refuse empty or whitespace-only units, and (unless ``gaps_allowed``) response text outside every unit.
+    """Refuse overlapping units, empty or whitespace-only units, and (unless ``gaps_allowed``) response text
+    outside every unit.
 
     A unit ``"start": 0, "end": 0, "text": ""`` gave annotators an empty sentence while the response's
-    text was never shown to be judged. Whitespace between units is no gap.
+    text was never shown to be judged. Whitespace between units is no gap. One pass (it runs on every
+    imported turn): the overlap check of the formats is here too.
     """
     previous_end = 0
-    for sentence in sentences:
-        if not sentence.text or sentence.text.isspace():
+    for position, sentence in enumerate(sentences):
+        start, text = sentence.start, sentence.text
+        if start < previous_end:
+            raise ImportFormatError(filename, where, f"sentences[{position}].start", "overlaps the previous sentence")
+        if not text or text.isspace():
             raise ImportFormatError(filename, where, field_name.format(index=sentence.index),
                                     f"unit {sentence.index} is empty or only whitespace; every unit must hold text")
-        if not gaps_allowed and sentence.start > previous_end and not response[previous_end:sentence.start].isspace():
-            _refuse_gap(response, previous_end, sentence.start, filename, where)
-        previous_end = max(previous_end, sentence.end)
+        if start > previous_end and not gaps_allowed and not response[previous_end:start].isspace():
+            _refuse_gap(response, previous_end, start, filename, where)
+        previous_end = sentence.end
     if not gaps_allowed and previous_end < len(response) and not response[previous_end:].isspace():
         _refuse_gap(response, previous_end, len(response), filename, where)
 
