@@ -145,4 +145,35 @@
 
   window.ReferenceFind = ReferenceFind;
   window.ResizableSplit = ResizableSplit;
+
+  // The annotator's selection in the reference as evidence offsets {start, end, text}, or null: trimmed of spaces,
+  // and a drag that starts or ends inside a word takes the whole word (evidence is never half a word).
+  // `unspaced`: [low, high] code point ranges of the scripts written without spaces (Chinese, Japanese), from the
+  // page's data (domain/languages.py UNSPACED_RANGES): there a character is the unit, not a run of letters.
+  function referenceSelection(referenceElement, referenceText, unspaced) {
+    const selection = document.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
+    const range = selection.getRangeAt(0);
+    if (!referenceElement.contains(range.startContainer) || !referenceElement.contains(range.endContainer)) { return null; }
+    const offset = (node, position) => {
+      const prefix = document.createRange();
+      prefix.selectNodeContents(referenceElement);
+      prefix.setEnd(node, position);
+      return prefix.toString().length;
+    };
+    let start = offset(range.startContainer, range.startOffset);
+    let end = offset(range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(referenceText[start])) { start++; }
+    while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
+    const unspacedCharacter = new RegExp("[" + (unspaced || []).map(([low, high]) =>
+      "\\u{" + low.toString(16) + "}-\\u{" + high.toString(16) + "}").join("") + "]", "u");
+    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i])
+      && !unspacedCharacter.test(referenceText[i]);
+    if (start < end) {
+      while (inWord(start - 1) && inWord(start)) { start--; }
+      while (inWord(end) && inWord(end - 1)) { end++; }
+    }
+    return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
+  }
+  window.referenceSelection = referenceSelection;
 })();

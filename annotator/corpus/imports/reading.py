@@ -15,7 +15,7 @@ from annotator.corpus.imports.records import Progress
 
 
 def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None,
-                names: list[str] | None = None, default_language: str = ""):
+                names: list[str] | None = None, protocol=None, default_language: str = ""):
     """The records of the files, as an iterator (parsing happens as it is consumed).
 
     ``names`` are the files' original names: an upload is stored under an unguessable one, and
@@ -39,7 +39,8 @@ def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: 
 
         if len(paths) != 1:
             raise ValueError("a JSONL import takes one file")
-        return jsonl.parse(paths[0], summary, progress, name=names[0], default_language=default_language)
+        return jsonl.parse(paths[0], summary, progress, name=names[0], protocol=protocol,
+                           default_language=default_language)
     raise ValueError(f"unknown import kind {kind!r}")
 
 
