@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0002_unit_flags_draws_retries'),
+        ('annotator', '0003_protocols'),
     ]
 
     operations = [

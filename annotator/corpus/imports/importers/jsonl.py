@@ -262,6 +262,27 @@ def _check_dialogue(record, line_number, first_seen, filename, summary):
         )
 
 
+def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
+    """The protocol of the file's header line (``{"protocol": {...}}``, first line), or None without one.
+    A header whose document does not hold is refused, its problems named."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        first = handle.readline(MAX_LINE_BYTES + 1)
+    if not first.lstrip().startswith(b'{"protocol"'):
+        return None
+    try:
+        obj = orjson.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ImportFormatError(name or path.name, "line 1", "protocol", f"not valid JSON: {exc}") from None
+    if not isinstance(obj, dict) or set(obj) != {"protocol"}:
+        return None  # a turn that happens to have a "protocol" field first: read as a turn
+    try:
+        return load_protocol(obj["protocol"])
+    except ProtocolDocumentError as refused:
+        problems = "; ".join(f"{where}: {message}" for where, message in refused.problems)
+        raise ImportFormatError(name or path.name, "line 1", "protocol", f"the protocol document does not hold: {problems}") from None
+
+
 def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None,
           default_language: str = ""):
     """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages.
