@@ -1,9 +1,13 @@
 """Read-side queries about projects (selectors read, services write)."""
 
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
 
 from ..access import projects_for
-from ..models import Assignment, Sentence, Turn
+from ..domain.vocabulary import Role
+from ..models import Assignment, Membership, Sentence, Turn, UnitFlag
 
 
 # One definition of a project's size, wherever it is shown: the turns to annotate, apart from the qualification
@@ -51,3 +55,61 @@ def annotator_counts(project, user) -> dict:
         in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)),
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
     )
+
+
+def people_addable_by(user):
+    """The accounts ``user`` may add to a project by username: people they can already see.
+
+    A lead sees the members of the projects they lead (a site administrator sees every account). Anyone else
+    joins with an invite link, so that a lead cannot learn which usernames exist on the site.
+    """
+    accounts = get_user_model().objects.filter(is_active=True)
+    if user.is_superuser:
+        return accounts
+    led = Membership.objects.filter(user=user, role=Role.LEAD).values("project_id")
+    return accounts.filter(memberships__project_id__in=led).distinct()
+
+
+@dataclass
+class RemovalEffects:
+    """What removing a member does, shown to the lead before they confirm and after."""
+
+    username: str
+    slots: list  # their unsubmitted assignments: released (kept in the audit), the turns' slots open again
+    flags: list  # their open unit flags: closed with a note
+
+    @property
+    def work_slots(self) -> int:
+        return sum(1 for slot in self.slots if not slot.is_qualification)
+
+    @property
+    def qualification_slots(self) -> int:
+        return sum(1 for slot in self.slots if slot.is_qualification)
+
+    def summary(self) -> str:
+        parts = []
+        if self.work_slots:
+            parts.append(f"{self.work_slots} unsubmitted turn{'s' if self.work_slots != 1 else ''} released "
+                         "(their slots open for someone else; what they labelled there stays in the audit)")
+        if self.qualification_slots:
+            parts.append(f"{self.qualification_slots} unfinished qualification turn"
+                         f"{'s' if self.qualification_slots != 1 else ''} released")
+        if self.flags:
+            parts.append(f"{len(self.flags)} open flag{'s' if len(self.flags) != 1 else ''} closed with a note "
+                         "(the units stay as they are)")
+        if not parts:
+            parts.append("nothing to release: no unsubmitted turn and no open flag")
+        return f"{self.username}: " + "; ".join(parts) + ". Their submitted work stays."
+
+
+def removal_effects(membership) -> RemovalEffects:
+    """What ``membership_remove`` would do to this member's slots and flags."""
+    slots = list(Assignment.objects.filter(
+        project_id=membership.project_id, annotator_id=membership.user_id,
+        status__in=(Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS),
+    ).order_by("id"))
+    flags = list(UnitFlag.objects.filter(
+        turn__dialogue__project_id=membership.project_id, flagged_by_id=membership.user_id,
+        status=UnitFlag.Status.OPEN,
+    ).order_by("id"))
+    return RemovalEffects(username=membership.user.get_username(), slots=slots, flags=flags)

@@ -1,12 +1,21 @@
-"""Writes on a project's settings and its people (called by the API; the admin edits the same rows)."""
+"""Writes on a project's settings and its people: the one write path of the lead's console, the API and the admin."""
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from ..access import forget_roles
-from ..models import Membership, Project
+from ..models import Membership, Project, UnitFlag
 from ..domain.vocabulary import Role
+from ..work.assignment import assignment_release
+from .selectors import RemovalEffects, people_addable_by, removal_effects
+
+# One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
+# otherwise a lead could tell the site's accounts apart by the answer (issue 22, item 10).
+NOT_ADDABLE_MESSAGE = (
+    "Nobody you can add by username is called {username!r}. By username you add people who already work on a "
+    "project you lead; anyone else joins with an invite link."
+)
 
 SETTINGS_FIELDS = frozenset({
     "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
@@ -41,10 +50,11 @@ def _lead_count(project) -> int:
 
 
 @transaction.atomic
-def membership_add(project: Project, username: str, role: str) -> Membership:
-    user = get_user_model().objects.filter(username=username, is_active=True).first()
+def membership_add(project: Project, username: str, role: str, *, actor) -> Membership:
+    """Add someone ``actor`` may already see (``people_addable_by``) to the project."""
+    user = people_addable_by(actor).filter(username=username).first()
     if user is None:
-        raise ValidationError({"username": f"No active user named {username!r}."})
+        raise ValidationError({"username": NOT_ADDABLE_MESSAGE.format(username=username)})
     if Membership.objects.filter(project=project, user=user).exists():
         raise ValidationError({"username": f"{username} is already a member; change their role instead."})
     forget_roles(project)
@@ -62,8 +72,26 @@ def membership_set_role(membership: Membership, role: str) -> Membership:
 
 
 @transaction.atomic
-def membership_remove(membership: Membership) -> None:
-    membership = Membership.objects.select_for_update().get(pk=membership.pk)
-    if membership.role == Role.LEAD and _lead_count(membership.project) == 1:
+def membership_remove(membership: Membership, *, actor) -> RemovalEffects:
+    """Remove a member; their unsubmitted slots are released and their open flags closed, both in the audit.
+
+    A released slot no longer counts in its turn's overlap (someone else takes it); what the member labelled
+    there stays with the released assignment. Their submitted work stays as it is. Returns what was done,
+    for the lead to read.
+    """
+    membership = Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
+    project = membership.project
+    if membership.role == Role.LEAD and _lead_count(project) == 1:
         raise ValidationError({"non_field_errors": "A project keeps at least one lead; make someone else lead first."})
+    effects = removal_effects(membership)
+    username = membership.user.get_username()
+    for slot in effects.slots:
+        assignment_release(slot, actor=actor, reason=f"{username} was removed from the project")
+    UnitFlag.objects.filter(pk__in=[flag.pk for flag in effects.flags], status=UnitFlag.Status.OPEN).update(
+        status=UnitFlag.Status.DISMISSED, resolved_by=actor, resolved_at=timezone.now(),
+        resolution=f"Closed: {username} was removed from the project. The unit is unchanged; a lead can still "
+                   "split or merge it.",
+    )
     membership.delete()
+    forget_roles(project)
+    return effects
