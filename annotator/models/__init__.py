@@ -6,7 +6,7 @@ from ..corpus.draw_models import DrawnTurn, TurnDraw
 from ..corpus.export_models import ExportJob
 from ..corpus.unit_models import SegmentationChange, UnitFlag
 from ..gold.models import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
-from ..projects.models import GuidelineExample, Membership, Project
+from ..projects.models import GuidelineExample, Membership, Project, ProjectInvite
 from ..qa.models import Feedback, QualificationResult, Question, QuestionMessage
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ImportBatch",
     "Membership",
     "Project",
+    "ProjectInvite",
     "QualificationResult",
     "Question",
     "QuestionMessage",

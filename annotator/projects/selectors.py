@@ -4,10 +4,11 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from ..access import projects_for
 from ..domain.vocabulary import Role
-from ..models import Assignment, Membership, Sentence, Turn, UnitFlag
+from ..models import Assignment, Membership, ProjectInvite, Sentence, Turn, UnitFlag
 
 
 # One definition of a project's size, wherever it is shown: the turns to annotate, apart from the qualification
@@ -113,3 +114,59 @@ def removal_effects(membership) -> RemovalEffects:
         status=UnitFlag.Status.OPEN,
     ).order_by("id"))
     return RemovalEffects(username=membership.user.get_username(), slots=slots, flags=flags)
+
+
+def invite_is_open(invite) -> bool:
+    return invite.revoked_at is None and invite.expires_at > timezone.now()
+
+
+def invite_by_token(token: str):
+    """The invite this link names, open or not (the join page says which), or None."""
+    if not token or len(token) > 64:
+        return None
+    return ProjectInvite.objects.select_related("project").filter(token=token).first()
+
+
+def open_invites(project):
+    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now())
+
+
+def members_of(project):
+    return Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+
+
+def setup_steps(project, progress: dict) -> list[dict]:
+    """The lead's guide from an empty project to an annotated one: what each step needs and whether it is done.
+
+    ``progress`` is ``project_progress(project)``. Each step: ``key``, ``title``, ``done``, ``status`` (what is
+    there now) and the page that does it (``url_name``, with the anchor ``fragment``).
+    """
+    roles = dict(Membership.objects.filter(project=project).values_list("role").annotate(count=Count("id")))
+    annotating = roles.get(Role.ANNOTATOR, 0)
+    if project.adjudicators_may_annotate:
+        annotating += roles.get(Role.ADJUDICATOR, 0) + roles.get(Role.LEAD, 0)
+    needed = max(project.overlap, 2)
+    adjudicators = roles.get(Role.ADJUDICATOR, 0)
+    people = (f"{annotating} of the {needed} annotators each turn needs, {adjudicators} adjudicator"
+              f"{'s' if adjudicators != 1 else ''}, {roles.get(Role.LEAD, 0)} lead{'s' if roles.get(Role.LEAD, 0) != 1 else ''}")
+    qualification = progress["qualification_turns"]
+    return [
+        {"key": "import", "title": "Import the data", "done": progress["turns"] > 0,
+         "status": f"{progress['turns']} turns, {progress['sentences']} sentences" if progress["turns"] else
+                   "No turns yet.",
+         "url_name": "import_upload", "action": "Import a file"},
+        {"key": "protocol", "title": "Choose the protocol", "done": True,
+         "status": f"{project.get_protocol_mode_display()}; evidence {'required' if project.require_evidence else 'optional'}; "
+                   f"pre-labels {'shown' if project.show_prelabels else 'hidden'} to annotators.",
+         "url_name": "project_settings", "fragment": "id_protocol_mode", "action": "Change the protocol"},
+        {"key": "people", "title": "Add people", "done": annotating >= needed, "status": people + ".",
+         "url_name": "project_people", "action": "Add people"},
+        {"key": "qualification", "title": "Qualification (optional)", "done": qualification > 0,
+         "status": f"{qualification} qualification turns; pass mark {project.qualification_pass_mark:.0%}."
+                   if qualification else "None: annotators get real turns at once.",
+         "url_name": "qa:qualification", "action": "Set up qualification"},
+        {"key": "start", "title": "Start", "done": progress["submitted_slots"] > 0,
+         "status": (f"{progress['submitted_slots']} of {progress['slots']} slots submitted." if progress["submitted_slots"]
+                    else "Annotators start from their queue (the project's page, “Your annotation queue”)."),
+         "url_name": "workspace_lead", "action": "Who holds what"},
+    ]

@@ -1,14 +1,19 @@
 """Writes on a project's settings and its people: the one write path of the lead's console, the API and the admin."""
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
-from django.utils import timezone
+import secrets
+from datetime import timedelta
 
-from ..access import forget_roles
-from ..models import Membership, Project, UnitFlag
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from ..access import forget_roles, may_create_projects
+from ..models import Membership, Project, ProjectInvite, UnitFlag
 from ..domain.vocabulary import Role
 from ..work.assignment import assignment_release
-from .selectors import RemovalEffects, people_addable_by, removal_effects
+from .selectors import RemovalEffects, invite_is_open, people_addable_by, removal_effects
 
 # One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
 # otherwise a lead could tell the site's accounts apart by the answer (issue 22, item 10).
@@ -95,3 +100,73 @@ def membership_remove(membership: Membership, *, actor) -> RemovalEffects:
     membership.delete()
     forget_roles(project)
     return effects
+
+
+# --- a new project, by people the site administrator allows to ------------------------------------------------
+
+def _free_slug(wanted: str) -> str:
+    """``wanted``, or ``wanted-2``, ``-3``... if another project has it (a project's address never changes)."""
+    base = wanted[:44] or "project"
+    slug, number = base, 1
+    while Project.objects.filter(slug=slug).exists():
+        number += 1
+        slug = f"{base}-{number}"
+    return slug
+
+
+@transaction.atomic
+def project_create(*, creator, name: str, slug: str = "", **settings) -> Project:
+    """A new project led by ``creator``, who must hold ``annotator.add_project`` (``may_create_projects``)."""
+    if not may_create_projects(creator):
+        raise PermissionDenied("Creating projects is for people the site administrator allows to.")
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "Give the project a name."})
+    unknown = set(settings) - SETTINGS_FIELDS
+    if unknown:
+        raise ValidationError({field: "This setting cannot be set here." for field in unknown})
+    project = Project(name=name, slug=_free_slug(slugify(slug or name)), **settings)
+    project.full_clean()
+    project.save()
+    Membership.objects.create(project=project, user=creator, role=Role.LEAD)
+    return project
+
+
+# --- invite links -------------------------------------------------------------------------------------------------
+
+# A link lets in annotators and adjudicators; a lead is made from a member (set role), by a lead who knows them.
+INVITE_ROLES = (Role.ANNOTATOR, Role.ADJUDICATOR)
+INVITE_DAYS = 14
+
+
+def invite_create(project: Project, *, role: str, actor, days: int = INVITE_DAYS) -> ProjectInvite:
+    if role not in INVITE_ROLES:
+        raise ValidationError({"role": "An invite link makes annotators or adjudicators; make a lead from a member."})
+    return ProjectInvite.objects.create(
+        project=project, role=role, created_by=actor, token=secrets.token_urlsafe(32),
+        expires_at=timezone.now() + timedelta(days=days),
+    )
+
+
+def invite_revoke(invite: ProjectInvite) -> ProjectInvite:
+    ProjectInvite.objects.filter(pk=invite.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    invite.refresh_from_db()
+    return invite
+
+
+@transaction.atomic
+def invite_accept(invite: ProjectInvite, user) -> tuple[Membership, bool]:
+    """``user`` joins the invite's project with its role; returns the membership and whether it is new.
+
+    Someone already in the project keeps their role (a link never changes a member's role).
+    """
+    invite = ProjectInvite.objects.select_for_update().select_related("project").get(pk=invite.pk)
+    if not invite_is_open(invite):
+        raise ValidationError("This invite link has expired or was revoked: ask the project's lead for a new one.")
+    existing = Membership.objects.filter(project=invite.project, user=user).first()
+    if existing is not None:
+        return existing, False
+    membership = Membership.objects.create(project=invite.project, user=user, role=invite.role)
+    ProjectInvite.objects.filter(pk=invite.pk).update(uses=F("uses") + 1)
+    forget_roles(invite.project)
+    return membership, True
