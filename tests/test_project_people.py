@@ -113,3 +113,15 @@ def test_a_site_administrator_adds_any_active_account(accounts):
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     response = token_client(root).post(members_url(project), {"username": "loner"}, format="json")
     assert response.status_code == 201
+
+
+def test_removing_a_member_in_the_admin_goes_through_the_same_service(client, leaver):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    client.force_login(root)
+    membership = models.Membership.objects.get(project=leaver["project"], user=leaver["annotator"])
+    response = client.post(reverse("admin:annotator_membership_delete", args=[membership.pk]), {"post": "yes"},
+                           follow=True)
+    assert response.status_code == 200 and "1 unsubmitted turn released" in response.content.decode()
+    leaver["working"].refresh_from_db()
+    assert leaver["working"].status == models.Assignment.Status.RELEASED
+    assert not models.Membership.objects.filter(pk=membership.pk).exists()
