@@ -92,3 +92,22 @@ def test_a_lead_who_is_not_staff_creates_imports_staffs_and_exports_without_the_
     assert len(lines) == 50 and any(sentence.get("gold") for line in lines for sentence in line["sentences"])
     assert not [url for url in visited if "/admin/" in url]
     assert not lena.is_staff
+
+
+def test_the_console_pages_have_no_serious_accessibility_violation(page_for):
+    from tests.test_accessibility_browser import violations_on
+
+    project = ProjectFactory(slug="pilot", name="Pilot")
+    lena = member(project, Role.LEAD, username="lena")
+    lena.is_superuser = True  # may create projects; still a member-lead of this one
+    lena.save(update_fields=["is_superuser"])
+    ana = member(project, Role.ANNOTATOR, username="ana")
+    invite = models.ProjectInvite.objects.create(project=project, token="t" * 43, role=Role.ANNOTATOR,
+                                                 expires_at="2099-01-01T00:00:00Z")
+    lead = page_for(lena)
+    found = []
+    for path in ("/", "/projects/new/", "/p/pilot/", "/p/pilot/settings/", "/p/pilot/people/",
+                 f"/p/pilot/people/{ana.pk}/remove/"):
+        found += violations_on(lead, path)
+    found += violations_on(page_for(UserFactory(username="newcomer")), f"/join/{invite.token}/")
+    assert not found, "\n".join(found)
