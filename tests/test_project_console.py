@@ -59,8 +59,10 @@ def test_the_settings_page_says_what_each_setting_changes_and_saves_through_the_
             "imported_gold": "reference", "adjudication_order": "oldest", "drawn_turn_review": "double",
             "qualification_pass_mark": 0.9, "qualification_auto_retries": 1, "severity_threshold": 4,
             "error_types": "contradiction\nother"}
-    response = client.post(reverse("project_settings", args=["pilot"]), form)
-    assert response.status_code == 302
+    response = client.post(reverse("project_settings", args=["pilot"]), form, follow=True)
+    saved = re.findall(r'<li class="message success">(.*?)</li>', response.content.decode())
+    assert saved == ["Settings saved: overlap, guidelines, imported gold, qualification pass mark, qualification auto retries, "
+                     "error types."], saved
     project.refresh_from_db()
     assert (project.overlap, project.imported_gold, project.qualification_pass_mark) == (3, ImportedGold.REFERENCE, 0.9)
     assert project.error_types == ["contradiction", "other"] and not project.show_prelabels
@@ -101,7 +103,7 @@ def test_removing_shows_what_happens_before_and_says_what_was_done(client):
     page = client.get(url).content.decode()
     assert "1 unsubmitted turn is released" in page and "No open flag." in page
     assert models.Membership.objects.filter(user=leaver).exists()  # nothing happens before the confirmation
-    response = client.post(url, {"confirm": "on"}, follow=True)
+    response = client.post(url, {"confirm": "yes"}, follow=True)
     assert "Removed leaver: 1 unsubmitted turn released" in response.content.decode()
     slot.refresh_from_db()
     assert slot.status == models.Assignment.Status.RELEASED
@@ -122,15 +124,15 @@ def test_an_invite_link_lets_people_join_with_its_role_until_it_is_revoked(clien
     client.force_login(newcomer)
     assert "Join as annotator" in client.get(link).content.decode()
     assert not models.Membership.objects.filter(user=newcomer).exists()
-    response = client.post(link, {"confirm": "on"})
+    response = client.post(link, {"confirm": "yes"})
     assert response.status_code == 302 and response["Location"] == reverse("project_detail", args=["pilot"])
     assert models.Membership.objects.get(project=project, user=newcomer).role == Role.ANNOTATOR
     assert client.get(reverse("project_join", args=["not-a-token"])).status_code == 404
 
     client.force_login(lead)
-    client.post(reverse("project_invite_revoke", args=["pilot", invite.pk]), {"confirm": "on"})
+    client.post(reverse("project_invite_revoke", args=["pilot", invite.pk]), {"confirm": "yes"})
     late = UserFactory(username="late")
     client.force_login(late)
     assert "expired or was revoked" in client.get(link).content.decode()
-    client.post(link, {"confirm": "on"})
+    client.post(link, {"confirm": "yes"})
     assert not models.Membership.objects.filter(user=late).exists()

@@ -54,7 +54,7 @@ def project_settings(request, slug):
             for field, errors in error.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
         else:
-            changed = ", ".join(str(form.fields[name].label).lower() for name in changes) or "nothing changed"
+            changed = ", ".join(str(form[name].label).lower() for name in changes) or "nothing changed"
             messages.success(request, f"Settings saved: {changed}.")
             return redirect("project_settings", slug=project.slug)
     status = 400 if form.is_bound else 200
@@ -69,7 +69,8 @@ def people(request, slug):
 def _people_page(request, project, *, add_form=None, invite_form=None, status=200):
     context = {
         "project": project,
-        "members": [(membership, MemberRoleForm(initial={"role": membership.role}, prefix=f"m{membership.user_id}"))
+        "members": [(membership, MemberRoleForm(initial={"role": membership.role},
+                                                    auto_id=f"id_member_{membership.user_id}_%s"))
                     for membership in members_of(project)],
         "add_form": add_form or MemberAddForm(),
         "invite_form": invite_form or InviteCreateForm(),
@@ -104,7 +105,7 @@ def _member(project, user_id) -> Membership:
 def member_role(request, slug, user_id):
     project = access_project_as_lead(request.user, slug)
     membership = _member(project, user_id)
-    form = MemberRoleForm(request.POST, prefix=f"m{user_id}")
+    form = MemberRoleForm(request.POST)
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("project_people", args=[slug]))
     try:

@@ -62,20 +62,29 @@ class ErrorTypesField(forms.CharField):
     def prepare_value(self, value):
         return "\n".join(value) if isinstance(value, list) else value
 
-    def to_python(self, value):
-        text = super().to_python(value) or ""
-        return [line.strip() for line in text.splitlines() if line.strip()]
+    def has_changed(self, initial, data):
+        lines = [line.strip() for line in (data or "").splitlines() if line.strip()]
+        return list(initial or []) != lines
+
+    def clean(self, value):
+        text = super().clean(value) or ""  # the text's own checks first: its length, no NUL
+        types = [line.strip() for line in text.splitlines() if line.strip()]
+        if any(len(name) > 100 for name in types):
+            raise forms.ValidationError("An error type has at most 100 characters.")
+        return types
 
 
 class ProjectSettingsForm(forms.ModelForm):
     """Every setting a lead may change; ``project_update_settings`` writes the ones that changed."""
 
     error_types = ErrorTypesField(required=False, max_length=5000)
+    guidelines = forms.CharField(required=False, max_length=50_000, widget=forms.Textarea(attrs={"rows": 5}),
+                                 help_text=Project._meta.get_field("guidelines").help_text)
 
     class Meta:
         model = Project
         fields = [name for _, names in SETTINGS_GROUPS for name in names]
-        widgets = {"guidelines": forms.Textarea(attrs={"rows": 5})}
+
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -122,9 +131,9 @@ class MemberRoleForm(forms.Form):
 
 
 class ConfirmForm(forms.Form):
-    """A POST that only confirms (remove a member, revoke a link, join with a link)."""
+    """A POST that only confirms (remove a member, revoke a link, join with a link): ``confirm=yes``, nothing else."""
 
-    confirm = forms.BooleanField(required=True, widget=forms.HiddenInput, initial=True)
+    confirm = forms.ChoiceField(choices=[("yes", "Yes")], widget=forms.HiddenInput, initial="yes")
 
 
 class InviteCreateForm(forms.Form):
