@@ -276,6 +276,9 @@ class ImportSummary:
     triplets: int = 0
     duplicates: int = 0
     unlabelled: int = 0
+    # Turns imported without a reference text (RefChecker's files often have none): said in the summary, and
+    # the annotation screen says what to judge them against instead of showing an empty pane.
+    without_reference: int = 0
     inconsistencies: list[str] = field(default_factory=list)
 
     @property
@@ -289,6 +292,9 @@ class ImportSummary:
             f"{self.duplicates} duplicate turns skipped; {self.unlabelled} sentences unlabelled; "
             f"{len(self.inconsistencies)} inconsistencies"
         )
+        if self.without_reference:
+            text += (f"; warning: {self.without_reference} turn{'s' if self.without_reference != 1 else ''} without a "
+                     "reference (annotators judge them against the question and the dialogue)")
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
@@ -305,6 +311,7 @@ class ImportSummary:
             "triplets": self.triplets,
             "duplicates": self.duplicates,
             "unlabelled": self.unlabelled,
+            "without_reference": self.without_reference,
             "inconsistencies": self.inconsistencies,
             "line": self.line(),
         }
