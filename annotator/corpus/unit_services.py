@@ -21,7 +21,7 @@ from ..domain.vocabulary import UnitFlagKind
 from ..gold.services import gold_version_bump
 from ..models import (Adjudication, AnnotationEvent, Assignment, ClaimTriplet, GoldEvent, Question,
                       SegmentationChange, Sentence, Turn, UnitFlag)
-from .unit_dependents import dependents_of, dependents_remove, derived_gold_clear
+from .unit_dependents import dependents_of, dependents_remove
 
 # Added to the indices being moved, so that renumbering never meets the unique (turn, index) constraint halfway.
 _INDEX_SHIFT = 1_000_000
@@ -162,21 +162,22 @@ def _clear_dependents(turn: Turn, units, *, actor, reset: bool, what: str) -> li
     if removed:
         dependents_remove(project, units, found, actor=actor, because=because)
     if reset and found.blocking:
-        removed += _reopen_submitted(turn, actor, because)
+        _reopen_submitted(turn, actor, because)
     return removed
 
 
-def _reopen_submitted(turn: Turn, actor, because: str) -> list[dict]:
-    """After a reset, every submitted slot of the turn is open again: its annotator labels the new units
-    (their labels on the other units are kept) and submits again, which derives gold for the turn again; until
-    then the gold that came from their answers is cleared (``derived_gold_clear``), as when a lead reopens."""
+def _reopen_submitted(turn: Turn, actor, because: str) -> None:
+    """After a reset, every submitted slot of the turn is open again, because its annotator must label the new
+    units; what they and the adjudicator decided on the units the change did not touch stays: their labels, the
+    gold (agreement, adjudication, override, imported), resolved and open disputes. When they submit again, the
+    new units are decided, and a unit whose agreement no longer holds (an annotator changed their label
+    meanwhile) is decided again (``gold_derive_for_turn``). Each reopening is in the slot's audit."""
     for assignment in Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED):
         AnnotationEvent.objects.create(assignment=assignment, actor=actor, action="segmentation_reset",
                                        old={"status": assignment.status},
-                                       new={"status": Assignment.Status.IN_PROGRESS})
+                                       new={"status": Assignment.Status.IN_PROGRESS, "reason": because})
     Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED).update(
         status=Assignment.Status.IN_PROGRESS, submitted_at=None)
-    return derived_gold_clear(turn, actor=actor, because=because)
 
 
 def _shift(turn: Turn, *, above: int, by: int) -> None:

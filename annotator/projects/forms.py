@@ -14,8 +14,9 @@ EXPLANATIONS = {
     "guidelines": "Markdown the annotators read beside the turn (Help, key ?). Changing them affects what "
                   "annotators read from now on; labels already given stay.",
     "overlap": "How many different annotators label each turn; gold comes from their agreement, so it takes at "
-               "least 2. Raising it opens one more slot on every turn, also on turns already compared (sentences "
-               "that have gold keep it). Lowering it hands out fewer new slots; slots already given stay.",
+               "least 2. Raising it opens one more slot on every turn, also on turns already compared: when the new "
+               "annotator submits, a sentence whose annotators no longer all agree is decided again (adjudicated "
+               "gold stays). Lowering it hands out fewer new slots; slots already given stay.",
     "protocol_mode": "How annotators reach a label: the CogniBench walk of yes/no questions, or one choice among "
                      "seven labels. Labels already given keep the path they were given with; the next sentences "
                      "are asked the new way.",
