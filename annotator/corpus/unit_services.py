@@ -92,11 +92,11 @@ def unit_split(turn: Turn, sentence_id: int, offset: int, *, actor, reset: bool,
         except rules.SegmentationError as error:
             raise UnitError(str(error)) from None
         first, second = after[unit.index], after[unit.index + 1]
-        removed = _clear_dependents(turn, [unit], actor=actor, reset=reset, what=f"Unit {unit.index} cannot be split")
+        removed = _clear_dependents(turn, [unit], actor=actor, reset=reset, what=f"Unit {unit.index + 1} cannot be split")
         _shift(turn, above=unit.index, by=1)
         Sentence.objects.filter(pk=unit.pk).update(start=first.start, end=first.end, text=first.text)
         Sentence.objects.create(turn=turn, index=second.index, start=second.start, end=second.end, text=second.text)
-        _resolve_flags([unit], actor, f"Split into units {first.index} and {second.index}.")
+        _resolve_flags([unit], actor, f"Split into units {first.index + 1} and {second.index + 1}.")
         return _record(turn, SegmentationChange.Action.SPLIT, before, after, removed, actor, reason)
 
 
@@ -111,13 +111,13 @@ def unit_merge(turn: Turn, sentence_id: int, *, actor, reset: bool, reason: str 
             raise UnitError(str(error)) from None
         following = units[unit.index + 1]
         removed = _clear_dependents(turn, [unit, following], actor=actor, reset=reset,
-                                    what=f"Units {unit.index} and {following.index} cannot be merged")
+                                    what=f"Units {unit.index + 1} and {following.index + 1} cannot be merged")
         # The merged unit keeps the first unit's id; what was said about the second one (questions, claim
         # triplets, the annotation and gold history) is about part of the merged unit: it moves there.
         for model in (Question, ClaimTriplet, AnnotationEvent, GoldEvent):
             model.objects.filter(sentence_id=following.pk).update(sentence_id=unit.pk)
-        _resolve_flags([unit, following], actor, f"Merged units {unit.index} and {following.index} "
-                                                  f"into unit {unit.index}.")
+        _resolve_flags([unit, following], actor, f"Merged units {unit.index + 1} and {following.index + 1} "
+                                                  f"into unit {unit.index + 1}.")
         following.delete()
         merged = after[unit.index]
         Sentence.objects.filter(pk=unit.pk).update(start=merged.start, end=merged.end, text=merged.text)
