@@ -109,7 +109,7 @@ def test_a_lead_splits_a_flagged_unit_the_flag_is_resolved_and_the_audit_shows_b
     change = SegmentationChange.objects.get()
     assert (change.action, len(change.before), len(change.after), change.reason) == ("split", 3, 4, "Two sentences.")
     page = lead.get(f"/p/{project.slug}/turns/{turn.pk}/").content.decode()
-    assert "Split a unit" in page and "[1] “The lighthouse was automated in 1984.”" in page
+    assert "Split a unit" in page and "[2] “The lighthouse was automated in 1984.”" in page
 
 
 def test_merge_joins_a_unit_with_the_next_one_and_keeps_the_questions_about_either(world):
