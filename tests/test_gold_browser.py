@@ -58,7 +58,7 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     # The next dispute is active: walk the protocol with 1/2 (relevant, cognitive, rational, not grounded).
     second_card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=second).pk}")
     expect(second_card).to_have_class(re.compile(r"\bactive\b"))
-    for key, asked in (("1", "Is the sentence irrelevant?"), ("2", "Factual or cognitive?"),
+    for key, asked in (("1", "Is the sentence relevant?"), ("2", "Factual or cognitive?"),
                        ("1", "Is it rational?"), ("2", "Is it grounded in the reference?")):
         expect(second_card.locator(".question")).to_contain_text(asked)
         page.keyboard.press(key)
