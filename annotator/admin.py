@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 
 from . import models
 from .projects.services import membership_remove
-from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
+from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
@@ -43,6 +43,9 @@ class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]
+    # The protocol is set on the project's Protocol page (or protocol_set / the API), where it is checked and
+    # versioned; the admin only shows which version is current.
+    readonly_fields = ["protocol_version"]
     actions = [_export_action("jsonl", "Export gold JSONL"),
                _export_action("cognibench", "Export CogniBench labels.json")]
 
@@ -74,7 +77,8 @@ class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class DialogueAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
+    blind_turn_path = "turns"  # a dialogue with a turn the user is annotating is hidden whole
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -89,7 +93,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class TurnAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
     project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]
@@ -111,7 +115,7 @@ class ImportUploadForm(forms.ModelForm):
         }
 
     def clean(self):
-        from .corpus.import_forms import upload_problems_add
+        from annotator.corpus.imports.forms import upload_problems_add
 
         # The same checks as the project page's form and the API (kind, size, extension, content).
         return upload_problems_add(self, super().clean())
@@ -156,7 +160,7 @@ class ImportBatchAdmin(admin.ModelAdmin):
         return obj is None and super().has_change_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .corpus.imports import import_batch_start
+        from annotator.corpus.imports.services import import_batch_start
 
         data = form.cleaned_data
         batch = import_batch_start(data["project"], data["kind"], data["upload"], data.get("second_upload"),

@@ -2,7 +2,10 @@
 
 from celery import shared_task
 
-from .corpus.imports import import_batch_execute
+from annotator.corpus.exports.services import export_job_execute
+from annotator.corpus.imports.services import import_batch_execute
+from annotator.models import Project
+from annotator.reports.selectors import project_report
 
 
 @shared_task(name="annotator.import_batch_run")
@@ -14,17 +17,12 @@ def import_batch_run(batch_id: int) -> None:
 @shared_task(name="annotator.export_job_run")
 def export_job_run(job_id: int) -> None:
     """Write a gold export to a file; progress and the file are recorded on the ExportJob."""
-    from .corpus.exports import export_job_execute
-
     export_job_execute(job_id)
 
 
 @shared_task(name="annotator.reports_refresh")
 def reports_refresh(project_id: int) -> None:
     """Compute the reports page's numbers for the project's current data (they land in the cache)."""
-    from .models import Project
-    from .reports.selectors import project_report
-
     project = Project.objects.filter(pk=project_id).first()
     if project is not None:  # deleted since: nothing to compute
         project_report(project)

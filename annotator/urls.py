@@ -5,9 +5,10 @@ from django.urls import include, path
 from .work import sync_views as annotation_sync
 from .claims import views as claims
 from .corpus import views as data
-from .corpus import unit_views as units
+from annotator.corpus.units import views as units
 from .gold import views as gold
 from .projects import console_views as console
+from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
 from .work import views as workspace
@@ -25,10 +26,12 @@ urlpatterns = [
     path("p/<slug:slug>/invites/new/", console.invite_create, name="project_invite_create"),
     path("p/<slug:slug>/invites/<int:invite_id>/revoke/", console.invite_revoke, name="project_invite_revoke"),
     path("join/<str:token>/", console.project_join, name="project_join"),
+    path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
+    path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)
     path("p/<slug:slug>/turns/", data.turn_list, name="turn_list"),
     path("p/<slug:slug>/turns/<int:turn_id>/", data.turn_detail, name="turn_detail"),
-    # Units: an annotator's flag, a lead's split / merge / dismissal (corpus/unit_views.py)
+    # Units: an annotator's flag, a lead's split / merge / dismissal (corpus/units/views.py)
     path("a/<int:assignment_id>/units/flag/", units.unit_flag, name="unit_flag"),
     path("p/<slug:slug>/turns/<int:turn_id>/units/split/", units.unit_split_view, name="unit_split"),
     path("p/<slug:slug>/turns/<int:turn_id>/units/merge/", units.unit_merge_view, name="unit_merge"),

@@ -55,14 +55,14 @@ def _as_field_errors(detail):
 
 def _service_errors():
     """Exceptions the services raise for a refused action, imported lazily (no import cycles)."""
-    from annotator.corpus.importers import ImportFormatError
+    from annotator.corpus.imports.importers import ImportFormatError
     from annotator.work.services import SubmitRefused
     from annotator.work.write import AnnotationError, AssignmentClosed, VersionConflict
     from annotator.work.assignment import AssignmentError
     from annotator.gold.services import GoldError
     from annotator.qa.services import QAError
     from annotator.qa.qualification import QualificationError
-    from autolabel.services import JobError
+    from autolabel.jobs.services import JobError
 
     refused = (AnnotationError, AssignmentError, GoldError, QAError, QualificationError, JobError, ImportFormatError)
     return VersionConflict, AssignmentClosed, SubmitRefused, refused

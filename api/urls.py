@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from . import pages
 from .exceptions import api_not_found
-from .views import auth, autolabel, corpus, draws, faithfulness, gold, projects, qa, units, work, workflow
+from .views import auth, autolabel, corpus, draws, faithfulness, gold, projects, protocols, qa, units, work, workflow
 
 app_name = "api"
 
@@ -40,6 +40,7 @@ class RedocView(SpectacularRedocView):
 
 project_patterns = [
     path("", projects.ProjectDetailView.as_view(), name="project-detail"),
+    path("protocol/", protocols.ProtocolView.as_view(), name="project-protocol"),
     path("members/", projects.MemberListView.as_view(), name="member-list"),
     path("members/<id:user_id>/", projects.MemberDetailView.as_view(), name="member-detail"),
     path("imports/", corpus.BatchListView.as_view(), name="import-list"),

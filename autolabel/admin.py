@@ -20,9 +20,10 @@ from annotator.access import led_projects
 from annotator.admin_scoping import LedProjectsAdmin
 from annotator.models import Dialogue, Project, Turn
 
-from . import selectors, services
-from .forms import JobStartForm
-from .llm import api_key_env_refusal
+from autolabel.jobs import selectors
+from autolabel.jobs import services
+from autolabel.jobs.forms import JobStartForm
+from autolabel.jobs.llm import api_key_env_refusal
 from .models import AutoLabelJob, ContrastiveExample, LLMProfile, PromptVersion
 
 SESSION_KEY = "autolabel_selection"
@@ -280,7 +281,7 @@ for _model in (Project, Dialogue, Turn):
         _model_admin.actions = [*(_model_admin.actions or []), autolabel_selected]
 
 
-# --- claim-triplet extraction jobs (RefChecker's extractor step; autolabel/extraction_jobs.py) -------------
+# --- claim-triplet extraction jobs (RefChecker's extractor step; autolabel/extraction/services.py) -------------
 
 from .models import ExtractionJob  # noqa: E402
 
@@ -291,7 +292,7 @@ class ExtractionJobAddForm(forms.ModelForm):
         fields = ("project", "kind", "profile", "model", "only_missing", "source_job")
 
     def clean(self):
-        from .extraction_jobs import extraction_job_check
+        from autolabel.extraction.services import extraction_job_check
 
         data = super().clean()
         job = ExtractionJob(**{name: data.get(name) for name in ("project", "kind", "profile", "model", "source_job")})
@@ -325,7 +326,7 @@ class ExtractionJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
         return () if obj is None else self.get_fields(request, obj)
 
     def save_model(self, request, obj, form, change):
-        from .extraction_jobs import extraction_job_enqueue, extraction_job_prepare
+        from autolabel.extraction.services import extraction_job_enqueue, extraction_job_prepare
 
         if change:
             return
@@ -335,7 +336,7 @@ class ExtractionJobAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected extraction jobs")
     def cancel_extraction_jobs(self, request, queryset):
-        from .extraction_jobs import extraction_job_cancel
+        from autolabel.extraction.services import extraction_job_cancel
 
         for job in queryset.exclude(status__in=ExtractionJob.FINISHED):
             extraction_job_cancel(job)

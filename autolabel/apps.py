@@ -10,7 +10,8 @@ class AutolabelConfig(AppConfig):
         # through hooks it owns; it never imports this app.
         from annotator import extensions
 
-        from . import selectors, unit_dependents
+        from autolabel import unit_dependents
+        from autolabel.jobs import selectors
 
         extensions.has_predictions.register(selectors.has_finished_job)
         extensions.latest_predictions.register(selectors.latest_predictions_by_sentence)

@@ -7,7 +7,7 @@ from django.db import models
 from annotator.models import Project, Sentence, Turn
 from annotator.domain.vocabulary import Label
 
-from . import prompting
+from autolabel.labelling import prompting
 
 
 class LLMProfile(models.Model):
@@ -37,7 +37,7 @@ class LLMProfile(models.Model):
         return self.name
 
     def clean(self):
-        from .llm import api_key_env_refusal
+        from autolabel.jobs.llm import api_key_env_refusal
 
         if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
             raise ValidationError({"api_key_env": "An environment variable name: letters, digits and underscores."})

@@ -12,7 +12,8 @@ from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.db import close_old_connections
 
-from . import services
+from autolabel.extraction.services import extraction_job_run
+from autolabel.jobs import services
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -60,7 +61,5 @@ def stop_watchdog(**kwargs):
 
 @shared_task(name="autolabel.extract_triplets", ignore_result=True, acks_late=True)
 def extract_triplets(job_id: int):
-    from .extraction_jobs import extraction_job_run
-
     status = extraction_job_run(job_id)
     log.info("triplet extraction job %s: %s", job_id, status)

@@ -1,6 +1,9 @@
 from django.urls import path
 
-from . import checks_views, faithfulness_views, views
+from autolabel.checks import views as checks_views
+from autolabel.evaluation import views as evaluation_views
+from autolabel.faithfulness import views as faithfulness_views
+from autolabel.jobs import views
 
 app_name = "autolabel"
 
@@ -8,12 +11,12 @@ urlpatterns = [
     path("p/<slug:slug>/autolabel/", views.job_list, name="job_list"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
-    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/", views.job_evaluation, name="job_evaluation"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/", evaluation_views.job_evaluation, name="job_evaluation"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/", faithfulness_views.job_faithfulness,
          name="job_faithfulness"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/faithfulness/csv/", faithfulness_views.job_faithfulness_csv,
          name="job_faithfulness_csv"),
-    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", views.job_comparison, name="job_comparison"),
+    path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", evaluation_views.job_comparison, name="job_comparison"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/checks/", checks_views.job_checks, name="job_checks"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]

@@ -92,7 +92,7 @@ def make_turns(project, count):
 
 
 def run_job(project, profile, samples=5, threshold=3, use_n=True, watch=None):
-    from autolabel import services
+    from autolabel.jobs import services
     from autolabel.models import AutoLabelJob
 
     started = time.monotonic()
@@ -111,7 +111,9 @@ def reference_way(base_url, project, samples, threads=20):
     """CogniBench's reference script: one request per sample, 20 threads, a 1-2 s pause before each call."""
     import openai
 
-    from autolabel import parsing, pipeline, prompting
+    from autolabel.labelling import parsing
+    from autolabel.labelling import pipeline
+    from autolabel.labelling import prompting
     from autolabel.models import PromptVersion
 
     version = PromptVersion.objects.filter(project=project).order_by("-version").first()

@@ -79,7 +79,7 @@ def main() -> int:
 
         call_command("migrate", verbosity=0)
         from annotator.models import Sentence
-        from autolabel import services
+        from autolabel.jobs import services
         from autolabel.models import AutoLabelJob, LLMProfile, Prediction, SampleReply
         from bench.synthetic import create_synthetic_project
 

@@ -37,7 +37,7 @@ from annotator.domain import protocol  # noqa: E402
 from annotator.domain.vocabulary import HALLUCINATED_LABELS, DrawStrategy, GoldProvenance  # noqa: E402
 from annotator.fastsql.bulk import insert_rows  # noqa: E402
 from annotator.models import DrawnTurn, GoldLabel, Project, Sentence, TurnDraw  # noqa: E402
-from autolabel.faithfulness_report import faithfulness_report  # noqa: E402
+from autolabel.faithfulness.report import faithfulness_report  # noqa: E402
 from autolabel.models import AutoLabelJob, JobTurn, LLMProfile, Prediction, PromptVersion  # noqa: E402
 from bench.synthetic import create_synthetic_project  # noqa: E402
 

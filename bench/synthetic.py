@@ -148,10 +148,10 @@ def create_synthetic_project(slug, turns=24_000, sentences_per_turn=10, referenc
     """Create (or fill) project ``slug`` with the synthetic corpus, in bulk; returns (project, summary)."""
     from django.db import transaction
 
-    from annotator.corpus.importers import ImportSummary
-    from annotator.corpus.importers.jsonl import record_from_object
+    from annotator.corpus.imports.importers import ImportSummary
+    from annotator.corpus.imports.importers.jsonl import record_from_object
     from annotator.models import Project
-    from annotator.corpus.imports import records_import
+    from annotator.corpus.imports.services import records_import
 
     project, _ = Project.objects.get_or_create(slug=slug, defaults={"name": name or f"Synthetic {slug}"})
     summary = ImportSummary(files=["synthetic corpus"])

@@ -80,10 +80,10 @@ def build_project():
     from django.db.models import F
     from django.utils import timezone
 
-    from annotator.corpus.importers import ImportSummary
-    from annotator.corpus.importers.jsonl import record_from_object
+    from annotator.corpus.imports.importers import ImportSummary
+    from annotator.corpus.imports.importers.jsonl import record_from_object
     from annotator.models import Assignment, Membership, Project, Turn
-    from annotator.corpus.imports import records_import
+    from annotator.corpus.imports.services import records_import
     from annotator.domain.vocabulary import Role
     from bench.synthetic import iter_turn_objects
 

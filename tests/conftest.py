@@ -45,6 +45,15 @@ def empty_cache():
     yield
 
 
+@pytest.fixture(autouse=True)
+def fresh_protocols():
+    """Loaded protocol versions are cached by row id, and a rolled-back test reuses ids."""
+    from annotator.projects.protocols import forget_loaded_protocols
+
+    forget_loaded_protocols()
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_celery_queue():
     """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""

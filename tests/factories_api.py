@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from annotator import models
 from autolabel.models import LLMProfile
-from autolabel.services import job_create
+from autolabel.jobs.services import job_create
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 

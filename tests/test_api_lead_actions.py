@@ -8,9 +8,9 @@ import pytest
 
 from annotator.models import AnnotationEvent, Assignment, GoldEvent, GoldLabel, QualificationResult, Turn
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
-from autolabel.calibration_selectors import job_evaluation_report
+from autolabel.evaluation.selectors import job_evaluation_report
 from autolabel.models import Prediction
-from autolabel.services import job_create
+from autolabel.jobs.services import job_create
 from tests.factories import TurnFactory, member
 from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)
 from tests.factories_autolabel import gold_turn as autolabel_gold_turn

@@ -36,6 +36,8 @@ FEEDBACK = {"pk": lambda w: w.feedback.pk}
 PROJECT_ENDPOINTS = {
     "project-detail": ({}, {"GET": (MEMBERS, 200), "PATCH": (LEADS, 200)}),
     "member-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
+    # Any member reads the protocol; a lead replaces it (an empty body is a document that does not hold: 400).
+    "project-protocol": ({}, {"GET": (MEMBERS, 200), "PUT": (LEADS, 400)}),
     "member-detail": (
         {"user_id": lambda w: w.users["annotator"].pk},
         {"GET": (LEADS, 200), "PATCH": (LEADS, 400), "DELETE": (LEADS, 200)},

@@ -2,7 +2,8 @@
 
 import pytest
 
-from autolabel import batch, services
+from autolabel.jobs import batch
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory

@@ -8,10 +8,10 @@ import pytest
 
 from annotator.domain.agreement import cohen_kappa
 from annotator.domain.protocol import path_for_label
-from autolabel.calibration import bin_index, calibration
-from autolabel.comparison import compare
-from autolabel.evaluation import Item, baseline_scores, detection_scores, evaluate
-from autolabel.rater_agreement import RatedSentence, rater_agreement
+from autolabel.evaluation.calibration import bin_index, calibration
+from autolabel.evaluation.comparison import compare
+from autolabel.evaluation.scores import Item, baseline_scores, detection_scores, evaluate
+from autolabel.evaluation.rater_agreement import RatedSentence, rater_agreement
 
 HALLUCINATED = {"invented", "misleading", "speculative"}
 ABSTAIN = {"label": None, "hallucinated": None, "kind": None}

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from annotator.models import Assignment, SentenceAnnotation
 from annotator.domain.vocabulary import Role
-from autolabel import calibration_selectors, selectors
+from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction, PromptVersion
 from tests.factories import ProjectFactory, member
 from tests.factories_api import FAST_HASHERS
@@ -80,7 +80,7 @@ def test_evaluation_page_names_both_scores_shows_baselines_calibration_and_the_r
     response = page(client, lead, "job_evaluation", project, good)
     html = response.content.decode()
     assert response.status_code == 200
-    report = selectors.job_evaluation(good)
+    report = calibration_selectors.job_evaluation(good)
     assert "CogniBench overall (macro)" in html and "Any hallucination (pooled)" in html
     assert f"<strong>{report['thresholds'][3]['cognibench_overall']['f1']}</strong>" in html
     assert "Baseline: flag every sentence" in html and "Baseline: flag none" in html
@@ -190,7 +190,7 @@ def test_command_prints_both_scores_baselines_calibration_and_comparison(world):
     assert f"Comparison: job {good.pk} (A) vs job {lazy.pk} (B)" in text and "4 turns, 20 sentences" in text
     report = json.loads(run("--project", project.slug, "--job", str(good.pk), "--json", "--calibration",
                             "--compare", str(lazy.pk)))
-    assert report["thresholds"]["3"]["cognibench_overall"] == selectors.job_evaluation(good)["thresholds"][3]["cognibench_overall"]
+    assert report["thresholds"]["3"]["cognibench_overall"] == calibration_selectors.job_evaluation(good)["thresholds"][3]["cognibench_overall"]
     assert set(report["baselines"]) == {"flag_every_sentence", "flag_none"}
     assert report["calibration"]["binary"]["n"] == 20 and "kappa_gold" in report["rater"]["variables"]["kind"]
     assert report["comparison"]["views"]["factual"]["difference"]["f1"] == -1.0

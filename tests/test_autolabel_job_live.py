@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from annotator.domain.vocabulary import Role
-from autolabel import services
-from autolabel.live import LIVE_TURNS
+from autolabel.jobs import services
+from autolabel.jobs.live import LIVE_TURNS
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
 from tests.factories import AssignmentFactory, ProjectFactory, member
 from tests.factories_autolabel import plain_turns

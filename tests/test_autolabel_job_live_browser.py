@@ -4,7 +4,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Role
-from autolabel import services
+from autolabel.jobs import services
 from autolabel.models import LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import ProjectFactory, member

@@ -2,7 +2,7 @@
 
 import pytest
 
-from autolabel import services
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, JobTurn, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory

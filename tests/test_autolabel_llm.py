@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from autolabel.llm import Caller, CallResult, backoff_seconds, cost_of, request_body, retry_after_seconds
+from autolabel.jobs.llm import Caller, CallResult, backoff_seconds, cost_of, request_body, retry_after_seconds
 
 
 def test_retry_after_in_seconds_milliseconds_or_http_date():

@@ -5,7 +5,10 @@ from django.urls import reverse
 
 from annotator.models import Turn
 from annotator.domain.vocabulary import Role
-from autolabel import pipeline, progress, selectors, services
+from autolabel.labelling import pipeline
+from autolabel.jobs import progress
+from autolabel.jobs import selectors
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, ContrastiveExample, LLMProfile, Prediction, PromptVersion
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory, UserFactory, member
@@ -221,7 +224,7 @@ def test_staff_only_admin(client):
 def test_lead_turn_page_and_gold_export_carry_the_predictions(client, finished_job):
     import json
 
-    from annotator.corpus.exporters.jsonl import jsonl_lines
+    from annotator.corpus.exports.exporters.jsonl import jsonl_lines
 
     project, turn, job = finished_job
     client.force_login(member(project, Role.LEAD))

@@ -2,8 +2,8 @@
 
 from annotator.domain.vocabulary import Label
 from autolabel.baseline import judge
-from autolabel.parsing import Problem, Stage1Tag, parse_prompt, parse_reply, sample_label
-from autolabel.prompting import (
+from autolabel.labelling.parsing import Problem, Stage1Tag, parse_prompt, parse_reply, sample_label
+from autolabel.labelling.prompting import (
     DEFAULT_STAGE1_TEMPLATE,
     DEFAULT_STAGE2_TEMPLATE,
     STAGE_1,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autolabel.evaluation import Item, cognitive_confusion, detection_scores, evaluate
-from autolabel.voting import decide
+from autolabel.evaluation.scores import Item, cognitive_confusion, detection_scores, evaluate
+from autolabel.labelling.voting import decide
 
 
 def v(label, hallucinated=None, kind=None):

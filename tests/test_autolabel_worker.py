@@ -5,7 +5,7 @@ import signal
 
 import pytest
 
-from autolabel import services
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.conftest import wait_until

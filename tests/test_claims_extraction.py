@@ -7,8 +7,8 @@ from django.core.management import call_command
 
 from annotator.models import ClaimTriplet
 from annotator.domain.vocabulary import TripletSource
-from autolabel import extraction
-from autolabel.extraction_jobs import extraction_job_create, extraction_job_run
+from autolabel.extraction import triplets as extraction
+from autolabel.extraction.services import extraction_job_create, extraction_job_run
 from autolabel.models import ExtractionJob
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.conftest import wait_until
@@ -161,7 +161,7 @@ def test_severity_prompt_parser_and_baseline_rule():
 def test_prelabeler_rates_the_severity_of_its_predicted_hallucinations(profile, client):
     from annotator.models import GoldLabel
     from annotator.domain.vocabulary import GoldProvenance, Label, Role, SEVERITY_LABELS
-    from autolabel import services
+    from autolabel.jobs import services
     from autolabel.models import Prediction, SeverityPrediction
 
     from .factories import member

@@ -8,13 +8,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator.corpus.draws import draw_record
+from annotator.corpus.draws.services import draw_record
 from annotator.domain.vocabulary import DrawStrategy, DrawnTurnReview, GoldProvenance, Label, Role
 from annotator.gold.services import annotation_reopen
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence
 from annotator.work.assignment import assignment_next
 from annotator.work.services import annotation_amend, assignment_submit
-from autolabel.drawing import draw_for_job
+from autolabel.checks.drawing import draw_for_job
 from tests.factories import ProjectFactory, member
 from tests.factories_api import token_client
 from tests.factories_draws import finished_job

@@ -11,7 +11,7 @@ from annotator.domain.vocabulary import DrawStrategy, DrawnTurnReview, Label, Ro
 from annotator.models import Assignment, GoldLabel, Project, TurnDraw
 from annotator.work.assignment import assignment_next
 from annotator.work.services import assignment_submit
-from autolabel.drawing import draw_for_job
+from autolabel.checks.drawing import draw_for_job
 from autolabel.models import AutoLabelJob
 from tests.factories import UserFactory, member
 from tests.factories_api import token_client

@@ -6,13 +6,13 @@ import threading
 import pytest
 from django.db import connections
 
-from annotator.corpus.draws import DrawError, draw_record
+from annotator.corpus.draws.services import DrawError, draw_record
 from annotator.domain.vocabulary import DrawStrategy, DrawnTurnReview, Label
 from annotator.models import Assignment, DrawnTurn, Turn, TurnDraw
 from annotator.work.assignment import assignment_next
 from annotator.work.selectors import queue_for
 from annotator.work.services import assignment_submit
-from autolabel.drawing import candidate_turn_ids, draw_for_job
+from autolabel.checks.drawing import candidate_turn_ids, draw_for_job
 from autolabel.models import AutoLabelJob
 from tests.factories import member
 from tests.factories_draws import SURE, finished_job

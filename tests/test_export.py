@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator import models
-from annotator.corpus.importers import cognibench
+from annotator.corpus.imports.importers import cognibench
 from annotator.domain.protocol import path_for_label
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.conftest import SHARED_DATA
@@ -191,7 +191,7 @@ def test_an_export_outside_a_transaction_reads_one_snapshot_and_the_same_bytes(t
 
     if connection.vendor != "postgresql":
         return  # SQLite: one connection, whose open cursor holds the snapshot
-    from annotator.corpus.export_stream import _rows_from_snapshot, _snapshot
+    from annotator.corpus.exports.stream import _rows_from_snapshot, _snapshot
 
     labelled = models.GoldLabel.objects.filter(sentence__turn__dialogue__project=project)
     before = sorted(labelled.values_list("sentence_id", "label"))

@@ -8,7 +8,7 @@ the gold-only one because the judge, although biased, is informative.
 import numpy as np
 import pytest
 
-from autolabel.faithfulness import estimate_ratio
+from autolabel.faithfulness.estimators import estimate_ratio
 
 REPETITIONS = 200
 TRUTH = 0.25

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotator.domain.vocabulary import Role
-from autolabel.faithfulness_report import faithfulness_report
+from autolabel.faithfulness.report import faithfulness_report
 from tests.factories import AssignmentFactory, ProjectFactory, member
 from tests.factories_api import token_client
 from tests.factories_faithfulness import draw, finished_job

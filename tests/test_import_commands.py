@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from annotator.corpus.importers import cognibench
+from annotator.corpus.imports.importers import cognibench
 from annotator.models import ClaimTriplet, Dialogue, GoldEvent, GoldLabel, ImportBatch, Sentence, Turn
 from annotator.domain.vocabulary import GoldProvenance, Label
 from tests.conftest import SHARED_DATA
@@ -283,7 +283,7 @@ def test_a_large_import_refreshes_the_planner_statistics_when_it_commits(tmp_pat
     if connection.vendor != "postgresql":
         pytest.skip("SQLite plans without table statistics")
     from bench.synthetic import write_jsonl
-    from annotator.corpus.import_records import ANALYZE_AFTER_TURNS
+    from annotator.corpus.imports.records import ANALYZE_AFTER_TURNS
 
     ProjectFactory(slug="big")
     small = write_jsonl(tmp_path / "small.jsonl", turns=20, sentences_per_turn=2, reference_words=20, labelled=False)

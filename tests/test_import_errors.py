@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from annotator.models import Dialogue, ImportBatch, Sentence, Turn
-from annotator.corpus.imports import import_batch_execute, import_batch_start
+from annotator.corpus.imports.services import import_batch_execute, import_batch_start
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, member
 
@@ -235,7 +235,8 @@ def test_an_uploaded_refchecker_file_keeps_its_name_for_ids_topic_and_model(priv
 
 def test_records_are_read_alike_whatever_the_window(tmp_path, monkeypatch):
     """The file is read in chunks: records, numbers, strings and escapes cut at every place read the same."""
-    from annotator.corpus.importers import cognibench, reading
+    from annotator.corpus.imports.importers import cognibench
+    from annotator.corpus.imports.importers import reading
     from tests.conftest import SHARED_DATA
 
     sample = SHARED_DATA / "cognibench-sample"
@@ -248,7 +249,7 @@ def test_records_are_read_alike_whatever_the_window(tmp_path, monkeypatch):
 
 
 def test_a_record_broken_early_in_a_large_file_is_named_as_broken_not_as_too_long(tmp_path, monkeypatch):
-    from annotator.corpus.importers import reading
+    from annotator.corpus.imports.importers import reading
 
     monkeypatch.setattr(reading, "CHUNK_CHARS", 64)
     monkeypatch.setattr(reading, "MAX_RECORD_CHARS", 2_000)

@@ -7,6 +7,7 @@ turn gets more slots than the overlap, nobody gets two, and the slots handed
 out are the oldest turns, each filled up to the overlap.
 """
 
+import functools
 import threading
 from collections import Counter
 
@@ -17,6 +18,7 @@ from django.urls import reverse
 
 from annotator.models import Assignment
 from tests.factories_workspace import annotators, project_with_turns
+from tests.threads import run_at_once
 
 
 
@@ -38,23 +40,14 @@ def test_fifty_annotators_asking_at_once_never_share_a_slot_beyond_the_overlap()
         clients.append(client)
     barrier = threading.Barrier(ANNOTATORS)
     url = reverse("workspace_next", args=[project.slug])
-    results, failures = {}, []
+    results = {}
 
     def start(index):
-        try:
-            barrier.wait(30)
-            response = clients[index].post(url)
-            results[index] = (response.status_code, response.get("Location", ""))
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
+        barrier.wait(30)
+        response = clients[index].post(url)
+        results[index] = (response.status_code, response.get("Location", ""))
 
-    threads = [threading.Thread(target=start, args=(i,)) for i in range(ANNOTATORS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    failures = run_at_once(*(functools.partial(start, i) for i in range(ANNOTATORS)))
     assert not failures, failures
     assert len(results) == ANNOTATORS
     assert all(status == 302 and "/a/" in location for status, location in results.values()), results

@@ -124,7 +124,7 @@ def test_hostile_cognibench_files(tmp_path, content, expected):
 
 
 def test_an_oversized_line_is_refused_before_it_is_parsed(tmp_path):
-    from annotator.corpus.importers.jsonl import MAX_LINE_BYTES
+    from annotator.corpus.imports.importers.jsonl import MAX_LINE_BYTES
 
     project = ProjectFactory(slug="hostile")
     huge = {"dialogue": {"id": "huge"}, "turn": {"index": 0, "response": "word " * (MAX_LINE_BYTES // 5 + 10)}}

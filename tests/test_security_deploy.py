@@ -85,8 +85,8 @@ def test_a_variable_named_in_the_allow_list_is_accepted(settings):
 
 def test_where_the_key_is_read_a_profile_saved_around_the_form_cannot_send_secret_key(monkeypatch, settings):
     """A profile written straight to the database (shell, fixture, older version): the job fails, nothing is sent."""
-    from autolabel import services
-    from autolabel.llm import EndpointConfigurationError, api_key_from_env
+    from autolabel.jobs import services
+    from autolabel.jobs.llm import EndpointConfigurationError, api_key_from_env
     from autolabel.models import LLMProfile
     from tests.factories import ProjectFactory
 

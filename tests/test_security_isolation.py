@@ -20,7 +20,7 @@ from django.test import Client
 
 from annotator import models
 from annotator.domain import protocol
-from annotator.corpus.exporters import FORMATS
+from annotator.corpus.exports.exporters import FORMATS
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls

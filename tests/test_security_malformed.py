@@ -167,6 +167,10 @@ PROBES = {
                                            ("role", "days")),
     ("project_invite_revoke", None): Probe("lead", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
     ("project_join", None): Probe("creator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
+    ("project_protocol", None): Probe("lead", {"source": ENUM, "shipped": ENUM, "document": TEXT, "label_mapping": TEXT},
+                                      {"source": "edited", "document": '{"id": "cognibench"}'}, ("source",)),
+    # The preview judges the document's text (a 200 listing its problems is its answer); its form fields are probed.
+    ("project_protocol_preview", None): Probe("lead", {"source": ENUM, "shipped": ENUM}, {"document": "{}"}),
     ("api:token-page", None): Probe("annotator", {"action": ENUM}, {"action": "create"}),
     ("login", None): Probe("annotator", {"username": SHORT, "password": SHORT}),
     ("logout", None): Probe("annotator", {}),

@@ -12,7 +12,7 @@ from django.test import override_settings
 from django.urls import clear_url_caches, reverse
 
 from annotator import models
-from annotator.corpus.exports import export_job_execute
+from annotator.corpus.exports.services import export_job_execute
 from annotator.storage import PrivateStorage, export_file_path, import_upload_path
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member

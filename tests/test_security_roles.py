@@ -24,7 +24,7 @@ from annotator.access import projects_for, role_in
 from annotator.projects.services import membership_remove
 from annotator.domain.vocabulary import Label, Role
 from autolabel.models import LLMProfile
-from autolabel.services import job_create
+from autolabel.jobs.services import job_create
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db

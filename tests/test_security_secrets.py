@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from autolabel import services
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory, UserFactory

@@ -12,7 +12,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotator.models import ImportBatch, Turn
-from annotator.corpus.imports import import_batch_execute, import_batch_start
+from annotator.corpus.imports.services import import_batch_execute, import_batch_start
 from annotator.domain.vocabulary import Role
 from tests.conftest import SHARED_DATA
 from tests.factories import ProjectFactory, UserFactory, member
@@ -217,7 +217,7 @@ def test_a_batch_that_cannot_be_saved_leaves_no_file_behind(private_files, monke
     def broken_enqueue(batch):
         raise RuntimeError("broker down")
 
-    monkeypatch.setattr("annotator.corpus.imports.import_batch_enqueue", broken_enqueue)
+    monkeypatch.setattr("annotator.corpus.imports.services.import_batch_enqueue", broken_enqueue)
     with pytest.raises(RuntimeError):
         import_batch_start(project, "jsonl", SimpleUploadedFile("a.jsonl", GOOD_JSONL), actor=lead)
     assert not ImportBatch.objects.exists() and stored_files(private_files) == []

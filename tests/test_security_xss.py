@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from annotator import models
-from annotator.corpus.exporters import FORMATS
+from annotator.corpus.exports.exporters import FORMATS
 from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -30,8 +32,22 @@ def test_production_settings_refuse_to_start_without_a_secret_key():
     assert "SECRET_KEY must be set" in result.stderr
 
 
+@pytest.mark.parametrize(("key", "reason"), [
+    ("a" * 60, "1 distinct characters, fewer than 5"),
+    ("abcd" * 20, "4 distinct characters, fewer than 5"),
+    ("django-insecure-" + "k3J9x_Qm2vLp8RzT4wYb6NcD1fHs0GaE7uViO5eX", "starts with 'django-insecure-'"),
+    ("Zq8" + "x7Rt" * 11, "47 characters, fewer than 50"),
+])
+def test_production_settings_refuse_a_key_django_flags_as_weak_with_the_reason(key, reason):
+    """Issue 22 item 7: a key `check --deploy` would flag (security.W009) is refused at start, with the reason."""
+    result = run_manage("check", env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": key})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+    assert reason in result.stderr
+
+
 def test_production_cookies_are_secure():
-    env = {"SECRET_KEY": "x7" * 40}
+    env = {"SECRET_KEY": secrets.token_urlsafe(64)}
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings.production'; django.setup();"
         "from django.conf import settings as s;"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from annotator.models import Dialogue, GoldLabel, Sentence, Turn
-from annotator.corpus.imports import import_files
+from annotator.corpus.imports.services import import_files
 from bench.synthetic import create_synthetic_project, write_jsonl
 from tests.factories import ProjectFactory
 

@@ -6,18 +6,19 @@ stale (the version every open slot of the turn moved to): no answer ends up on t
 lost without a trace.
 """
 
+import functools
 import threading
 
 import pytest
-from django.db import connection
 
-from annotator.corpus.unit_services import unit_split
+from annotator.corpus.units.services import unit_split
 from annotator.domain.vocabulary import Role
 from annotator.models import SegmentationChange, SentenceAnnotation
 from annotator.work.services import annotation_answer_step
 from annotator.work.write import VersionConflict
 from tests.factories import AssignmentFactory, member
 from tests.factories_workspace import NO_PASSWORD, project_with_turns
+from tests.threads import run_at_once
 
 TWO_IN_ONE = "The lighthouse was automated in 1984. The red and white bands were chosen because they show."
 ANNOTATORS = 8
@@ -34,35 +35,22 @@ def test_answers_racing_a_split_are_saved_then_kept_in_its_audit_or_refused_as_s
     late = AssignmentFactory(turn=turn, annotator=member(project, Role.ANNOTATOR, password=NO_PASSWORD))
     unit = turn.sentences.get(index=1)
     barrier = threading.Barrier(ANNOTATORS + 1)
-    saved, refused, failures = set(), set(), []
+    saved, refused = set(), set()
 
     def answer(slot):
+        barrier.wait(30)
         try:
-            barrier.wait(30)
             annotation_answer_step(slot, unit, "relevance", "relevant", actor=slot.annotator,
                                    expected_version=slot.version)
             saved.add(slot.annotator.username)
         except VersionConflict:
             refused.add(slot.annotator.username)
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
 
     def split():
-        try:
-            barrier.wait(30)
-            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=False)
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
+        barrier.wait(30)
+        unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=False)
 
-    threads = [threading.Thread(target=answer, args=(slot,)) for slot in slots] + [threading.Thread(target=split)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    failures = run_at_once(*(functools.partial(answer, slot) for slot in slots), split)
     assert not failures, failures
     assert saved | refused == {person.username for person in people} and not saved & refused
     assert turn.sentences.count() == 4
@@ -98,30 +86,15 @@ def test_a_split_while_an_annotator_submits_the_turn_neither_deadlocks_nor_fails
         return derive(of_turn)
 
     monkeypatch.setattr(work_services, "triplet_gold_derive_for_turn", slow_derive)
-    failures = []
 
     def submit():
-        try:
-            assignment_submit(slot, actor=person, expected_version=slot.version)
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
+        assignment_submit(slot, actor=person, expected_version=slot.version)
 
     def split():
-        try:
-            assignment_locked.wait(30)
-            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
+        assignment_locked.wait(30)
+        unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
 
-    threads = [threading.Thread(target=submit), threading.Thread(target=split)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    failures = run_at_once(submit, split)
     assert not failures, failures
     assert turn.sentences.count() == 3
     # Submitted first, then the split reset it: the labels are in the split's audit, the slot open again.
@@ -135,7 +108,7 @@ def test_a_reset_while_an_adjudicator_resolves_a_dispute_of_the_turn_neither_dea
     The reset must lock the disputes first, and the adjudicator is told the dispute went (not a 500)."""
     import time
 
-    from annotator.corpus import unit_services
+    from annotator.corpus.units import services as unit_services
     from annotator.gold.services import GoldError, adjudication_resolve
     from annotator.models import Adjudication, GoldLabel
     from tests.factories_gold import submit
@@ -157,32 +130,19 @@ def test_a_reset_while_an_adjudicator_resolves_a_dispute_of_the_turn_neither_dea
         return dependents_of(*args)
 
     monkeypatch.setattr(unit_services, "dependents_of", slow_dependents_of)
-    failures, told = [], []
+    told = []
 
     def resolve():
+        turn_locked.wait(30)
         try:
-            turn_locked.wait(30)
             adjudication_resolve(dispute, adjudicator, reason="The reference says so.", label="faithful")
         except GoldError as error:
             told.append(str(error))
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
 
     def split():
-        try:
-            unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
-        except Exception as error:  # noqa: BLE001 - reported below
-            failures.append(repr(error))
-        finally:
-            connection.close()
+        unit_split(turn, unit.pk, TWO_IN_ONE.index(" The red"), actor=lead, reset=True)
 
-    threads = [threading.Thread(target=split), threading.Thread(target=resolve)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
+    failures = run_at_once(split, resolve)
     assert not failures, failures
     assert turn.sentences.count() == 3
     assert told and "no longer exists" in told[0]

@@ -7,21 +7,20 @@ screen to carry on without a conflict.
 """
 
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from ..access import access_project_as_adjudicator, access_project_as_lead, access_turn_not_blind
 from .forms import PANEL_FORMS, TURN_TRIPLET_FORMS, DisputeResolveForm
-from ..forms.fields import error_text
 from ..models import Assignment, ClaimTriplet, Sentence, TripletAdjudication
 from . import selectors as claims_selectors
+from ..work.panel_actions import panel_act
 from ..work.selectors import screen_state
 from . import services as claims_services
-from ..work.write import AnnotationError, VersionConflict
+from ..work.write import AnnotationError
 from ..domain.vocabulary import Severity, TripletLabel
-from ..views.common import assignment_for, back_to_screen, bad_request, blind_refusal
+from ..views.common import assignment_for, bad_request, blind_refusal
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}
 SENTENCE_ACTIONS = {"severity", "error_type"}
@@ -50,58 +49,38 @@ def _render_triplets(request, assignment, message="", status=200):
 @require_POST
 def act(request, assignment_id, action):
     """One change from a claims panel. Triplet actions answer with the triplet panel, sentence ones with the decision panel."""
-    if action not in PANEL_FORMS:
-        raise Http404("No such action")
-    assignment = assignment_for(request, assignment_id)
-    form = PANEL_FORMS[action](request.POST)
-    form.is_valid()
-    sentence = None
-    if action in SENTENCE_ACTIONS:
-        if "sentence" in form.errors:
-            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
-        sentence = get_object_or_404(Sentence, pk=form.cleaned_data["sentence"], turn_id=assignment.turn_id)
-    status, message = 200, ""
-    if form.errors:
-        if not request.htmx:
-            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
-        status, message = 400, error_text(form)  # shown in the panel the screen swaps in
-    else:
-        data = form.cleaned_data
-        common = {"actor": request.user, **form.common()}
-        try:
-            if action == "triplet_label":
-                outcome = claims_services.triplet_label_set(assignment, data["triplet"], data["label"], **common)
-            elif action == "triplet_add":
-                outcome = claims_services.assignment_triplet_add(
-                    assignment, head=data["head"], relation=data["relation"], tail=data["tail"],
-                    sentence=data["sentence"], **common)
-                message = "Triplet added."
-            elif action == "triplet_edit":
-                outcome = claims_services.assignment_triplet_edit(
-                    assignment, data["triplet"], head=data["head"], relation=data["relation"], tail=data["tail"],
-                    sentence=data["sentence"], **common)
-                message = "Triplet saved."
-            elif action == "triplet_delete":
-                outcome = claims_services.assignment_triplet_delete(assignment, data["triplet"], **common)
-                message = "Triplet deleted."
-            elif action == "severity":
-                outcome = claims_services.annotation_set_severity(
-                    assignment, sentence, data["severity"], data["justification"], **common)
-                message = "Severity saved."
-            else:
-                outcome = claims_services.annotation_set_error_type(assignment, sentence, data["error_type"], **common)
-                message = "Error type saved."
-            outcome.assignment.project = assignment.project
-            outcome.assignment.turn = assignment.turn
-            assignment = outcome.assignment
-        except VersionConflict as conflict:
-            status, message = 409, str(conflict)
-            assignment = assignment_for(request, assignment_id)
-        except AnnotationError as error:
-            status, message = 422, str(error)
-            assignment = assignment_for(request, assignment_id)
-    if not request.htmx:
-        return back_to_screen(request, assignment, sentence, status, message)
+    return panel_act(request, assignment_id, action, forms=PANEL_FORMS, needs_sentence=SENTENCE_ACTIONS.__contains__,
+                     find_sentence=_turn_sentence, perform=_perform, render_panel=_render_panel)
+
+
+def _turn_sentence(assignment, sentence_id):
+    return get_object_or_404(Sentence, pk=sentence_id, turn_id=assignment.turn_id)
+
+
+def _perform(request, assignment, sentence, action, form):
+    """The service of one claims-panel action: ``(outcome, message)``."""
+    data = form.cleaned_data
+    common = {"actor": request.user, **form.common()}
+    if action == "triplet_label":
+        return claims_services.triplet_label_set(assignment, data["triplet"], data["label"], **common), ""
+    if action == "triplet_add":
+        return claims_services.assignment_triplet_add(
+            assignment, head=data["head"], relation=data["relation"], tail=data["tail"],
+            sentence=data["sentence"], **common), "Triplet added."
+    if action == "triplet_edit":
+        return claims_services.assignment_triplet_edit(
+            assignment, data["triplet"], head=data["head"], relation=data["relation"], tail=data["tail"],
+            sentence=data["sentence"], **common), "Triplet saved."
+    if action == "triplet_delete":
+        return claims_services.assignment_triplet_delete(assignment, data["triplet"], **common), "Triplet deleted."
+    if action == "severity":
+        return claims_services.annotation_set_severity(
+            assignment, sentence, data["severity"], data["justification"], **common), "Severity saved."
+    return claims_services.annotation_set_error_type(assignment, sentence, data["error_type"], **common), "Error type saved."
+
+
+def _render_panel(request, assignment, action, sentence, outcome, status, message):
+    """The triplet panel after a triplet action; the decision panel of the sentence after a sentence action."""
     if action in TRIPLET_ACTIONS:
         return _render_triplets(request, assignment, message, status)
     state = screen_state(assignment, sentence_id=sentence.pk)

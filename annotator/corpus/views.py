@@ -13,13 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
-from .exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from .forms import TurnFilterForm
-from .import_forms import ImportUploadForm
+from annotator.corpus.imports.forms import ImportUploadForm
 from ..models import ExportJob, ImportBatch, Turn
-from . import import_selectors as selectors
-from .exports import export_job_create, export_job_progress
-from .imports import import_batch_progress, import_batch_start
+from annotator.corpus.imports import selectors
+from annotator.corpus.exports.services import export_job_create, export_job_progress
+from annotator.corpus.imports.services import import_batch_progress, import_batch_start
 from ..templatetags.import_tags import import_file_names
 from ..views.common import bad_request, blind_refusal
 

@@ -11,8 +11,8 @@ being the labels the samples gave (``Prediction.label_votes``); a sample that ab
 abstentions lower the margin. The margin of a turn is the smallest margin of its sentences: one doubtful
 sentence is enough to want a human on the turn. Ties are broken by turn id, so an order is always the same.
 
-The database work (reading the votes, recording the draw) is elsewhere: ``autolabel.drawing`` reads the
-votes and ``annotator.corpus.draws`` records the draw.
+The database work (reading the votes, recording the draw) is elsewhere: ``autolabel.checks.drawing`` reads the
+votes and ``annotator.corpus.draws.services`` records the draw.
 """
 
 from __future__ import annotations

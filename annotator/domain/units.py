@@ -1,7 +1,7 @@
 """A lead's corrections of a turn's segmentation: split a unit in two, merge a unit with the next one.
 
 Pure: units come in as ``Unit`` values (index, start and end offsets into the assistant response, text) and the
-new list of units goes out; the service (``annotator/corpus/unit_services.py``) writes the difference. The
+new list of units goes out; the service (``annotator/corpus/units/services.py``) writes the difference. The
 segmentation itself (NLTK Punkt) is ``segmentation.py``; this module only edits what it produced.
 
 The rules:

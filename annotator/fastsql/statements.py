@@ -28,6 +28,23 @@ def row_insert(instance, names: tuple[str, ...]) -> None:
     instance._state.db = connection.alias
 
 
+def rows_insert(instances: list, names: tuple[str, ...]) -> None:
+    """INSERT ``instances`` (of one model) in one statement, in order, with the fields ``names``; sets their pks."""
+    if len(instances) == 1:
+        return row_insert(instances[0], names)
+    model = type(instances[0])
+    fields = [model._meta.get_field(name) for name in names]
+    params = [field.get_db_prep_save(field.pre_save(instance, True), connection)
+              for instance in instances for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_rows_sql(model, names, len(instances)), params)
+        # Ids are taken from the table's sequence in the order of the rows; sorted, whatever order RETURNING gives.
+        for instance, (pk,) in zip(instances, sorted(cursor.fetchall())):
+            instance.pk = pk
+            instance._state.adding = False
+            instance._state.db = connection.alias
+
+
 def row_update(model, values: dict, match: dict, increment: tuple[str, ...] = ()) -> int:
     """UPDATE the rows whose fields equal ``match``: set ``values``, add 1 to ``increment``; the row count."""
     set_fields = [_field(model, name) for name in values]
@@ -60,6 +77,14 @@ def _insert_sql(model, names: tuple[str, ...]) -> str:
     placeholders = ", ".join(["%s"] * len(names))
     return (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) VALUES ({placeholders}) "
             f"RETURNING {_column(model, 'pk')}")
+
+
+@lru_cache(maxsize=256)
+def _insert_rows_sql(model, names: tuple[str, ...], count: int) -> str:
+    columns = ", ".join(_column(model, name) for name in names)
+    row = "(" + ", ".join(["%s"] * len(names)) + ")"
+    return (f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) VALUES "
+            f"{', '.join([row] * count)} RETURNING {_column(model, 'pk')}")
 
 
 @lru_cache(maxsize=64)

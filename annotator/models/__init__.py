@@ -2,11 +2,11 @@
 
 from ..work.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation, TripletAnnotation
 from ..corpus.models import ClaimTriplet, Dialogue, ImportBatch, Sentence, Turn
-from ..corpus.draw_models import DrawnTurn, TurnDraw
-from ..corpus.export_models import ExportJob
-from ..corpus.unit_models import SegmentationChange, UnitFlag
+from annotator.corpus.draws.models import DrawnTurn, TurnDraw
+from annotator.corpus.exports.models import ExportJob
+from annotator.corpus.units.models import SegmentationChange, UnitFlag
 from ..gold.models import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
-from ..projects.models import GuidelineExample, Membership, Project, ProjectInvite
+from ..projects.models import GuidelineExample, Membership, Project, ProjectInvite, ProtocolVersion
 from ..qa.models import Feedback, QualificationResult, Question, QuestionMessage
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Membership",
     "Project",
     "ProjectInvite",
+    "ProtocolVersion",
     "QualificationResult",
     "Question",
     "QuestionMessage",

@@ -12,7 +12,7 @@ from ..access import access_project_as_lead, may_create_projects
 from ..models import Membership, ProjectInvite
 from ..views.common import bad_request
 from . import services
-from .forms import (ConfirmForm, InviteCreateForm, MemberAddForm, MemberRoleForm, ProjectCreateForm,
+from .console_forms import (ConfirmForm, InviteCreateForm, MemberAddForm, MemberRoleForm, ProjectCreateForm,
                     ProjectSettingsForm)
 from .selectors import invite_by_token, invite_is_open, members_of, open_invites, removal_effects
 

@@ -150,15 +150,19 @@ def setup_steps(project, progress: dict) -> list[dict]:
     people = (f"{annotating} of the {needed} annotators each turn needs, {adjudicators} adjudicator"
               f"{'s' if adjudicators != 1 else ''}, {roles.get(Role.LEAD, 0)} lead{'s' if roles.get(Role.LEAD, 0) != 1 else ''}")
     qualification = progress["qualification_turns"]
+    version = project.protocol_version
+    protocol_name = (f"{version.document.get('name', 'protocol')} (version {version.number})" if version is not None
+                     else "CogniBench's built-in protocol")
     return [
         {"key": "import", "title": "Import the data", "done": progress["turns"] > 0,
          "status": f"{progress['turns']} turns, {progress['sentences']} sentences" if progress["turns"] else
                    "No turns yet.",
          "url_name": "import_upload", "action": "Import a file"},
         {"key": "protocol", "title": "Choose the protocol", "done": True,
-         "status": f"{project.get_protocol_mode_display()}; evidence {'required' if project.require_evidence else 'optional'}; "
-                   f"pre-labels {'shown' if project.show_prelabels else 'hidden'} to annotators.",
-         "url_name": "project_settings", "fragment": "id_protocol_mode", "action": "Change the protocol"},
+         "status": f"{protocol_name}, {project.get_protocol_mode_display().lower()}; evidence "
+                   f"{'required' if project.require_evidence else 'optional'}; pre-labels "
+                   f"{'shown' if project.show_prelabels else 'hidden'} to annotators (settings).",
+         "url_name": "project_protocol", "action": "Choose or edit the protocol"},
         {"key": "people", "title": "Add people", "done": annotating >= needed, "status": people + ".",
          "url_name": "project_people", "action": "Add people"},
         {"key": "qualification", "title": "Qualification (optional)", "done": qualification > 0,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 
 from django.core.cache import cache
-from django.db import transaction
+
+from annotator.queue import task_send_after_commit
 
 # A refresh no worker has finished after this long (no worker running, or it died) is done by the page
 # itself on the next full view: an older report is never shown for longer than that.
@@ -17,9 +18,7 @@ def report_refresh_request(project, version: str) -> bool:
     key = f"reports-refresh:{project.pk}:{version}"
     now = time.time()
     if cache.add(key, now, timeout=3600):
-        from ..tasks import reports_refresh
-
-        transaction.on_commit(lambda: reports_refresh.delay(project.pk))
+        task_send_after_commit("annotator.reports_refresh", project.pk)
         return True
     asked = cache.get(key)
     return asked is not None and now - asked < REFRESH_PATIENCE_SECONDS

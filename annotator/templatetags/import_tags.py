@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..corpus.import_forms import ImportUploadForm
+from annotator.corpus.imports.forms import ImportUploadForm
 
 register = template.Library()
 

@@ -4,7 +4,7 @@ turn page, the project page's link to the flagged turns."""
 from django import template
 
 from ..access import is_lead
-from ..corpus import unit_selectors as selectors
+from annotator.corpus.units import selectors
 from ..domain.units import word_gaps
 from ..domain.vocabulary import UnitFlagKind
 

@@ -41,7 +41,7 @@ class StepTaken:
 def annotation_save_sentence(
     assignment: Assignment, sentence: Sentence, *, steps: list[StepTaken], path: dict | None = None,
     note: str | None = None, evidence: list[tuple[int, int]] | None = None, seconds: float = 0.0,
-    actor, request_id: str = "", expected_version: int | None = None,
+    actor, request_id: str = "", expected_version: int | None = None, in_batch: bool = False,
 ) -> Outcome:
     """Apply the steps taken on ``sentence``, then the note and the evidence (both None: unchanged).
 
@@ -49,6 +49,7 @@ def annotation_save_sentence(
     a path the protocol allows and the one the steps lead to (otherwise nothing
     is written). ``evidence`` is the whole list of (start, end) reference offsets
     the sentence keeps: spans not in it are removed, new ones attached.
+    ``in_batch``: one of several changes saved together (``batch_save``; see ``annotation_write``).
     """
     independent = assignment.project.protocol_mode == ProtocolMode.INDEPENDENT
     if path is not None:
@@ -60,9 +61,9 @@ def annotation_save_sentence(
         note = note.strip()
         if len(note) > MAX_NOTE_LENGTH:
             raise AnnotationError(f"A note may have at most {MAX_NOTE_LENGTH} characters.")
-    reference = assignment.turn.dialogue.reference
     wanted = None
     if evidence is not None:
+        reference = assignment.turn.dialogue.reference
         wanted = {}
         for start, end in evidence:
             bounds = evidence_bounds(reference, start, end)
@@ -89,11 +90,13 @@ def annotation_save_sentence(
             annotation.note = note
         if wanted is not None:
             events.extend(_replace_evidence(locked, sentence, annotation, wanted, actor, request_id))
-        AnnotationEvent.objects.bulk_create(events)
-        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps)}
+        # The version this change leads to (``locked`` is the row before the write's bump): a batch sent again
+        # after its answer was lost is chained onto it only if the slot is still there (sync_views).
+        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps),
+                     "version": locked.version + 1}, events
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                            action="save", sentence=sentence, mutate=mutate, seconds=seconds)
+                            action="save", sentence=sentence, mutate=mutate, seconds=seconds, in_batch=in_batch)
 
 
 def _take(annotation, taken: StepTaken, independent: bool) -> dict:

@@ -9,26 +9,25 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..access import access_project, access_project_as_lead, may_annotate
-from ..forms.fields import error_text
+from ..access import access_project, access_project_as_lead, may_annotate, turn_name
 from .forms import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
 from ..models import Assignment, Membership
 from .page import annotation_page_data
+from .panel_actions import panel_act
 from ..projects.selectors import project_progress
 from .selectors import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
 from . import services as annotation_services
-from .write import AnnotationError, VersionConflict
 from .assignment import SLOTS_REFUSED_MESSAGE, AssignmentError, SlotsRefused, assignment_next, assignment_reassign, assignment_release, assignment_release_stale
 from ..qa.qualification import Status as QualificationStatus
 from ..qa.qualification import qualification_may_work, qualification_state
 from ..domain.vocabulary import Role
-from ..views.common import assignment_for, back_to_screen, bad_request
+from ..views.common import assignment_for, bad_request
 
 PANEL_TEMPLATE = "workspace/partials/panel.html"
 
@@ -83,75 +82,55 @@ def annotate(request, assignment_id):
 @require_POST
 def act(request, assignment_id, action):
     """One change to the annotator's assignment; answers with the decision panel (htmx) or a redirect."""
-    if action not in ACTION_FORMS:
-        raise Http404("No such action")
-    assignment = assignment_for(request, assignment_id)
-    form = ACTION_FORMS[action](request.POST)
-    form.is_valid()
-    sentence = None
-    if action != "submit":
-        if "sentence" in form.errors:
-            return bad_request(request, form, back_url=reverse("annotate", args=[assignment.pk]))
-        sentence = turn_sentence(assignment, form.cleaned_data["sentence"])
-        if sentence is None:
-            raise Http404("No such sentence in this turn")
-    if form.errors:
-        if not request.htmx:
-            url = reverse("annotate", args=[assignment.pk])
-            return bad_request(request, form, back_url=f"{url}?sentence={sentence.pk}" if sentence else url)
-        # The screen swaps the panel it gets back: the same panel, with what was wrong.
-        return _render_panel(request, assignment, action, sentence, None, 400, error_text(form))
+    return panel_act(request, assignment_id, action, forms=ACTION_FORMS, needs_sentence=lambda name: name != "submit",
+                     find_sentence=turn_sentence, perform=_perform, render_panel=_render_panel)
+
+
+def _perform(request, assignment, sentence, action, form):
+    """The service of one decision-panel action: ``(outcome, message)``, or the answer itself."""
     data = form.cleaned_data
     if action == "time":
         annotation_services.annotation_record_time(assignment, sentence, data["seconds"])
         return HttpResponse(status=204)
     common = {"actor": request.user, **form.common()}
-    status, message, advance_from = 200, "", None
-    try:
-        if action == "answer":
-            outcome = annotation_services.annotation_answer_step(
-                assignment, sentence, data["step"], data["value"], **common)
-        elif action == "pick":
-            outcome = annotation_services.annotation_pick_label(assignment, sentence, data["label"], **common)
-        elif action == "undo":
-            outcome = annotation_services.annotation_undo(assignment, sentence, **common)
-        elif action == "note":
-            outcome = annotation_services.annotation_set_note(assignment, sentence, data["note"], **common)
-            message = "Note saved."
-        elif action == "evidence_add":
-            reference = assignment.turn.dialogue.reference
-            start = browser_offset_to_reference(reference, data["start"])
-            end = browser_offset_to_reference(reference, data["end"])
-            outcome = annotation_services.annotation_evidence_add(assignment, sentence, start, end, **common)
-        elif action == "evidence_remove":
-            outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
-        else:
-            outcome = annotation_services.assignment_submit(assignment, **common)
-            messages.success(request, f"Turn submitted ({assignment.turn}). Thank you!")
-            target = reverse("workspace_queue", args=[assignment.project.slug])
-            if assignment.is_qualification and qualification_state(assignment.project, request.user).status in (
-                    QualificationStatus.PASSED, QualificationStatus.FAILED):
-                target = reverse("qa:qualification_score", args=[assignment.project.slug])  # the attempt was scored
-            return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
-        assignment = _keep_loaded(outcome.assignment, assignment)
-        event = outcome.event
-        if event is not None and event.action in ("answer", "pick") and event.new and event.new.get("label") \
-                and not (event.old or {}).get("label"):
-            advance_from = sentence.pk
-    except VersionConflict as conflict:
-        status, message = 409, str(conflict)
-        assignment = assignment_for(request, assignment_id)
-    except AnnotationError as error:
-        status, message = 422, str(error)
-        assignment = assignment_for(request, assignment_id)
-    if not request.htmx:
-        return back_to_screen(request, assignment, sentence, status, message)
-    return _render_panel(request, assignment, action, sentence, advance_from, status, message)
+    message = ""
+    if action == "answer":
+        outcome = annotation_services.annotation_answer_step(assignment, sentence, data["step"], data["value"], **common)
+    elif action == "pick":
+        outcome = annotation_services.annotation_pick_label(assignment, sentence, data["label"], **common)
+    elif action == "undo":
+        outcome = annotation_services.annotation_undo(assignment, sentence, **common)
+    elif action == "note":
+        outcome = annotation_services.annotation_set_note(assignment, sentence, data["note"], **common)
+        message = "Note saved."
+    elif action == "evidence_add":
+        reference = assignment.turn.dialogue.reference
+        start = browser_offset_to_reference(reference, data["start"])
+        end = browser_offset_to_reference(reference, data["end"])
+        outcome = annotation_services.annotation_evidence_add(assignment, sentence, start, end, **common)
+    elif action == "evidence_remove":
+        outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
+    else:
+        annotation_services.assignment_submit(assignment, **common)
+        messages.success(request, f"Turn submitted ({turn_name(request.user, assignment.turn, assignment.project)}). Thank you!")
+        target = reverse("workspace_queue", args=[assignment.project.slug])
+        if assignment.is_qualification and qualification_state(assignment.project, request.user).status in (
+                QualificationStatus.PASSED, QualificationStatus.FAILED):
+            target = reverse("qa:qualification_score", args=[assignment.project.slug])  # the attempt was scored
+        return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    return outcome, message
 
 
-def _render_panel(request, assignment, action, sentence, advance_from, status, message):
-    """The decision panel after an action on ``sentence`` (with ``message``, an error when ``status`` >= 400)."""
+def _render_panel(request, assignment, action, sentence, outcome, status, message):
+    """The decision panel after an action on ``sentence`` (with ``message``, an error when ``status`` >= 400).
+
+    A sentence that has just received its label passes the panel on to the next one without a label."""
     acted = sentence
+    event = outcome.event if outcome is not None else None
+    advance_from = None
+    if event is not None and event.action in ("answer", "pick") and event.new and event.new.get("label") \
+            and not (event.old or {}).get("label"):
+        advance_from = sentence.pk
     state = screen_state(assignment, sentence_id=sentence.pk if sentence else None, advance_from=advance_from)
     acted_row = next((row for row in state["rows"] if acted and row.sentence.pk == acted.pk), None)
     # The reference is sent again only when its highlights change: evidence added or removed,
@@ -163,13 +142,6 @@ def _render_panel(request, assignment, action, sentence, advance_from, status, m
     context = {**state, "oob": True, "message": message, "message_is_error": status >= 400, "acted_row": acted_row,
                "refresh_reference": refresh_reference}
     return render(request, PANEL_TEMPLATE, context, status=status)
-
-
-def _keep_loaded(fresh: Assignment, loaded: Assignment) -> Assignment:
-    """The saved assignment with the project, turn and dialogue already fetched for this request."""
-    fresh.project = loaded.project
-    fresh.turn = loaded.turn
-    return fresh
 
 
 # --- lead: who holds what -------------------------------------------------------------------------
@@ -202,7 +174,7 @@ def lead_release(request, slug, assignment_id):
         return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
     try:
         assignment_release(assignment, actor=request.user, reason=form.cleaned_data["reason"] or "released by a lead")
-        messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {assignment.turn}.")
+        messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {turn_name(request.user, assignment.turn, project)}.")
     except AssignmentError as error:
         messages.error(request, str(error))
     return redirect("workspace_lead", slug=project.slug)
@@ -221,7 +193,7 @@ def lead_reassign(request, slug, assignment_id):
     )
     try:
         assignment_reassign(assignment, target, actor=request.user)
-        messages.success(request, f"Reassigned {assignment.turn} to {target.get_username()}.")
+        messages.success(request, f"Reassigned {turn_name(request.user, assignment.turn, project)} to {target.get_username()}.")
     except AssignmentError as error:
         messages.error(request, str(error))
     return redirect("workspace_lead", slug=project.slug)

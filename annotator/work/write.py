@@ -36,7 +36,7 @@ from django.utils import timezone
 from ..domain.assignment import UNFINISHED
 from ..models import AnnotationEvent, Assignment, Sentence, SentenceAnnotation
 from ..fastsql.joined import JoinedSelect
-from ..fastsql.statements import instance_update, row_insert, row_update
+from ..fastsql.statements import instance_update, row_insert, row_update, rows_insert
 
 # Every decision reads and writes these rows: statements written once (services/statements.py says why).
 # Taken from the models, so that a field added to them is written too: every column of an annotation
@@ -80,7 +80,8 @@ class Outcome:
     extra: dict = field(default_factory=dict)
 
 
-Mutate = Callable[[Assignment, SentenceAnnotation | None], tuple[dict | None, dict | None]]
+# (old, new) of the write's event, optionally with the events that come before it (written in the same statement).
+Mutate = Callable[[Assignment, SentenceAnnotation | None], tuple]
 
 
 def clamp_seconds(seconds) -> float:
@@ -105,6 +106,7 @@ def annotation_write(
     mutate: Mutate,
     seconds: float = 0.0,
     amending: bool = False,
+    in_batch: bool = False,
 ) -> Outcome:
     """Apply one change to ``assignment`` (and ``sentence``'s annotation) under the rules of the module docstring.
 
@@ -118,12 +120,16 @@ def annotation_write(
     ``amending``: the change is an amend of a *submitted* turn of real work
     (after a lead's feedback) instead of work on an open one; it moves the
     version only (an amend is neither activity on the turn nor a status change).
+
+    ``in_batch``: the caller's transaction holds several writes that succeed or fail together (a batch of the
+    page's changes, ``batch_save``): no savepoint of this write's own, and a request id that raced past the
+    replay check raises ``IntegrityError`` for the caller to save the batch again.
     """
     request_id = (request_id or "")[:64]
     if sentence is not None and sentence.turn_id != assignment.turn_id:
         raise AnnotationError("That sentence is not part of this turn.")
     try:
-        with transaction.atomic():
+        with transaction.atomic(savepoint=not in_batch):
             now = timezone.now()
             updates = None if amending else _lock_if_unchanged(assignment, expected_version, action, now)
             locked = assignment
@@ -145,7 +151,7 @@ def annotation_write(
             if sentence is not None:
                 found = _ANNOTATION_OF_SENTENCE.fetch_one([locked.pk, sentence.pk])
                 annotation = found[0] if found else SentenceAnnotation(assignment=locked, sentence=sentence)
-            old, new = mutate(locked, annotation)
+            old, new, *preceding = mutate(locked, annotation)
             if annotation is not None:
                 annotation.seconds_spent += clamp_seconds(seconds)
                 if annotation._state.adding:
@@ -154,13 +160,14 @@ def annotation_write(
                     instance_update(annotation, ANNOTATION_FIELDS)
             event = AnnotationEvent(assignment=locked, sentence=sentence, actor=actor, action=action,
                                     old=old, new=new, request_id=request_id)
-            row_insert(event, EVENT_FIELDS)
+            # The mutation's own events (the steps of a sentence) and this one in one statement, in that order.
+            rows_insert([*preceding[0], event] if preceding else [event], EVENT_FIELDS)
             # Only now: ``mutate`` saw the assignment as it was before this write.
             _apply(locked, updates)
             return Outcome(locked, annotation, event)
     except IntegrityError:
         # The same request_id raced past the check (only possible without row locks): it was applied once.
-        if not request_id:
+        if not request_id or in_batch:
             raise
         prior = AnnotationEvent.objects.filter(assignment_id=assignment.pk, request_id=request_id).first()
         if prior is None:

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 
 class JobEvaluationSerializer(serializers.Serializer):
-    """The evaluation page's numbers (``autolabel.selectors.job_evaluation``)."""
+    """The evaluation page's numbers (``autolabel.evaluation.selectors.job_evaluation``)."""
 
     job = serializers.IntegerField()
     model = serializers.CharField()

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from annotator.models import Dialogue, ImportBatch, Sentence, Turn
 from annotator.corpus.selectors import AgreementState
 
-from .common import metadata_access, metadata_field
+from .common import RecordIdField, metadata_access, metadata_field
 
 
 class ImportProgressSerializer(serializers.Serializer):
@@ -29,7 +29,7 @@ class ImportBatchSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(ImportProgressSerializer)
     def get_live_progress(self, batch):
-        from annotator.corpus.imports import import_batch_progress
+        from annotator.corpus.imports.services import import_batch_progress
 
         return import_batch_progress(batch)
 
@@ -41,7 +41,7 @@ class ImportUploadSerializer(serializers.Serializer):
     second_upload = serializers.FileField(required=False, help_text="CogniBench labels.json (optional).")
 
     def validate(self, data):
-        from annotator.corpus.importers.uploads import uploads_problems
+        from annotator.corpus.imports.importers.uploads import uploads_problems
 
         # The same checks as the project page's form and the admin (kind, size, extension, content).
         problems = uploads_problems(data["kind"], data.get("upload"), data.get("second_upload"))
@@ -51,6 +51,7 @@ class ImportUploadSerializer(serializers.Serializer):
 
 
 class DialogueSerializer(serializers.ModelSerializer):
+    external_id = RecordIdField(of="dialogue", turn=None)
     turn_count = serializers.IntegerField(read_only=True)
     metadata = metadata_field()
 
@@ -74,7 +75,8 @@ class SentenceBriefSerializer(serializers.ModelSerializer):
 
 
 class TurnSerializer(serializers.ModelSerializer):
-    dialogue_external_id = serializers.CharField(source="dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="")
+    external_id = RecordIdField(of="turn", turn="")
     sentences = SentenceBriefSerializer(many=True, read_only=True)
     metadata = metadata_field()
 
@@ -94,7 +96,7 @@ class SentenceSerializer(serializers.ModelSerializer):
     """A sentence as an annotator sees it: text and position, no labels."""
 
     dialogue = serializers.IntegerField(source="turn.dialogue_id", read_only=True)
-    dialogue_external_id = serializers.CharField(source="turn.dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="turn")
 
     class Meta:
         model = Sentence

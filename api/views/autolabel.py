@@ -8,8 +8,8 @@ from rest_framework.response import Response
 
 from annotator.domain.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
-from autolabel import calibration_selectors
-from autolabel.services import job_cancel, job_create
+from autolabel.evaluation import selectors as calibration_selectors
+from autolabel.jobs.services import job_cancel, job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
 from ..pagination import IdCursorPagination, PagePagination

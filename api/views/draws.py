@@ -1,5 +1,5 @@
 """Draws of a finished auto-label job's turns for human checks (leads): list them with their progress, make one.
-The same service as the job's "Human checks" page (``autolabel.drawing``)."""
+The same service as the job's "Human checks" page (``autolabel.checks.drawing``)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
@@ -7,12 +7,12 @@ from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotator.corpus.draws import DrawError, draws_progress
+from annotator.corpus.draws.services import DrawError, draws_progress
 from annotator.domain.draws import MAX_DRAW_SIZE, MAX_SEED
 from annotator.domain.vocabulary import DrawStrategy
 from annotator.forms.fields import MAX_TEXT
 from annotator.models import TurnDraw
-from autolabel.drawing import draw_for_job
+from autolabel.checks.drawing import draw_for_job
 from autolabel.models import AutoLabelJob
 
 from ..pagination import PagePagination
@@ -20,7 +20,7 @@ from ..permissions import LEADS, ProjectScopedView
 
 
 class DrawSerializer(serializers.Serializer):
-    """A draw (``annotator.corpus.draws.DrawProgress``): how it was drawn and what became of its turns."""
+    """A draw (``annotator.corpus.draws.services.DrawProgress``): how it was drawn and what became of its turns."""
 
     id = serializers.IntegerField(source="draw.pk")
     strategy = serializers.ChoiceField(source="draw.strategy", choices=DrawStrategy.choices)

@@ -9,7 +9,7 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 
 from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
-from annotator.corpus.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.reports.selectors import project_report
 from annotator.gold.services import adjudication_resolve, gold_override

@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import generics, serializers
 
 from annotator.access import LEAD_ROLES
-from annotator.corpus.unit_selectors import flags_for_reader
+from annotator.corpus.units.selectors import flags_for_reader
 from annotator.models import UnitFlag
 from annotator.domain.vocabulary import UnitFlagKind
 

@@ -6,7 +6,7 @@ check, audit), exactly as the annotation screen does; ``assignment_next`` is the
 """
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -134,6 +134,9 @@ def _action_schema(summary, serializer, example):
     )
 
 
+@extend_schema_view(post=_action_schema("Answer one protocol step", s.AnswerStepSerializer, {
+    "sentence": 901, "step": "kind", "answer": "cognitive", "request_id": "3f1c9a52-answer-1",
+    "expected_version": 3}))
 class AnswerStepView(_AssignmentActionView):
     """Answer one question of the sequential protocol for a sentence (an earlier step re-answered clears the later ones)."""
 
@@ -142,13 +145,9 @@ class AnswerStepView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_answer_step(assignment, sentence, data["step"], data["answer"], **common)
 
-    @_action_schema("Answer one protocol step", s.AnswerStepSerializer, {
-        "sentence": 901, "step": "kind", "answer": "cognitive", "request_id": "3f1c9a52-answer-1",
-        "expected_version": 3})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Pick a label (independent mode)", s.PickLabelSerializer,
+    {"sentence": 901, "label": "speculative", "request_id": "3f1c9a52-pick-1"}))
 class PickLabelView(_AssignmentActionView):
     """Independent mode: pick one of the seven labels at once."""
 
@@ -157,12 +156,8 @@ class PickLabelView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_pick_label(assignment, sentence, data["label"], **common)
 
-    @_action_schema("Pick a label (independent mode)", s.PickLabelSerializer,
-                    {"sentence": 901, "label": "speculative", "request_id": "3f1c9a52-pick-1"})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Undo the last answer", s.UndoSerializer, {"sentence": 901, "request_id": "3f1c9a52-undo-1"}))
 class UndoView(_AssignmentActionView):
     """Take back the last answer of a sentence."""
 
@@ -171,11 +166,9 @@ class UndoView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_undo(assignment, sentence, **common)
 
-    @_action_schema("Undo the last answer", s.UndoSerializer, {"sentence": 901, "request_id": "3f1c9a52-undo-1"})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Write a note", s.NoteSerializer,
+    {"sentence": 901, "note": "The reference gives no date.", "request_id": "3f1c9a52-note-1"}))
 class NoteView(_AssignmentActionView):
     """Set (or clear, with an empty note) your note on a sentence."""
 
@@ -184,12 +177,9 @@ class NoteView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_set_note(assignment, sentence, data["note"], **common)
 
-    @_action_schema("Write a note", s.NoteSerializer,
-                    {"sentence": 901, "note": "The reference gives no date.", "request_id": "3f1c9a52-note-1"})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Attach evidence", s.EvidenceAddSerializer,
+    {"sentence": 901, "start": 0, "end": 38, "request_id": "3f1c9a52-evidence-1"}))
 class EvidenceAddView(_AssignmentActionView):
     """Attach a span of the reference as evidence for a sentence."""
 
@@ -198,12 +188,9 @@ class EvidenceAddView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_evidence_add(assignment, sentence, data["start"], data["end"], **common)
 
-    @_action_schema("Attach evidence", s.EvidenceAddSerializer,
-                    {"sentence": 901, "start": 0, "end": 38, "request_id": "3f1c9a52-evidence-1"})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Remove evidence", s.EvidenceRemoveSerializer,
+    {"sentence": 901, "evidence": 12, "request_id": "3f1c9a52-evidence-2"}))
 class EvidenceRemoveView(_AssignmentActionView):
     """Detach an evidence span from a sentence."""
 
@@ -212,12 +199,8 @@ class EvidenceRemoveView(_AssignmentActionView):
     def act(self, assignment, sentence, data, common):
         return services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
 
-    @_action_schema("Remove evidence", s.EvidenceRemoveSerializer,
-                    {"sentence": 901, "evidence": 12, "request_id": "3f1c9a52-evidence-2"})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)
 
-
+@extend_schema_view(post=_action_schema("Submit the turn", s.SubmitSerializer, {"request_id": "3f1c9a52-submit", "expected_version": 9}))
 class SubmitView(_AssignmentActionView):
     """Submit the turn: every sentence needs a label (and the evidence the project requires)."""
 
@@ -225,7 +208,3 @@ class SubmitView(_AssignmentActionView):
 
     def act(self, assignment, sentence, data, common):
         return services.assignment_submit(assignment, **common)
-
-    @_action_schema("Submit the turn", s.SubmitSerializer, {"request_id": "3f1c9a52-submit", "expected_version": 9})
-    def post(self, request, slug, pk):
-        return super().post(request, slug, pk)

@@ -35,8 +35,8 @@ from __future__ import annotations
 import random
 import re
 
-from ..parsing import parse_prompt
-from ..prompting import STAGE_1
+from autolabel.labelling.parsing import parse_prompt
+from autolabel.labelling.prompting import STAGE_1
 
 STOPWORDS = frozenset(
     """

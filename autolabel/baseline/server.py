@@ -33,7 +33,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from .. import extraction
+from autolabel.extraction import triplets as extraction
 from . import judge
 
 FAULT_KINDS = ("429", "500", "timeout", "garbage", "truncated", "malformed", "language")
@@ -114,7 +114,7 @@ class BaselineState:
         seed = int(body.get("seed") or 0)
         choices, completion_tokens = [], 0
         for index in range(n):
-            # Triplet extraction and severity prompts get the transparent rules of autolabel/extraction.py.
+            # Triplet extraction and severity prompts get the transparent rules of autolabel/extraction/triplets.py.
             if extraction.is_extraction_prompt(prompt):
                 text = extraction.baseline_answer(prompt)
             elif extraction.is_severity_prompt(prompt):

@@ -330,7 +330,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
-        # The pre-labeler's HTTP client (autolabel.llm): one INFO line per request would drown a worker's
+        # The pre-labeler's HTTP client (autolabel.jobs.llm): one INFO line per request would drown a worker's
         # log during a 10,000-turn job.
         "httpx": {"level": "WARNING"},
         "httpx2": {"level": "WARNING"},

@@ -11,8 +11,14 @@
 // Versions: every change keeps its base, the assignment version the page showed when the change began, and is sent
 // with it, so the server refuses (409) a change made on a copy that another tab has changed since, also after a
 // reload or when another tab's outbox is taken over. The page's own writes move the bases on: when the server
-// answers that a batch led from version A to B and nothing else was written (`chained`), the changes queued on A
-// are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
+// answers that a batch led from version A to B (a 200: nothing else was written in between or since), the changes
+// queued on A are on B. Nothing else moves a base (a reload does not: the page's fresh version is not what the change saw).
+//
+// Refusals: a change the server refuses (400 malformed, 422 not allowed, 413 too large) is never sent again as it is.
+// A refused batch of several changes is sent again one change at a time, to find the one at fault; that one is set
+// aside with the server's reason (`refused`), shown on its sentence, and the rest keeps saving. The annotator fixes it
+// (any new change on that sentence takes it back into the line, the fix on top) or drops it. Only what concerns every
+// change (409: another copy was written; 401/403/404: no longer allowed) stops the outbox.
 (function () {
   "use strict";
 
@@ -22,7 +28,8 @@
     : Date.now().toString(36) + "-" + Math.random().toString(36).slice(2, 12) + Math.random().toString(36).slice(2, 12));
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  // options: assignment, url, csrf, version, onChange(status), onSaved(result), onStopped(kind, message)
+  // options: assignment, url, csrf, version, onChange(status), onSaved(result), onStopped(kind, message),
+  // onRefused(sentenceId, message)
   function AnnotationOutbox(options) {
     this.o = options;
     this.version = options.version;
@@ -31,6 +38,7 @@
     this.records = [];   // changes not yet in a batch, at most one per sentence, in the order they began
     this.sending = false;
     this.offline = false;
+    this.refused = [];   // {change, base, error}: changes the server refused (400, 422), kept until fixed or dropped
     this.stopped = null; // "conflict" / "refused": nothing more is sent until the page is reloaded
     this.chain = Promise.resolve();
     this.idleTimer = null;
@@ -49,6 +57,19 @@
     if (saved > this.version) { return true; }
     try { localStorage.removeItem(this.savedKey); } catch (e) { /* storage refused: nothing kept */ }
     return false;
+  };
+  // A page rendered before this browser's own save was committed (a reload that raced it) fetches itself again, once
+  // per version, so that it shows what was saved and carries the version that save reached. True: reloading.
+  AnnotationOutbox.prototype.refetchIfBehind = function (version) {
+    if (!this.behind()) { return false; }
+    let again = true;
+    try {
+      const guard = "annotator-refetched:" + this.o.assignment;
+      again = sessionStorage.getItem(guard) !== String(version);
+      sessionStorage.setItem(guard, String(version));
+    } catch (e) { again = false; }
+    if (again) { window.location.reload(); }
+    return again;
   };
   AnnotationOutbox.prototype._rememberSaved = function (version) {
     try {
@@ -72,6 +93,7 @@
     try { stored = JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { stored = null; }
     if (!stored) { return []; }
     const changes = [];
+    (stored.refused || []).forEach((entry) => { this.refused.push(entry); changes.push(entry.change); });
     (stored.batches || []).forEach((batch) => { this.batches.push(batch); changes.push(...batch.changes); });
     (stored.records || []).forEach((record) => {
       // A change kept without its base cannot prove what it was made on: version 0 (never written) is the only safe one.
@@ -112,24 +134,56 @@
   };
   AnnotationOutbox.prototype.persist = function () {
     try {
-      if (!this.batches.length && !this.records.length) { localStorage.removeItem(this.key()); return; }
-      localStorage.setItem(this.key(), JSON.stringify({ batches: this.batches, records: this.records }));
+      if (!this.batches.length && !this.records.length && !this.refused.length) { localStorage.removeItem(this.key()); return; }
+      localStorage.setItem(this.key(), JSON.stringify({ batches: this.batches, records: this.records, refused: this.refused }));
     } catch (e) { /* full or refused: the changes are still in memory and sent */ }
   };
-  // The open change of a sentence (created on first use).
+  // The open change of a sentence (created on first use; a refused change of the sentence comes back as it: the
+  // annotator is changing the sentence again, which is how a refusal is fixed).
   AnnotationOutbox.prototype.recordFor = function (sentence, path) {
     let record = this.records.find((r) => r.sentence === sentence.id);
+    const refused = this.refused.find((entry) => entry.change.sentence === sentence.id);
+    if (!record && refused) {
+      this.refused = this.refused.filter((entry) => entry !== refused);
+      record = { ...refused.change, base: refused.base, ready: false };
+      this.records.push(record);
+    }
     if (!record) {
       record = { request_id: newId(), sentence: sentence.id, base: this.version, steps: [], path, seconds: 0, ready: false };
       this.records.push(record);
     }
     return record;
   };
+  // What the bar says (text) and its colour (state), given why the page stopped saving ({kind}, or null).
+  AnnotationOutbox.prototype.status = function (stopped) {
+    const count = this.pendingCount();
+    const plural = (n) => n + " change" + (n === 1 ? "" : "s");
+    if (stopped) { return { state: "stopped", text: stopped.kind === "conflict" ? "Not saved: changed in another tab" : "Not saved: refused" }; }
+    if (this.refused.length) { return { state: "stopped", text: "Not saved: " + plural(this.refused.length) + " refused" + (count ? ", saving " + count : "") }; }
+    if (count && this.offline) { return { state: "offline", text: "Offline — " + plural(count) + " kept, will send" }; }
+    return count ? { state: "saving", text: "Saving " + count } : { state: "saved", text: "Saved" };
+  };
   AnnotationOutbox.prototype.pendingCount = function () {
     return this.records.length + this.batches.reduce((n, batch) => n + batch.changes.length, 0);
   };
+  // Time spent on a sentence, counted with its open change (or its refused one: looking at it is no fix).
+  AnnotationOutbox.prototype.addTime = function (sentence, seconds) {
+    const refused = this.refusalOf(sentence.id);
+    if (refused) { refused.change.seconds += seconds; this.persist(); return null; }
+    const record = this.recordFor(sentence, sentence.path);
+    record.seconds += seconds;
+    return record;
+  };
+  AnnotationOutbox.prototype.refusalOf = function (sentenceId) {
+    return this.refused.find((entry) => entry.change.sentence === sentenceId) || null;
+  };
+  // Forget a refused change: what the server has for the sentence stays (the page reloads to show it).
+  AnnotationOutbox.prototype.drop = function (sentenceId) {
+    this.refused = this.refused.filter((entry) => entry.change.sentence !== sentenceId);
+    this.persist();
+  };
   AnnotationOutbox.prototype.hasOpenChange = function (sentenceId) {
-    return this.records.some((r) => r.sentence === sentenceId) ||
+    return this.records.some((r) => r.sentence === sentenceId) || !!this.refusalOf(sentenceId) ||
       this.batches.some((batch) => batch.changes.some((c) => c.sentence === sentenceId));
   };
   // Something changed: keep it, send what is ready, make the rest ready after a pause.
@@ -176,29 +230,51 @@
       const batch = this.batches[0];
       const answer = await this._send(batch);
       if (answer.status === 200) {
+        // A 200 continues from the version the batch's own changes reached (a batch sent again after its answer was
+        // lost is answered 409 when anything was written since: a lead's split or merge, another tab).
         this._rememberSaved(answer.body.version);
         this.batches.shift();
-        if (answer.body.chained) { this.advance(batch.version, answer.body.version); }
+        this.advance(batch.version, answer.body.version);
         this.persist();
         this.o.onSaved(answer.body, batch);
-        if (answer.body.chained) { continue; }
-        // Saved before (its answer was lost), and the turn was written since by someone else: what this page shows
-        // and what is still queued were not made on that write.
-        this.stopped = "conflict";
-        this.o.onStopped(this.stopped, "This tab's changes were saved earlier, but the turn was changed in another " +
-          "tab or window since; the changes still kept here were not written.");
-        return;
+        continue;
+      }
+      if (answer.status === 400 || answer.status === 413 || answer.status === 422) {
+        this._refuse(batch, (answer.body && answer.body.error) || ("The server refused the change (" + answer.status + ")."));
+        continue;
       }
       this.stopped = answer.status === 409 ? "conflict" : "refused";
       this.o.onStopped(this.stopped, (answer.body && answer.body.error) || ("The server refused the change (" + answer.status + ")."));
       return;
     }
   };
+  // A batch was refused: one change is set aside with the reason; several are sent again one by one to find it.
+  AnnotationOutbox.prototype._refuse = function (batch, error) {
+    if (batch.changes.length > 1) {
+      this.batches.splice(0, 1, ...batch.changes.map((change) => ({ version: batch.version, changes: [change] })));
+      this.persist();
+      return;
+    }
+    this.batches.shift();
+    let change = batch.changes[0];
+    // A change of the same sentence made since builds on the refused one: it waits with it, on top of it.
+    const open = this.records.find((r) => r.sentence === change.sentence);
+    if (open) {
+      this.records = this.records.filter((r) => r !== open);
+      change = { ...change, steps: change.steps.concat(open.steps), path: open.path, seconds: change.seconds + open.seconds,
+                 note: open.note !== undefined ? open.note : change.note,
+                 evidence: open.evidence !== undefined ? open.evidence : change.evidence };
+    }
+    this.refused.push({ change, base: batch.version, error });
+    this.persist();
+    this.o.onRefused(change.sentence, error);
+  };
   // The page's own write led from version `from` to `to` with nothing in between: what was queued on `from` is on `to`.
   AnnotationOutbox.prototype.advance = function (from, to) {
     this._rememberSaved(to);
     this.batches.forEach((b) => { if (b.version === from) { b.version = to; } });
     this.records.forEach((r) => { if (r.base === from) { r.base = to; } });
+    this.refused.forEach((entry) => { if (entry.base === from) { entry.base = to; } });
     if (this.version === from) { this.version = to; }
     this.persist();
   };
@@ -227,6 +303,7 @@
   AnnotationOutbox.prototype.discard = function () {
     this.batches = [];
     this.records = [];
+    this.refused = [];
     this.persist();
   };
   window.AnnotationOutbox = AnnotationOutbox;

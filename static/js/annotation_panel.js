@@ -36,6 +36,15 @@
     while (child) { const next = child.nextSibling; element.removeChild(child); child = next; }
   }
   AnnotationPanel.h = h;
+  // A short note under the bar that fades (a key refused while a dialog is open).
+  AnnotationPanel.flash = function (text) {
+    const element = document.getElementById("key-refused");
+    if (!element) { return; }
+    element.textContent = text;
+    element.hidden = false;
+    clearTimeout(AnnotationPanel.flash.timer);
+    AnnotationPanel.flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
+  };
 
   // The reference's text with the evidence spans marked: the pieces to put in its element.
   AnnotationPanel.marked = function (text, evidence) {
@@ -92,7 +101,8 @@
   };
 
 
-  // view: sentences, active, closed, independent, message, stopped, hasNext, hasOpenChange(sentenceId)
+  // view: sentences, active, closed, independent, message, stopped, hasNext, hasOpenChange(sentenceId),
+  // refused ({sentence, error}: a change the server refused, or null)
   AnnotationPanel.prototype.draw = function (element, view) {
     const protocol = this.protocol;
     const data = this.data;
@@ -108,6 +118,19 @@
     if (stopped) {
       parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-stopped" }, stopped.text + " ",
         h("button", { type: "button", id: "reload-saved", class: "small" }, "Reload and show what is saved")));
+    }
+    if (view.refused && view.refused.sentence) {
+      // A change the server refused (annotation_outbox.js): changing the sentence again sends it with the fix.
+      const sentence = view.refused.sentence;
+      parts.push(sentence === active
+        ? h("div", { class: "panel-message error", role: "alert", id: "save-refused" },
+          "This sentence's last change was not saved: " + view.refused.error + " Change it (for instance its note) to " +
+          "send it again, or ", h("button", { type: "button", id: "drop-refused", class: "small", "data-sentence": sentence.id },
+            "Drop this change"), ".")
+        : h("div", { class: "panel-message error", role: "alert", id: "save-refused" },
+          "A change of sentence " + sentence.number + " was not saved: " + view.refused.error + " ",
+          h("button", { type: "button", id: "refused-go", class: "small", "data-sentence": sentence.id },
+            "Go to sentence " + sentence.number)));
     }
     if (message) { parts.push(h("p", { class: "panel-message" + (message.error ? " error" : ""), role: "alert" }, message.text)); }
     if (!active) { parts.push(h("p", null, "This turn has no sentences.")); element.replaceChildren(...parts); return; }

@@ -52,6 +52,12 @@
   };
   AnnotationProtocol.prototype.step = function (name) { return this.d.steps[name]; };
   AnnotationProtocol.prototype.labels = function () { return this.d.labels; };
+  // Every key that answers something: the labels' keys (independent mode) and the steps' answer keys (1/2, y/n).
+  AnnotationProtocol.prototype.answerKeys = function () {
+    const keys = new Set(this.d.labels.map((label) => label.key));
+    Object.values(this.d.steps).forEach((step) => step.answers.forEach((a) => { keys.add(a.key); if (a.yn) { keys.add(a.yn); } }));
+    return keys;
+  };
   window.AnnotationProtocol = AnnotationProtocol;
 
 })();

@@ -127,4 +127,30 @@
 
   window.ReferenceFind = ReferenceFind;
   window.ResizableSplit = ResizableSplit;
+
+  // The annotator's selection in the reference as evidence offsets {start, end, text}, or null: trimmed of spaces,
+  // and a drag that starts or ends inside a word takes the whole word (evidence is never half a word).
+  function referenceSelection(referenceElement, referenceText) {
+    const selection = document.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
+    const range = selection.getRangeAt(0);
+    if (!referenceElement.contains(range.startContainer) || !referenceElement.contains(range.endContainer)) { return null; }
+    const offset = (node, position) => {
+      const prefix = document.createRange();
+      prefix.selectNodeContents(referenceElement);
+      prefix.setEnd(node, position);
+      return prefix.toString().length;
+    };
+    let start = offset(range.startContainer, range.startOffset);
+    let end = offset(range.endContainer, range.endOffset);
+    while (start < end && /\s/.test(referenceText[start])) { start++; }
+    while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
+    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i]);
+    if (start < end) {
+      while (inWord(start - 1) && inWord(start)) { start--; }
+      while (inWord(end) && inWord(end - 1)) { end++; }
+    }
+    return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
+  }
+  window.referenceSelection = referenceSelection;
 })();

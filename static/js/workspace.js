@@ -40,26 +40,18 @@
     onSaved: (body) => {
       body.saved.forEach((saved) => {
         const sentence = byId.get(saved.sentence);
-        // The server's evidence ids replace the page's, unless the sentence changed again meanwhile.
-        if (sentence && !outbox.hasOpenChange(sentence.id)) { sentence.evidence = saved.evidence; }
+        // The server's evidence ids (sent back for a change that sent evidence) replace the page's, unless the
+        // sentence changed again meanwhile.
+        if (sentence && saved.evidence && !outbox.hasOpenChange(sentence.id)) { sentence.evidence = saved.evidence; }
       });
       setVersion(outbox.version);
       showStatus();
       if (active && body.saved.some((s) => s.sentence === active.id)) { loadExtras(active); }
     },
     onStopped: (kind, text) => { stopped = { kind, text }; render(); showStatus(); },
+    onRefused: () => { render(); showStatus(); },
   });
-  if (!data.closed && outbox.behind()) {
-    // Rendered before this browser's own save was committed (a reload that raced it): fetch the page again, once per
-    // version, so that it shows what was saved and carries the version that save reached.
-    let again = true;
-    try {
-      const guard = "annotator-refetched:" + data.assignment;
-      again = sessionStorage.getItem(guard) !== String(data.version);
-      sessionStorage.setItem(guard, String(data.version));
-    } catch (e) { again = false; }
-    if (again) { window.location.reload(); return; }
-  }
+  if (!data.closed && outbox.refetchIfBehind(data.version)) { return; }
   // The claims panels (claims.js) send on the same line and continue from the version they get back.
   // qa_workspace.js sends a question after the answers on screen are saved (the server reads the saved path).
   window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
@@ -88,8 +80,10 @@
   function drawPanel() {
     const element = panel();
     if (!element) { return; }
+    const refusal = outbox.refused[0] && (outbox.refusalOf(active && active.id) || outbox.refused[0]);
     drawer.draw(element, { sentences, active, closed, independent, message, stopped, hasNext: !!neighbour(+1),
-                           hasOpenChange: (id) => outbox.hasOpenChange(id) });
+                           hasOpenChange: (id) => outbox.hasOpenChange(id),
+                           refused: refusal && { sentence: byId.get(refusal.change.sentence), error: refusal.error } });
   }
 
   // Per key, only what changed is touched: the chips of sentences whose label changed, the active link when the
@@ -147,13 +141,9 @@
 
   function showStatus() {
     if (!statusElement) { return; }
-    const count = outbox.pendingCount();
-    let text = "Saved";
-    if (stopped) { text = stopped.kind === "conflict" ? "Not saved: changed in another tab" : "Not saved: refused"; }
-    else if (count && outbox.offline) { text = "Offline — " + count + " change" + (count === 1 ? "" : "s") + " kept, will send"; }
-    else if (count) { text = "Saving " + count; }
+    const { text, state } = outbox.status(stopped);
     statusElement.textContent = text;
-    statusElement.dataset.state = stopped ? "stopped" : (count ? (outbox.offline ? "offline" : "saving") : "saved");
+    statusElement.dataset.state = state;
   }
 
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
@@ -221,8 +211,8 @@
     if (!sentence || sentence === active) { return; }
     const leaving = active;
     const seconds = takeSeconds();
-    const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.recordFor(leaving, leaving.path) : null;
-    if (record) { record.seconds += seconds; record.ready = true; outbox.touched(); }
+    const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.addTime(leaving, seconds) : null;
+    if (record) { record.ready = true; outbox.touched(); }
     active = sentence;
     message = null;
     render();
@@ -230,31 +220,8 @@
   }
   const neighbour = (delta) => (active ? sentences[sentences.indexOf(active) + delta] || null : null);
 
-  function referenceSelection() {
-    const selection = document.getSelection();
-    if (!referenceElement || !selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
-    const range = selection.getRangeAt(0);
-    if (!referenceElement.contains(range.startContainer) || !referenceElement.contains(range.endContainer)) { return null; }
-    const offset = (node, position) => {
-      const prefix = document.createRange();
-      prefix.selectNodeContents(referenceElement);
-      prefix.setEnd(node, position);
-      return prefix.toString().length;
-    };
-    let start = offset(range.startContainer, range.startOffset);
-    let end = offset(range.endContainer, range.endOffset);
-    while (start < end && /\s/.test(referenceText[start])) { start++; }
-    while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
-    // A drag that starts or ends inside a word takes the whole word: evidence is never half a word.
-    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i]);
-    if (start < end) {
-      while (inWord(start - 1) && inWord(start)) { start--; }
-      while (inWord(end) && inWord(end - 1)) { end++; }
-    }
-    return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
-  }
   function attachEvidence() {
-    const span = referenceSelection();
+    const span = referenceElement ? window.referenceSelection(referenceElement, referenceText) : null;
     if (!span) { refuse("Select some text in the reference first, then press e to attach it."); return; }
     if (active.evidence.some((s) => s.start === span.start && s.end === span.end)) { refuse("That span is already attached to this sentence."); return; }
     active.evidence = active.evidence.concat([span]);
@@ -284,9 +251,9 @@
   async function submit() {
     if (submitting) { return; }
     if (stopped) { refuse(stopped.text); return; }
+    if (outbox.refused.length) { refuse("A change was refused by the server: fix it or drop it before submitting."); return; }
     submitting = true;
-    const record = active ? outbox.recordFor(active, active.path) : null;
-    if (record) { record.seconds += takeSeconds(); }
+    if (active) { outbox.addTime(active, takeSeconds()); }
     outbox.readyAll();
     if (outbox.pendingCount()) {
       message = { text: "Saving " + outbox.pendingCount() + " change(s) before submitting…", error: false };
@@ -312,7 +279,9 @@
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  const SHORTCUTS = /^([1-7]|[yjkuecsn?/]|Arrow(Up|Down|Left|Right))$/;
+  // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the rest are the page's.
+  const answerKeys = protocol.answerKeys();
+  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecs?/]|Arrow(Up|Down|Left|Right))$/.test(key);
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
@@ -327,7 +296,7 @@
     const help = document.getElementById("help");
     if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
     if (document.querySelector("dialog[open]")) {
-      if (SHORTCUTS.test(key)) { event.preventDefault(); flash("Close the dialog first (Esc): the key was not applied."); }
+      if (isShortcut(key)) { event.preventDefault(); window.AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
       return;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
@@ -338,15 +307,15 @@
     else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
     else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
     else if (!active) { handled = false; }
-    else if (closed && /^([1-7]|[ynue])$/.test(key)) { refuse("This assignment can no longer be changed: the key was not applied."); }
+    else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
     else if (key === "u") { undo(); }
     else if (key === "e") { attachEvidence(); }
     else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
-    else if (independent && /^[1-7]$/.test(key)) {
+    else if (independent && answerKeys.has(key)) {
       const option = protocol.labels().find((l) => l.key === key);
       if (option) { message = null; pick(option.value); } else { handled = false; }
     }
-    else if (!independent && /^([1-7]|[yn])$/.test(key)) {
+    else if (!independent && answerKeys.has(key)) {
       const next = protocol.nextStep(active.path);
       const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
       if (option) { message = null; answer(next, option.value); }
@@ -357,15 +326,6 @@
     if (handled) { event.preventDefault(); }
   });
 
-  function flash(text) {
-    const element = document.getElementById("key-refused");
-    if (!element) { return; }
-    element.textContent = text;
-    element.hidden = false;
-    clearTimeout(flash.timer);
-    flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
-  }
-
   root.addEventListener("mousedown", (event) => {
     if (event.target.closest("#attach-evidence")) { event.preventDefault(); } // keep the reference selection
   });
@@ -374,6 +334,16 @@
     const link = target.closest("a.sentence");
     if (link) { event.preventDefault(); goTo(byId.get(Number(link.dataset.sentence))); return; }
     if (target.closest("#help-button")) { document.getElementById("help").showModal(); return; }
+    if (target.closest("#refused-go")) { goTo(byId.get(Number(target.closest("#refused-go").dataset.sentence))); return; }
+    if (target.closest("#drop-refused")) {
+      // What the page shows of that sentence includes the dropped change: reload it from the server (the other
+      // unsent changes are kept in this browser and come back).
+      outbox.drop(Number(target.closest("#drop-refused").dataset.sentence));
+      if (active) { history.replaceState(null, "", "?sentence=" + active.id); } // back on this sentence
+      window.removeEventListener("beforeunload", warnBeforeLeaving);
+      window.location.reload();
+      return;
+    }
     if (target.closest("#reload-saved")) {
       outbox.discard();
       window.removeEventListener("beforeunload", warnBeforeLeaving);
@@ -393,7 +363,7 @@
   document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
 
   function warnBeforeLeaving(event) {
-    if (outbox.pendingCount() && !stopped) { event.preventDefault(); event.returnValue = ""; }
+    if ((outbox.pendingCount() && !stopped) || outbox.refused.length) { event.preventDefault(); event.returnValue = ""; }
   }
   window.addEventListener("beforeunload", warnBeforeLeaving);
   // Hidden: time stops, what was counted and open changes are sent; not after a conflict (stale copy; Reload hides it).
@@ -401,7 +371,7 @@
     if (document.visibilityState === "hidden") {
       if (active && !closed && !stopped) {
         const seconds = takeSeconds();
-        if (seconds >= 0.5 || outbox.hasOpenChange(active.id)) { outbox.recordFor(active, active.path).seconds += seconds; }
+        if (seconds >= 0.5 || outbox.hasOpenChange(active.id)) { outbox.addTime(active, seconds); }
       }
       outbox.readyAll();
     } else {

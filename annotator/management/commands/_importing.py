@@ -5,9 +5,9 @@ from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from ...corpus.importers import ImportFormatError
+from annotator.corpus.imports.importers import ImportFormatError
 from ...models import Project
-from ...corpus.imports import import_run
+from annotator.corpus.imports.services import import_run
 
 # Checks a command that reads or writes data needs. The admin and URL checks import every admin
 # module and the whole URL conf (0.35 s, as long as 80,000 sentences of an import); `manage.py check`

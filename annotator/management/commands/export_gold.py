@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...corpus.exporters import FORMATS, export_pieces
+from annotator.corpus.exports.exporters import FORMATS, export_pieces
 from ...models import Project
 
 from ._importing import DATA_COMMAND_CHECKS

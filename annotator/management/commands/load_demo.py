@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ...models import ImportBatch, Membership, Project
-from ...corpus.imports import import_run
+from annotator.corpus.imports.services import import_run
 
 DEMO_DIR = settings.BASE_DIR / "fixtures" / "demo"
 

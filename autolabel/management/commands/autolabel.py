@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
-from autolabel import services
+from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, LLMProfile, PromptVersion
 
 

@@ -6,10 +6,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.access import is_lead
-from annotator.corpus.draws import DrawError
+from annotator.corpus.draws.services import DrawError
 from annotator.domain.draws import MAX_DRAW_SIZE, MAX_SEED
 from annotator.domain.vocabulary import DrawStrategy
-from autolabel.drawing import draw_for_job
+from autolabel.checks.drawing import draw_for_job
 from autolabel.models import AutoLabelJob
 
 

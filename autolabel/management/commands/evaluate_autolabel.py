@@ -6,11 +6,11 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel import calibration_selectors
-from autolabel.evaluation import BASELINES, MACRO, VIEW_NAMES, VIEWS
-from autolabel.evaluation_page import STEP_SCOPES, figure
+from autolabel.evaluation import selectors as calibration_selectors
+from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
+from autolabel.evaluation.page import STEP_SCOPES, figure
 from autolabel.models import AutoLabelJob
-from autolabel.rater_agreement import STEP_NAMES
+from autolabel.evaluation.rater_agreement import STEP_NAMES
 
 NAMES = [MACRO, *VIEWS]
 

@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
-from autolabel.extraction_jobs import ExtractionJobError, extraction_job_create, extraction_job_run
+from autolabel.extraction.services import ExtractionJobError, extraction_job_create, extraction_job_run
 from autolabel.models import AutoLabelJob, ExtractionJob, LLMProfile
 
 

@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel.faithfulness_report import MEASURES, faithfulness_report
+from autolabel.faithfulness.report import MEASURES, faithfulness_report
 from autolabel.models import AutoLabelJob
 
 

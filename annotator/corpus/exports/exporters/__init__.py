@@ -1,0 +1,32 @@
+"""Serialising a project's gold: the project's JSONL and CogniBench's labels.json.
+
+Both exporters are generators of text pieces, so the command writes them to a
+file and the view streams them to the browser without holding the export in
+memory.
+"""
+
+from annotator.corpus.exports.exporters.cognibench import cognibench_pieces
+from annotator.corpus.exports.exporters.jsonl import jsonl_lines
+
+FORMATS = {"jsonl": jsonl_lines, "cognibench": cognibench_pieces}
+FILENAMES = {"jsonl": "{slug}-gold.jsonl", "cognibench": "{slug}-labels.json"}
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "cognibench": "application/json; charset=utf-8"}
+
+
+def export_pieces(project, fmt: str, min_severity=None, progress=None):
+    """The pieces of an export; ``min_severity`` (1-5, or "project" for the project's threshold) marks
+    every hallucinated sentence's gold ``severe`` when rated at least that (HalluDetect's filter, JSONL only).
+
+    Raises ValueError with a message for the person who asked for it.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(sorted(FORMATS))}")
+    if min_severity in (None, ""):
+        return FORMATS[fmt](project, progress=progress)
+    if fmt != "jsonl":
+        raise ValueError("the severity filter applies to the jsonl format")
+    if min_severity == "project":
+        min_severity = project.severity_threshold
+    elif not str(min_severity).isdigit() or not 1 <= int(min_severity) <= 5:
+        raise ValueError(f"the minimum severity must be 1 to 5 or 'project', not {min_severity!r}")
+    return FORMATS[fmt](project, progress=progress, min_severity=int(min_severity))

@@ -1,0 +1,169 @@
+"""The body of the annotation page's background save (POST /a/<id>/sync/), validated by a DRF serializer.
+
+The page (static/js/annotation_outbox.js) sends ``{"version": int, "changes": [change, …]}``, one change per
+sentence: its request id, the steps taken (``answer`` / ``pick`` / ``undo``), the path shown after them, the
+note and the evidence (None: unchanged) and the seconds spent. Anything else is refused with a 400 naming the
+change and the field (``change 2: note: …``), never a 500: JSON types are taken as they are (a number is not
+a string, a boolean not a number), unknown keys are refused, and no text may hold a NUL character (PostgreSQL
+cannot store one; the forms and the API refuse it too). The validated data are ``work.batch_save.SentenceChange``
+objects, ready for ``annotation_save_batch``.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from rest_framework import serializers
+
+from ..domain import protocol
+from ..models import Sentence
+from .batch_save import SentenceChange
+from .selectors import browser_offset_to_reference
+from .sentence_save import STEP_ACTIONS, StepTaken
+
+MAX_CHANGES = 100
+MAX_STEPS = 200
+MAX_SPANS = 100
+MAX_ID = 2**31 - 1
+
+
+class Strict(serializers.Serializer):
+    """A JSON object with only the serializer's keys."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                raise serializers.ValidationError({key: ["Unknown key."] for key in unknown})
+        return super().to_internal_value(data)
+
+
+class JsonInteger(serializers.IntegerField):
+    """A JSON integer: not a string of digits, a float or a boolean."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class JsonNumber(serializers.FloatField):
+    """A finite JSON number (not a string or a boolean)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)) or not math.isfinite(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class JsonString(serializers.CharField):
+    """A JSON string (a number is not turned into one); NUL refused by DRF's CharField."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        kwargs.setdefault("allow_blank", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StepSerializer(Strict):
+    action = serializers.ChoiceField(choices=STEP_ACTIONS)
+    step = JsonString(max_length=40, default="")
+    value = JsonString(max_length=40, default="")
+    at = JsonNumber(min_value=0, max_value=1e14, allow_null=True, default=None,
+                    help_text="When the annotator answered, in milliseconds since 1970.")
+
+    def to_internal_value(self, data):
+        step = super().to_internal_value(data)
+        at = step["at"]
+        moment = datetime.fromtimestamp(at / 1000, tz=timezone.utc) if at is not None else None
+        return StepTaken(step["action"], step["step"], step["value"], moment)
+
+
+class EvidenceSpanSerializer(Strict):
+    """A span of the reference as the page counts (UTF-16 code units); ``id`` and ``text`` are the page's copy."""
+
+    start = JsonInteger(min_value=0, max_value=MAX_ID)
+    end = JsonInteger(min_value=0, max_value=MAX_ID)
+    id = JsonInteger(min_value=0, max_value=MAX_ID, required=False, allow_null=True)
+    text = JsonString(required=False, allow_null=True)
+
+
+class PathField(serializers.DictField):
+    """The path the page shows after the steps: one the protocol allows."""
+
+    child = JsonString(max_length=40)
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and any(not isinstance(key, str) or "\x00" in key for key in data):
+            raise serializers.ValidationError("The steps of a path are strings without NUL characters.")
+        path = super().to_internal_value(data)
+        try:
+            protocol.validate(path)
+        except protocol.ProtocolError as error:
+            raise serializers.ValidationError(str(error)) from None
+        return path
+
+
+class ChangeSerializer(Strict):
+    request_id = serializers.RegexField(r"^[A-Za-z0-9_-]{8,40}\Z", error_messages={
+        "invalid": "8-40 letters, digits, '-' or '_'."})
+    sentence = JsonInteger(min_value=0, max_value=MAX_ID)
+    steps = serializers.ListField(child=StepSerializer(), max_length=MAX_STEPS, default=list)
+    path = PathField(allow_null=True, default=None)
+    note = JsonString(allow_null=True, default=None)
+    evidence = serializers.ListField(child=EvidenceSpanSerializer(), max_length=MAX_SPANS, allow_null=True,
+                                     default=None)
+    seconds = JsonNumber(min_value=0, default=0.0)
+
+
+class BatchSerializer(Strict):
+    """``context["assignment"]``: the slot the batch is for (its turn's sentences, its reference)."""
+
+    version = JsonInteger(min_value=0, max_value=MAX_ID)
+    changes = serializers.ListField(child=ChangeSerializer(), min_length=1, max_length=MAX_CHANGES)
+
+    def validate(self, data):
+        assignment = self.context["assignment"]
+        changes = data["changes"]
+        ids = [change["request_id"] for change in changes]
+        if len(set(ids)) != len(ids):
+            raise serializers.ValidationError({"changes": ["request_id must be unique in the batch."]})
+        sentences = Sentence.objects.filter(turn_id=assignment.turn_id,
+                                            pk__in={change["sentence"] for change in changes}).in_bulk()
+        reference = assignment.turn.dialogue.reference
+        taken = []
+        for position, change in enumerate(changes):
+            sentence = sentences.get(change["sentence"])
+            if sentence is None:
+                raise serializers.ValidationError({"changes": {position: {"sentence": [
+                    f"Sentence {change['sentence']} is not part of this turn."]}}})
+            evidence = change["evidence"]
+            if evidence is not None:
+                evidence = [(browser_offset_to_reference(reference, span["start"]),
+                             browser_offset_to_reference(reference, span["end"])) for span in evidence]
+            taken.append(SentenceChange(change["request_id"], sentence, change["steps"], change["path"],
+                                        change["note"], evidence, change["seconds"]))
+        return {"version": data["version"], "changes": taken}
+
+
+def first_error(errors, where: str = "") -> str:
+    """The first of DRF's nested errors as one sentence naming where it is (``change 2: note: …``)."""
+    if isinstance(errors, dict):
+        key, value = next(iter(errors.items()))
+        if key == "changes" and isinstance(value, dict):
+            position, inner = next(iter(value.items()))
+            return first_error(inner, f"change {int(position) + 1}: ")
+        if key in ("steps", "evidence") and isinstance(value, dict):
+            position, inner = next(iter(value.items()))
+            return first_error(inner, f"{where}{key} {int(position) + 1}: ")
+        name = "" if key == "non_field_errors" else f"{key}: "
+        return first_error(value, f"{where}{name}")
+    if isinstance(errors, list) and errors:
+        return first_error(errors[0], where)
+    return f"{where}{errors}"

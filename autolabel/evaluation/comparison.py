@@ -1,0 +1,161 @@
+"""Two jobs on the same gold: F1 per view with bootstrap 95 % intervals, and their paired difference (pure).
+
+Both jobs are scored on the same sentences (those both predicted and that have
+gold), each at its own threshold, with the word-weighted counting of
+``evaluation``. The uncertainty comes from which turns happened to be labelled:
+the bootstrap draws the turns with replacement (a turn's sentences stay
+together, since they share a reference, a question and often a mistake), sums
+each job's word counts over the drawn turns and computes the F1s again. The same
+draw serves both jobs, so the difference B - A is paired: the turns that are hard
+for one job are hard for the other, and only their disagreement is left in the
+interval. An interval of the difference that excludes 0 says the new version is
+better (or worse) on turns like these, not just different; one that includes 0
+says the data cannot tell.
+
+The interval is the 2.5th and 97.5th percentiles of the resampled values
+(percentile bootstrap), seeded so a page and a command give the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from autolabel.evaluation.scores import MACRO, VIEWS, Item, f1_from_counts, item_flags, macro_f1, vote_key
+
+RESAMPLES = 2000
+SEED = 20261125
+COMPARED_VIEWS = VIEWS + (MACRO,)
+_CHUNK = 200  # resamples drawn at a time: memory stays resamples-per-chunk x turns
+
+
+def turn_counts(turns: Sequence[Sequence[Item]], threshold: int) -> np.ndarray:
+    """Per turn and view: (correct, predicted, gold) words, shape (turns, views, 3).
+
+    Each distinct (gold, votes) pattern is decided once; the words are then summed per turn by numpy.
+    """
+    patterns: dict[tuple, int] = {}
+    pattern_flags: list[list[float]] = []
+    turn_index, words, pattern_index = [], [], []
+    for t, items in enumerate(turns):
+        for item in items:
+            key = (item.gold, vote_key(item.votes))
+            if key not in patterns:
+                patterns[key] = len(pattern_flags)
+                flags = item_flags(item, threshold).values()
+                pattern_flags.append([float(x) for gold, predicted in flags for x in (gold and predicted, predicted, gold)])
+            turn_index.append(t)
+            words.append(item.words)
+            pattern_index.append(patterns[key])
+    columns = len(VIEWS) * 3
+    if not pattern_flags:
+        return np.zeros((len(turns), len(VIEWS), 3))
+    weighted = np.asarray(pattern_flags)[pattern_index] * np.asarray(words, dtype=np.float64)[:, np.newaxis]
+    counts = np.stack([np.bincount(turn_index, weights=weighted[:, c], minlength=len(turns)) for c in range(columns)],
+                      axis=1)
+    return counts.reshape(len(turns), len(VIEWS), 3)
+
+
+def _f1(correct, predicted, gold):
+    """F1 of summed counts, vectorised; the conventions of ``evaluation.f1_from_counts`` (nan: undefined)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f1 = np.where(gold > 0, 2 * correct / (predicted + gold), np.nan)
+    return f1
+
+
+def _f1_by_view(sums: np.ndarray) -> np.ndarray:
+    """(..., views, 3) summed counts -> (..., views + 1) F1s, the last the macro of factual and cognitive."""
+    f1 = _f1(sums[..., 0], sums[..., 1], sums[..., 2])
+    factual, cognitive = VIEWS.index("factual"), VIEWS.index("cognitive")
+    macro = (f1[..., factual] + f1[..., cognitive]) / 2
+    return np.concatenate([f1, macro[..., np.newaxis]], axis=-1)
+
+
+def _interval(values: np.ndarray) -> list[float | None]:
+    kept = values[~np.isnan(values)]
+    if not len(kept):
+        return [None, None]
+    low, high = np.percentile(kept, [2.5, 97.5])
+    return [round(float(low), 4), round(float(high), 4)]
+
+
+def _point(sums: np.ndarray) -> dict[str, float | None]:
+    """F1 per view of the full data, through ``evaluation``'s own function (rounded as the evaluation page)."""
+    scores = {view: f1_from_counts(*(int(x) for x in sums[v]))["f1"] for v, view in enumerate(VIEWS)}
+    scores[MACRO] = macro_f1(scores["factual"], scores["cognitive"])
+    return scores
+
+
+def compare(
+    turns_a: Sequence[Sequence[Item]], threshold_a: int, turns_b: Sequence[Sequence[Item]], threshold_b: int,
+    resamples: int = RESAMPLES, seed: int = SEED,
+) -> dict:
+    """F1 per view of A and B with 95 % intervals, and B - A with its interval; turns paired by position.
+
+    ``turns_a[i]`` and ``turns_b[i]`` must hold the same sentences (the same gold), each with that job's votes.
+    """
+    if len(turns_a) != len(turns_b):
+        raise ValueError("both jobs must be scored on the same turns")
+    a, b = turn_counts(turns_a, threshold_a), turn_counts(turns_b, threshold_b)
+    n_turns = len(turns_a)
+    point_a, point_b = _point(a.sum(axis=0)), _point(b.sum(axis=0))
+    draws_a, draws_b = [], []
+    if n_turns:
+        rng = np.random.default_rng(seed)
+        flat_a, flat_b = a.reshape(n_turns, -1), b.reshape(n_turns, -1)
+        for start in range(0, resamples, _CHUNK):
+            size = min(_CHUNK, resamples - start)
+            # How often each turn is drawn in each resample (n_turns draws with replacement), by one bincount.
+            draws = rng.integers(0, n_turns, size=(size, n_turns)) + (np.arange(size) * n_turns)[:, np.newaxis]
+            weights = np.bincount(draws.ravel(), minlength=size * n_turns).reshape(size, n_turns).astype(np.float64)
+            draws_a.append(_f1_by_view((weights @ flat_a).reshape(size, len(VIEWS), 3)))
+            draws_b.append(_f1_by_view((weights @ flat_b).reshape(size, len(VIEWS), 3)))
+    empty = np.zeros((0, len(COMPARED_VIEWS)))
+    draws_a = np.concatenate(draws_a) if draws_a else empty
+    draws_b = np.concatenate(draws_b) if draws_b else empty
+    views = {}
+    for v, view in enumerate(COMPARED_VIEWS):
+        difference = None
+        if point_a[view] is not None and point_b[view] is not None:
+            difference = round(point_b[view] - point_a[view], 4)
+        diff_draws = draws_b[:, v] - draws_a[:, v]
+        views[view] = {
+            "a": {"f1": point_a[view], "ci": _interval(draws_a[:, v])},
+            "b": {"f1": point_b[view], "ci": _interval(draws_b[:, v])},
+            "difference": {"f1": difference, "ci": _interval(diff_draws),
+                           "share_b_better": _share_positive(diff_draws)},
+        }
+    return {
+        "turns": n_turns,
+        "sentences": sum(len(turn) for turn in turns_a),
+        "words": int(sum(item.words for turn in turns_a for item in turn)),
+        "resamples": resamples,
+        "seed": seed,
+        "views": views,
+    }
+
+
+def _share_positive(values: np.ndarray) -> float | None:
+    kept = values[~np.isnan(values)]
+    return round(float((kept > 0).mean()), 4) if len(kept) else None
+
+
+def paired_turns(
+    gold_and_words: Mapping[int, tuple[int, int, str]], votes_a: Mapping[int, list], votes_b: Mapping[int, list],
+) -> tuple[list[list[Item]], list[list[Item]]]:
+    """The sentences both jobs predicted, grouped by turn: (turns of A's items, turns of B's items).
+
+    ``gold_and_words`` maps a sentence id to (turn id, words, gold label); ``votes_*`` map a sentence id to that
+    job's sample votes.
+    """
+    by_turn: dict[int, list[int]] = {}
+    for sentence_id in sorted(set(votes_a) & set(votes_b) & set(gold_and_words)):
+        by_turn.setdefault(gold_and_words[sentence_id][0], []).append(sentence_id)
+    turns_a, turns_b = [], []
+    for turn_id in sorted(by_turn):
+        ids = by_turn[turn_id]
+        turns_a.append([Item(gold_and_words[i][1], gold_and_words[i][2], votes_a[i]) for i in ids])
+        turns_b.append([Item(gold_and_words[i][1], gold_and_words[i][2], votes_b[i]) for i in ids])
+    return turns_a, turns_b
+

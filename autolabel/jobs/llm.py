@@ -1,0 +1,208 @@
+"""Calling an OpenAI-compatible endpoint: timeouts, retries with backoff, usage and cost.
+
+The ``openai`` client is used with its own retries switched off, so that every
+retry is ours: counted, with backoff and jitter, honouring ``Retry-After`` on a
+429. Retried: 429, 5xx, timeouts, connection errors. Not retried: other 4xx
+(a bad request will not get better); 401/403/404 stop the whole job because
+every request would fail the same way (wrong key, URL or model).
+
+``Caller.chat`` is a coroutine: a job runs many of them at once, at most
+``concurrency`` in flight (an asyncio semaphore).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import itertools
+import os
+import random
+import time
+from decimal import Decimal
+
+from autolabel.labelling.replies import CallResult, Choice  # the shape of a reply, read by the labelling rules
+
+# openai and its HTTP library are imported where a Caller is built or used: importing openai takes half a
+# second, which every management command and web worker would otherwise pay at start-up.
+
+FATAL_STATUSES = frozenset({401, 403, 404})
+MAX_RETRY_AFTER = 120.0
+POOL_SIZE = 16
+
+
+class EndpointConfigurationError(RuntimeError):
+    """The endpoint refuses every request (wrong key, base URL or model)."""
+
+
+def api_key_env_refusal(variable: str) -> str:
+    """Why a profile may not name ``variable`` as its API key, or "" when it may.
+
+    The key is sent as a Bearer token to the profile's base URL, which anyone who edits profiles chooses:
+    naming SECRET_KEY or DATABASE_URL there would send that secret to any server. Only variables meant as
+    API keys qualify: a name ending in ``_API_KEY``, or one listed in ``LLM_API_KEY_ENV_ALLOWED``.
+    """
+    from django.conf import settings
+
+    if not variable or variable.endswith("_API_KEY") or variable in settings.LLM_API_KEY_ENV_ALLOWED:
+        return ""
+    return (f"The environment variable {variable!r} is not an API-key variable: use a name ending in _API_KEY, "
+            f"or add it to LLM_API_KEY_ENV_ALLOWED (comma-separated) in the server's environment.")
+
+
+def api_key_from_env(variable: str) -> str:
+    """The key named by a profile; local servers accept any non-empty key.
+
+    Refused (the job fails with the reason) for a variable that is not meant as an API key, whatever the
+    profile's form let through: the rule is enforced where the key is read.
+    """
+    refusal = api_key_env_refusal(variable)
+    if refusal:
+        raise EndpointConfigurationError(refusal)
+    return os.environ.get(variable, "") if variable else ""
+
+
+def retry_after_seconds(headers) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return min(float(value) / 1000, MAX_RETRY_AFTER)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        if parsed is None:
+            return None
+        return min(max(parsed.timestamp() - time.time(), 0.0), MAX_RETRY_AFTER)
+
+
+def backoff_seconds(attempt: int, base: float = 0.5, cap: float = 30.0) -> float:
+    """Exponential backoff with full jitter: uniform in [base, base * 2**attempt], capped."""
+    return random.uniform(base, min(cap, base * (2 ** attempt)))
+
+
+def cost_of(prompt_tokens: int, completion_tokens: int, input_price: Decimal, output_price: Decimal, batch=False) -> Decimal:
+    """Estimated cost from prices per million tokens; the Batch API costs half."""
+    cost = (Decimal(prompt_tokens) * Decimal(input_price) + Decimal(completion_tokens) * Decimal(output_price)) / Decimal(1_000_000)
+    return cost / 2 if batch else cost
+
+
+def request_body(model, messages, n=1, seed=None, temperature=1.0, max_tokens=1024) -> dict:
+    """The chat-completions request; sample i of a turn is always asked with seed i."""
+    body = {"model": model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens}
+    if n > 1:
+        body["n"] = n
+    if seed is not None:
+        body["seed"] = seed
+    return body
+
+
+class Caller:
+    def __init__(self, *, base_url, api_key, model, concurrency=16, timeout=60.0, max_retries=5,
+                 temperature=1.0, max_tokens=1024, backoff_base=0.5, backoff_cap=30.0):
+        self.model = model
+        self.max_retries = max_retries
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.concurrency = max(1, concurrency)
+        self._semaphore = None
+        # Several small connection pools rather than one large one: httpx scans its whole pool for every
+        # request, which costs more CPU than the request itself once a pool holds a hundred connections.
+        import httpx2  # the HTTP library of the openai client
+        import openai
+
+        shards = max(1, -(-self.concurrency // POOL_SIZE))
+        per_shard = -(-self.concurrency // shards)
+        self.clients = [
+            openai.AsyncOpenAI(
+                base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(
+                    limits=httpx2.Limits(max_connections=per_shard, max_keepalive_connections=per_shard),
+                ),
+            )
+            for _ in range(shards)
+        ]
+        self.client = self.clients[0]
+        self._next = itertools.count()
+
+    @property
+    def semaphore(self):
+        # Created lazily, inside the event loop that uses it.
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        return self._semaphore
+
+    def request_body(self, messages, n=1, seed=None) -> dict:
+        return request_body(self.model, messages, n, seed, self.temperature, self.max_tokens)
+
+    async def chat(self, messages, n=1, seed=None) -> CallResult:
+        import httpx2
+        import openai
+
+        result = CallResult()
+        body = self.request_body(messages, n, seed)
+        attempt = 0
+        while True:
+            wait = None
+            try:
+                client = self.clients[next(self._next) % len(self.clients)]
+                async with self.semaphore:
+                    # The client's generic POST: same auth, timeouts and error classes as
+                    # chat.completions.create, without its per-request typing and model building,
+                    # which cost more CPU than the rest of a request once thousands are in flight.
+                    response = await client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+                return self._read(response.json(), result)
+            except openai.RateLimitError as error:
+                wait = retry_after_seconds(error.response.headers) if error.response is not None else None
+                problem = f"429 rate limited: {error.message}"
+            except openai.APIStatusError as error:
+                if error.status_code in FATAL_STATUSES:
+                    raise EndpointConfigurationError(f"{error.status_code} from the endpoint: {error.message}") from error
+                problem = f"{error.status_code} from the endpoint: {error.message}"
+                if error.status_code < 500:
+                    result.error = problem
+                    return result
+            except openai.APITimeoutError:
+                problem = "timed out"
+            except openai.APIConnectionError as error:
+                problem = f"connection failed: {error}"
+            except openai.APIResponseValidationError as error:
+                problem = f"unreadable response: {error.message}"
+            except (ValueError, TypeError, AttributeError) as error:
+                problem = f"unreadable response: {type(error).__name__}: {error}"
+            if attempt >= self.max_retries:
+                result.error = f"{problem} (after {attempt} retries)"
+                return result
+            if wait is None:
+                wait = backoff_seconds(attempt, self.backoff_base, self.backoff_cap)
+            attempt += 1
+            result.retries += 1
+            await asyncio.sleep(wait)
+
+    @staticmethod
+    def _read(data: dict, result: CallResult) -> CallResult:
+        """Read a chat-completion JSON body (malformed bodies raise ValueError/TypeError, retried)."""
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            raise ValueError("the body has no choices")
+        usage = data.get("usage") or {}
+        result.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        result.completion_tokens = int(usage.get("completion_tokens") or 0)
+        for choice in sorted(data["choices"], key=lambda c: c.get("index") or 0):
+            message = choice.get("message") or {}
+            text = message.get("content")
+            result.choices.append(Choice(text=text if isinstance(text, str) else None,
+                                         truncated=choice.get("finish_reason") == "length"))
+        return result
+
+    async def aclose(self):
+        for client in self.clients:
+            await client.close()

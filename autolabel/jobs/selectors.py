@@ -1,0 +1,90 @@
+"""Reads of the auto-labeller: a project's jobs, predictions for pages and exports, candidates for contrastive examples."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+
+from autolabel.models import AutoLabelJob, Prediction, SeverityPrediction
+
+
+def job_of_project(project, job_id) -> AutoLabelJob:
+    """The project's job ``job_id`` with its profile and prompt version (404 for another project's job)."""
+    return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version"), pk=job_id, project=project)
+
+
+def has_finished_job(project) -> bool:
+    return AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE).exists()
+
+
+def latest_finished_job(project) -> AutoLabelJob | None:
+    return (
+        AutoLabelJob.objects.filter(project=project, status=AutoLabelJob.Status.DONE).order_by("-finished_at", "-pk").first()
+    )
+
+
+def predictions_for_turn(turn, job: AutoLabelJob | None = None) -> list[Prediction]:
+    """Predictions of the turn's sentences from ``job`` (default: the project's latest finished job that covers it)."""
+    queryset = Prediction.objects.filter(sentence__turn=turn).select_related("sentence", "job")
+    if job is None:
+        job_id = (
+            queryset.filter(job__status=AutoLabelJob.Status.DONE).order_by("-job__finished_at", "-job_id")
+            .values_list("job_id", flat=True).first()
+        )
+        if job_id is None:
+            return []
+        queryset = queryset.filter(job_id=job_id)
+    else:
+        queryset = queryset.filter(job=job)
+    return list(queryset.order_by("sentence__index"))
+
+
+def predictions_for_annotator(project, turn) -> list[Prediction]:
+    """What an annotator may see: nothing unless the project shows pre-labels (off by default)."""
+    if not project.show_prelabels or turn.dialogue.project_id != project.pk:
+        return []
+    return predictions_for_turn(turn)
+
+
+def contrastive_candidates(project, job: AutoLabelJob | None = None, limit: int = 200):
+    """Gold sentences the LLM got wrong in a job (default: the latest finished one), not yet examples.
+
+    Returns (job, rows): rows are predictions with their sentence and gold, most confident mistakes first.
+    """
+    job = job or latest_finished_job(project)
+    if job is None:
+        return None, []
+    rows = (
+        Prediction.objects.filter(job=job, sentence__gold__isnull=False)
+        .exclude(label="")
+        .exclude(sentence__contrastive_examples__project=project)
+        .select_related("sentence__gold", "sentence__turn__dialogue")
+        .order_by("-hallucinated_votes", "sentence_id")
+    )
+    wrong = []
+    for prediction in rows.iterator(chunk_size=500):
+        if prediction.label != prediction.sentence.gold.label:
+            wrong.append(prediction)
+            if len(wrong) >= limit:
+                break
+    return job, wrong
+
+
+def latest_predictions_by_sentence(project, sentence_ids=None) -> dict[int, Prediction]:
+    """For exports: each sentence's prediction from the most recent finished job that labelled it."""
+    queryset = Prediction.objects.filter(job__project=project, job__status=AutoLabelJob.Status.DONE).select_related("job")
+    if sentence_ids is not None:
+        queryset = queryset.filter(sentence_id__in=sentence_ids)
+    latest: dict[int, Prediction] = {}
+    for prediction in queryset.order_by("sentence_id", "-job__finished_at", "-job_id").iterator(chunk_size=2000):
+        latest.setdefault(prediction.sentence_id, prediction)
+    return latest
+
+
+def latest_severities_by_sentence(project) -> dict[int, int]:
+    """Each sentence's severity from the latest severity job that rated it."""
+    latest = {}
+    for sentence_id, severity in SeverityPrediction.objects.filter(
+        job__project=project,
+    ).order_by("sentence_id", "job_id").values_list("sentence_id", "severity"):
+        latest[sentence_id] = severity
+    return latest

@@ -1,0 +1,103 @@
+"""Pages of the auto-labeller (leads only): jobs, a job's live progress, a turn's predictions. A job's evaluation
+and comparison pages are in ``autolabel.evaluation.views``."""
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
+from annotator.views.common import bad_request
+
+from autolabel.jobs import live
+from autolabel.jobs import selectors
+from autolabel.jobs import services
+from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
+from autolabel.models import AutoLabelJob, Prediction
+
+
+def job_list(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    form = JobStartForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            job = services.job_create(
+                project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
+                threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
+                batch_mode=data["batch_mode"], created_by=request.user,
+            )
+        except services.JobError as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
+            return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
+    jobs = AutoLabelJob.objects.filter(project=project).select_related("prompt_version", "profile")[:50]
+    # A malformed form is answered 400 (the page again, with what was wrong); a job the service refuses, 200.
+    status = 400 if request.method == "POST" and form.errors and not form.non_field_errors() else 200
+    return render(request, "autolabel/job_list.html", {"project": project, "jobs": jobs, "form": form}, status=status)
+
+
+def job_detail(request, slug, job_id):
+    """The job's page: progress (polled while the job runs), the latest turns' predictions as they arrive,
+    then, once the job has finished, every prediction in turn order, a page at a time."""
+    project = access_project_as_lead(request.user, slug)
+    job = selectors.job_of_project(project, job_id)
+    query = JobPageQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query, back_url=reverse("autolabel:job_detail", args=[project.slug, job.pk]))
+    partial = query.cleaned_data["partial"]
+    if request.htmx and partial == "progress":
+        return _progress_poll(request, project, job, after=query.cleaned_data["after"] or 0)
+    if request.htmx and partial == "admin_progress":
+        return render(request, "autolabel/partials/admin_progress.html", {"project": project, "job": job})
+    context = {"project": project, "job": job, **_predictions_context(request, project, job)}
+    return render(request, "autolabel/job_detail.html", context)
+
+
+def _predictions_context(request, project, job, after=0):
+    """The predictions part of the page: the live feed while the job runs (None: nothing newer than
+    ``after``), every prediction page by page once it has finished."""
+    # Never the pre-labels (nor gold) of the turns the lead holds an unsubmitted slot on.
+    hidden = blind_turn_ids(request.user, project)
+    if not job.is_finished:
+        feed = live.live_feed(job, hidden, after=after)
+        return {"feed": feed, "cursor": feed.cursor if feed else after}
+    predictions = (
+        Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=hidden)
+        .select_related("sentence__turn__dialogue", "sentence__gold")
+        .order_by("sentence__turn_id", "sentence__index")
+    )
+    return {"page": Paginator(predictions, 100).get_page(request.GET.get("page")), "cursor": after}
+
+
+def _progress_poll(request, project, job, after):
+    """The progress card; with it, out of band, the latest turns when newer predictions were stored, or the
+    whole first page of predictions when the job has just finished (the page stops polling then)."""
+    context = {"project": project, "job": job, **_predictions_context(request, project, job, after)}
+    context["oob"] = job.is_finished or context.get("feed") is not None
+    return render(request, "autolabel/partials/job_poll.html", context)
+
+
+@require_POST
+def job_cancel(request, slug, job_id):
+    project = access_project_as_lead(request.user, slug)
+    job = services.job_cancel(selectors.job_of_project(project, job_id))
+    if request.htmx:
+        return _progress_poll(request, project, job, after=0)
+    messages.info(request, f"Job {job.pk}: cancellation requested.")
+    return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
+
+
+def turn_predictions(request, slug, turn_id):
+    """The per-turn predictions partial, for the lead's turn page (included or fetched with htmx)."""
+    project = access_project_as_lead(request.user, slug)
+    turn = access_turn_not_blind(request.user, project, turn_id)
+    query = PredictionsQueryForm(request.GET)
+    if not query.is_valid():
+        return bad_request(request, query)
+    job = selectors.job_of_project(project, query.cleaned_data["job"]) if query.cleaned_data["job"] is not None else None
+    return render(request, "autolabel/partials/turn_predictions.html", {
+        "project": project, "turn": turn, "predictions": selectors.predictions_for_turn(turn, job),
+    })

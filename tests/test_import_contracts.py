@@ -1,0 +1,60 @@
+"""The architecture's import rules hold, checked by import-linter (contracts in .importlinter).
+
+`make test` runs `lint-imports` before pytest; this runs it again so that the suite itself fails on a
+violation, and shows on a copy of the code with planted violations that each contract can fail.
+Pure: the code is read, not imported; no database.
+"""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("annotator", "autolabel", "api", "config")
+
+# One planted import per contract: (file, line appended, the broken contract's name starts with).
+PLANTS = [
+    ("annotator/claims/services.py", "from annotator.work import views as planted", "A feature never imports another feature's views"),
+    ("annotator/access.py", "from annotator.gold import services as planted", "Layers:"),
+    ("annotator/work/services.py", "from autolabel.jobs import services as planted", "The annotation core never imports the pre-labeler"),
+    ("annotator/domain/agreement.py", "from django.db import connection as planted", "The rules (annotator/domain) import no database"),
+    ("autolabel/labelling/voting.py", "from autolabel.models import Prediction as planted", "The labelling rules of the pre-labeler"),
+    ("annotator/work/write.py", "from annotator.claims import services as planted", "Where work, claims and qa lean on each other"),
+    ("annotator/corpus/models.py", "from annotator.gold import services as planted", "A turn's units over gold over the corpus' models"),
+]
+
+
+def lint_imports(folder: Path) -> subprocess.CompletedProcess:
+    """`lint-imports` on the code in ``folder`` (its own .importlinter, its own packages first on the path)."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; "
+                               "sys.argv = ['lint-imports', '--no-cache']; lint_imports_command()"],
+        cwd=folder, env={"PYTHONPATH": str(folder), "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_the_code_keeps_every_import_contract():
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 7 kept, 0 broken." in result.stdout  # every contract of .importlinter was read and checked
+
+
+def test_a_planted_violation_of_each_contract_fails_the_check(tmp_path):
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "migrations", "*.html", "*.json"))
+    shutil.copy(ROOT / ".importlinter", tmp_path / ".importlinter")
+    assert lint_imports(tmp_path).returncode == 0  # the copy is clean before anything is planted
+
+    for relative, line, _ in PLANTS:
+        path = tmp_path / relative
+        path.write_text(path.read_text() + f"\n{line}  # planted\n")
+    result = lint_imports(tmp_path)
+
+    assert result.returncode == 1, result.stdout
+    broken = result.stdout.split("Broken contracts")[1]
+    for relative, _, contract in PLANTS:
+        assert contract in broken, (contract, result.stdout)
+        assert relative[:-3].replace("/", ".") in broken, (relative, result.stdout)

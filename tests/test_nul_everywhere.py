@@ -1,0 +1,188 @@
+"""A NUL character (\\u0000) in any text field of any write route is a 400 naming the field, never a 500.
+
+PostgreSQL text and jsonb cannot hold NUL: a note "a\\u0000b" sent by the annotation page's background saving
+failed in the database (500), and the page retried it forever. This walks every text field of every write
+route: the HTML forms (the probes of tests/test_security_malformed.py), the page's JSON batch (/a/<id>/sync/)
+and the API's writes read from its OpenAPI schema. Meant for PostgreSQL (where NUL fails) and run on SQLite too:
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotator TEST_DATABASE_NAME=test_sync \\
+        .venv/bin/python -m pytest tests/test_nul_everywhere.py
+"""
+
+import json
+import re
+
+import pytest
+from django.test import Client
+
+from tests.malformed_world import make_world, path_values, snapshot
+from tests.test_security_malformed import FORM_ANSWER_NOT_REQUIRED, ID, PROBES, well_formed
+from tests.url_walk import routes
+
+pytestmark = pytest.mark.django_db
+
+NUL = "a\x00b"
+
+
+def client_of(user):
+    client = Client(raise_request_exception=False)  # an exception is answered as the server would: 500
+    client.force_login(user)
+    return client
+
+
+def test_every_text_field_of_every_html_form_refuses_a_nul_with_a_400():
+    w = make_world()
+    by_name = {route.name: route for route in routes()}
+    failures, before = [], snapshot()
+    for (route_name, action), probe in PROBES.items():
+        values = {**path_values(w, route_name), **probe.path}
+        route, body_action = by_name[route_name], {}
+        if action and "action" in dict(route.parameters):
+            values["action"] = action
+        elif action:
+            body_action = {"action": action}
+        url = route.fill(values)
+        client = client_of(w.users[probe.role])
+        for name, kind in probe.fields.items():
+            value = "1\x00" if kind == ID else NUL
+            response = client.post(url, {**body_action, **well_formed(w, probe), name: value})
+            expected_400 = route_name not in FORM_ANSWER_NOT_REQUIRED
+            if response.status_code >= 500 or (expected_400 and response.status_code != 400):
+                failures.append(f"POST {url} {name}=NUL: {response.status_code}")
+    assert not failures, "\n".join(failures)
+    assert snapshot() == before
+
+
+def sync_change(w, **extra):
+    return {"request_id": "nul-walk-0001", "sentence": w.sentence.pk, "path": None,
+            "steps": [{"action": "undo", "at": 1_700_000_000_000}], **extra}
+
+
+def sync_bodies(w):
+    """(where, body): the batch with a NUL in each of its text fields (keys included)."""
+    step = {"action": "answer", "step": "relevance", "value": "relevant", "at": 1_700_000_000_000}
+    changes = {
+        "note": sync_change(w, note=NUL),
+        "request_id": sync_change(w, request_id="nul-walk\x00-1"),
+        "step action": sync_change(w, steps=[{**step, "action": "answer\x00"}]),
+        "step name": sync_change(w, steps=[{**step, "step": "relevance\x00"}]),
+        "step answer": sync_change(w, steps=[{**step, "value": "relevant\x00"}]),
+        "a step's key": sync_change(w, steps=[{**step, "at\x00": 1}]),
+        "path answer": sync_change(w, path={"relevance": "relevant\x00"}),
+        "path step": sync_change(w, path={"relevance\x00": "relevant"}),
+        "evidence text": sync_change(w, evidence=[{"start": 4, "end": 10, "text": NUL}]),
+        "evidence key": sync_change(w, evidence=[{"start": 4, "end": 10, "te\x00xt": "x"}]),
+        "a change's key": {**sync_change(w), "no\x00te": "x"},
+    }
+    for where, change in changes.items():
+        yield where, {"version": w.assignment.version, "changes": [change]}
+    yield "the body's key", {"version": w.assignment.version, "changes": [sync_change(w)], "x\x00": 1}
+
+
+def test_every_text_field_of_the_pages_sync_batch_refuses_a_nul_with_a_400():
+    w = make_world()
+    w.assignment.refresh_from_db()  # the batch carries the current version: only the NUL is wrong with it
+    client, before, failures = client_of(w.annotator), snapshot(), []
+    for where, body in sync_bodies(w):
+        response = client.post(f"/a/{w.assignment.pk}/sync/", json.dumps(body), content_type="application/json")
+        if response.status_code != 400:
+            failures.append(f"sync, NUL in {where}: {response.status_code} {response.content[:200]!r}")
+    assert not failures, "\n".join(failures)
+    assert snapshot() == before
+
+
+def api_writes():
+    """(method, path template, writable JSON fields with their schema types) of every API write with a JSON body."""
+    from drf_spectacular.generators import SchemaGenerator
+    from drf_spectacular.renderers import OpenApiJsonRenderer
+
+    schema = json.loads(OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True)))
+    components = schema["components"]["schemas"]
+
+    def resolve(part):
+        while "$ref" in part:
+            part = components[part["$ref"].split("/")[-1]]
+        return part
+
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("requestBody", {}).get("content", {})
+            if method not in ("post", "put", "patch") or "application/json" not in content:
+                continue
+            body = resolve(content["application/json"]["schema"])
+            fields = {name: resolve(part) for name, part in body.get("properties", {}).items()
+                      if not resolve(part).get("readOnly")}
+            yield method, path, fields
+
+
+def nul_values(part):
+    """A value of the field's type that holds a NUL, or None for fields that hold no text."""
+    kind = part.get("type")
+    if kind == "string" or "enum" in part or "oneOf" in part or "allOf" in part:
+        return [NUL]
+    if kind == "object":
+        return [{"relevance": "relevant\x00"}, {"relev\x00ance": "relevant"}]
+    if kind == "array":
+        items = part.get("items", {})
+        if items.get("type") in ("integer", "number"):
+            return None
+        return [[NUL], [{"start": 1, "end": 2, "text": NUL}]]
+    return None
+
+
+def api_path(w, template):
+    """The path with the world's objects, and who may write there."""
+    role = "lead"
+    ids = {"slug": w.project.slug, "sentence_id": w.sentence.pk, "user_id": w.annotator.pk}
+    if "/assignments/{id}/" in template:
+        lead_action = template.endswith(("/reassign/", "/release/", "/reopen/"))
+        ids["id"] = w.peer_assignment.pk if template.endswith("/reopen/") else w.assignment.pk
+        role = "lead" if lead_action else "annotator"
+    elif "/adjudications/" in template:
+        ids["id"], role = w.adjudication.pk, "adjudicator"
+    elif "/autolabel-jobs/{id}" in template:
+        ids["id"] = w.job.pk
+    elif "/questions/" in template:
+        ids["id"] = w.question.pk
+    elif "/questions" in template:
+        role = "annotator"
+    return re.sub(r"\{(\w+)\}", lambda m: str(ids[m.group(1)]), template), role
+
+
+def well_formed_api_body(w, template):
+    """The other fields of the write, well formed: the NUL field is then the only thing wrong with it."""
+    bodies = {
+        "/resolve/": {"reason": "because"},  # and the field: exactly one of path, label, side decides
+        "/questions/": {"turn": w.turn.pk, "sentence": w.sentence.pk, "body": "Is this grounded?", "path": {}},
+        "/messages/": {"body": "An answer."},
+        "/feedback/": {"annotation": w.peer_annotation.pk, "comment": "Look again.", "expected_label": "faithful"},
+        "/override/": {"label": "faithful", "reason": "because"},
+        "/note/": {"sentence": w.sentence.pk, "note": "a note", "expected_version": w.assignment.version},
+        "/answer/": {"sentence": w.sentence.pk, "step": "relevance", "answer": "relevant"},
+        "/label/": {"sentence": w.sentence.pk, "label": "faithful"},
+        "/draws/": {"strategy": "random", "size": 1},
+        "/release/": {"reason": "gone"}, "/reopen/": {"reason": "again"},
+    }
+    return next((body for suffix, body in bodies.items() if template.endswith(suffix)), {})
+
+
+def test_every_text_field_of_every_api_write_refuses_a_nul_with_a_400_naming_it():
+    w = make_world()
+    w.assignment.refresh_from_db()
+    failures, tried = [], 0
+    for method, template, fields in api_writes():
+        url, role = api_path(w, template)
+        client = client_of(w.users[role])
+        for name, part in fields.items():
+            for value in nul_values(part) or []:
+                tried += 1
+                body = {**well_formed_api_body(w, template), name: value}
+                response = getattr(client, method)(url, json.dumps(body), content_type="application/json")
+                errors = response.json().get("errors", {}) if response.status_code == 400 else {}
+                # Named as a field, or the refusal quotes the value (a protocol path refused as a whole).
+                detail = response.json().get("detail", "") if response.status_code == 400 else ""
+                named = any(key.split(".")[0] == name for key in errors) or "\\x00" in detail
+                if response.status_code != 400 or not named:
+                    failures.append(f"{method.upper()} {url} {name}={value!r}: {response.status_code} "
+                                    f"{response.content[:200]!r}")
+    assert tried > 30
+    assert not failures, "\n".join(failures)
