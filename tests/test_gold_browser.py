@@ -34,7 +34,7 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
 
     page = page_for(judge)
     page.goto(f"/p/{project.slug}/adjudication/")
-    page.get_by_role("link", name=re.compile(r"^Adjudicate dlg-")).click()
+    page.get_by_role("link", name=re.compile(r"^Adjudicate ")).click()
     dispute = page.locator(f"#dispute-{Adjudication.objects.get(sentence=first).pk}")
     # Both paths side by side, the step where they diverged marked, the note shown.
     assert dispute.locator("tr.diverged").get_attribute("data-diverged") == "faithfulness"
