@@ -30,7 +30,6 @@ from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.conftest import SHARED_DATA
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.test_security_isolation import (
-    FAST_HASHERS,
     MARKERS,
     body_of,
     flip_labels,
@@ -50,7 +49,6 @@ STR_VALUES = {
 
 @pytest.fixture(autouse=True)
 def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
     rest = dict(settings.REST_FRAMEWORK)
     rest["DEFAULT_THROTTLE_RATES"] = {**rest["DEFAULT_THROTTLE_RATES"], "token": None, "user": None}
     settings.REST_FRAMEWORK = rest

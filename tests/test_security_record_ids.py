@@ -34,9 +34,6 @@ RECORDS = ["21184_en_3", "7335_en_1", "8774_en_2", "6999_en_2"]
 
 @pytest.fixture(autouse=True)
 def fast(settings):
-    from tests.test_security_isolation import FAST_HASHERS
-
-    settings.PASSWORD_HASHERS = FAST_HASHERS
     rest = dict(settings.REST_FRAMEWORK)
     rest["DEFAULT_THROTTLE_RATES"] = {**rest["DEFAULT_THROTTLE_RATES"], "token": None, "user": None}
     settings.REST_FRAMEWORK = rest

@@ -1,5 +1,6 @@
 """Production settings are safe: check --deploy passes, and a missing SECRET_KEY is refused."""
 
+import importlib
 import os
 import secrets
 import subprocess
@@ -55,3 +56,24 @@ def test_production_cookies_are_secure():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True)
     assert result.stdout.split() == ["False", "True", "True", "Lax", "True"], result.stderr
+
+
+
+STRONG_HASHERS = ("django.contrib.auth.hashers.PBKDF2PasswordHasher", "django.contrib.auth.hashers.Argon2PasswordHasher")
+
+
+def first_password_hasher(settings_module, monkeypatch):
+    """The hasher new passwords get under ``settings_module``: its PASSWORD_HASHERS, else Django's default."""
+    from django.conf import global_settings
+
+    monkeypatch.setenv("SECRET_KEY", secrets.token_urlsafe(64))  # production settings refuse to load without one
+    module = importlib.import_module(settings_module)
+    module = importlib.reload(module)  # read with this environment, whoever imported it before
+    return getattr(module, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)[0]
+
+
+def test_only_the_test_settings_hash_passwords_with_md5(monkeypatch):
+    """config/settings/test.py trades MD5 for speed; a deployment and `make run` keep a strong hasher first."""
+    assert first_password_hasher("config.settings.production", monkeypatch) in STRONG_HASHERS
+    assert first_password_hasher("config.settings.development", monkeypatch) in STRONG_HASHERS
+    assert first_password_hasher("config.settings.test", monkeypatch) == "django.contrib.auth.hashers.MD5PasswordHasher"

@@ -101,7 +101,7 @@ def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, st
 
 
 def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
-    """Raise ImportFormatError if the reference or a sentence is longer than the settings allow.
+    """Raise ImportFormatError if the reference, the response or a sentence is longer than the settings allow.
 
     A 15 MB "sentence" was accepted and then sent whole to every annotator's screen and to the
     pre-labeler. ``field_names["sentence"]`` names a sentence's field, with ``{index}`` in it.
@@ -114,6 +114,13 @@ def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, 
             filename, record.position, field_names.get("dialogue.reference", "dialogue.reference"),
             f"is {len(record.dialogue.reference):,} characters long; at most {reference_limit:,} are accepted "
             "(IMPORT_MAX_REFERENCE_CHARS)",
+        )
+    response_limit = settings.IMPORT_MAX_RESPONSE_CHARS
+    if len(record.response) > response_limit:
+        raise ImportFormatError(
+            filename, record.position, field_names.get("turn.response", "turn.response"),
+            f"is {len(record.response):,} characters long; at most {response_limit:,} are accepted "
+            "(IMPORT_MAX_RESPONSE_CHARS)",
         )
     sentence_limit = settings.IMPORT_MAX_SENTENCE_CHARS
     for sentence in record.sentences:
@@ -289,6 +296,8 @@ class ImportSummary:
     # the annotation screen says what to judge them against instead of showing an empty pane.
     without_reference: int = 0
     inconsistencies: list[str] = field(default_factory=list)
+    # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
+    segmented: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -301,6 +310,8 @@ class ImportSummary:
             f"{self.duplicates} duplicate turns skipped; {self.unlabelled} sentences unlabelled; "
             f"{len(self.inconsistencies)} inconsistencies"
         )
+        if self.segmented:
+            text += "; " + self.segmented_line()
         if self.without_reference:
             text += (f"; warning: {self.without_reference} turn{'s' if self.without_reference != 1 else ''} without a "
                      "reference (annotators judge them against the question and the dialogue)")
@@ -309,6 +320,11 @@ class ImportSummary:
         elif not self.changed:
             text += " - nothing changed"
         return text
+
+    def segmented_line(self) -> str:
+        total = sum(self.segmented.values())
+        by = ", ".join(f"{turns} by {name}" for name, turns in sorted(self.segmented.items()))
+        return f"{total} turns cut into units by the studio ({by})"
 
     def as_dict(self) -> dict:
         return {
@@ -322,5 +338,6 @@ class ImportSummary:
             "unlabelled": self.unlabelled,
             "without_reference": self.without_reference,
             "inconsistencies": self.inconsistencies,
+            "segmented": dict(self.segmented),
             "line": self.line(),
         }
