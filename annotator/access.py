@@ -76,6 +76,12 @@ def led_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user, memberships__role=Role.LEAD)
 
 
+def may_create_projects(user) -> bool:
+    """Creating projects is for people the site administrator allows to: the permission ``annotator.add_project``
+    (on the user or a group of theirs; superusers have every permission). The creator leads the new project."""
+    return user.is_authenticated and user.is_active and user.has_perm("annotator.add_project")
+
+
 def access_project(user, slug: str, roles=None) -> Project:
     """The project with this slug, if the user has one of ``roles`` in it (any role if None).
 

@@ -1,7 +1,9 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
 from . import models
+from .projects.services import membership_remove
 from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
@@ -9,6 +11,9 @@ class MembershipInline(admin.TabularInline):
     model = models.Membership
     extra = 1
     autocomplete_fields = ["user"]
+    # Removing someone releases their slots and closes their flags (projects.services.membership_remove):
+    # done from the Memberships list or the project's People page, never by deleting an inline row.
+    can_delete = False
 
 
 class GuidelineExampleInline(admin.StackedInline):
@@ -50,6 +55,19 @@ class MembershipAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_display = ["user", "project", "role", "joined_at"]
     list_filter = ["project", "role"]
     autocomplete_fields = ["user"]
+
+    # The one write path of a removal: the member's unsubmitted slots are released and open flags closed.
+    def delete_model(self, request, obj):
+        try:
+            effects = membership_remove(obj, actor=request.user)
+        except ValidationError as error:
+            self.message_user(request, " ".join(error.messages), level=messages.ERROR)
+        else:
+            self.message_user(request, f"Removed {effects.summary()}")
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset:
+            self.delete_model(request, membership)
 
 
 @admin.register(models.GuidelineExample)

@@ -23,7 +23,8 @@ class Label(TextChoices):
 
 
 class Step(TextChoices):
-    RELEVANCE = "relevance", "Is the sentence irrelevant?"
+    # Reworded by issue 26 (item 8) so that y, like 1, is the first answer at every step; the walk is unchanged.
+    RELEVANCE = "relevance", "Is the sentence relevant?"
     KIND = "kind", "Factual or cognitive?"
     FAITHFULNESS = "faithfulness", "Faithful or invented?"
     RATIONAL = "rational", "Is it rational?"
@@ -50,7 +51,7 @@ STEP_ANSWERS = {
     Step.GROUNDED: (Answer.YES, Answer.NO),
     Step.UNEQUIVOCAL: (Answer.YES, Answer.NO),
 }
-YES_NO_KEYS = {Answer.YES: "y", Answer.NO: "n", Answer.IRRELEVANT: "y", Answer.RELEVANT: "n"}
+YES_NO_KEYS = {Answer.YES: "y", Answer.NO: "n", Answer.RELEVANT: "y", Answer.IRRELEVANT: "n"}
 
 STEP_DEFINITIONS: dict[Step, str] = {
     Step.RELEVANCE: (

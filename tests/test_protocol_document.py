@@ -113,7 +113,7 @@ def test_cognibench_groups_are_todays_sets():
     assert COGNIBENCH.error_type_labels == {"invented", "misleading"}
     assert COGNIBENCH.evidence_labels == {"faithful", "reliable", "unequivocal"}
     assert COGNIBENCH.step_domains() == {s.value: tuple(a.value for a in before.STEP_ANSWERS[s]) for s in before.Step}
-    assert COGNIBENCH.step("relevance").answers[1].yn == "y"
+    assert COGNIBENCH.step("relevance").answers[0].yn == "y"  # y, like 1, is "Relevant" (issue 26, item 8)
     assert COGNIBENCH.label("invented").colour == "#c62828"
 
 
@@ -122,7 +122,7 @@ def test_the_document_round_trips_and_the_protocol_is_immutable():
     assert load_protocol(COGNIBENCH.document).document == COGNIBENCH.document
     copy = COGNIBENCH.document
     copy["steps"][0]["question"] = "changed"
-    assert COGNIBENCH.step("relevance").question == "Is the sentence irrelevant?"
+    assert COGNIBENCH.step("relevance").question == "Is the sentence relevant?"
     with pytest.raises(AttributeError):
         COGNIBENCH.start = "kind"
     described = COGNIBENCH.describe()

@@ -23,8 +23,8 @@ def test_a_lead_walks_the_preview_with_the_keys_and_it_follows_the_editor(page_f
     walk = page.get_by_test_id("protocol-walk")
     expect(page.get_by_test_id("protocol-tree")).to_contain_text("Is it unequivocal?")
     walk.focus()
-    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence irrelevant?")
-    page.keyboard.press("n")  # not irrelevant
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence relevant?")
+    page.keyboard.press("y")  # relevant
     page.keyboard.press("2")  # cognitive
     expect(page.get_by_test_id("walk-question")).to_have_text("Is it rational?")
     page.keyboard.press("y")

@@ -146,6 +146,27 @@ PROBES = {
     ("unit_flag_dismiss", None): Probe("lead", {"resolution": TEXT}, {"resolution": "One sentence."}, ("resolution",)),
     ("autolabel:job_checks", None): Probe("lead", {"strategy": ENUM, "size": NUMBER, "seed": NUMBER, "note": TEXT},
                                           {"strategy": "random", "size": "2"}, ("strategy", "size")),
+    # The lead's console (annotator/projects/console_views.py).
+    ("project_create", None): Probe("creator", {"name": SHORT, "slug": SHORT, "protocol_mode": ENUM, "overlap": NUMBER},
+                                    {"name": "New", "protocol_mode": "sequential", "overlap": "2"},
+                                    ("name", "protocol_mode", "overlap")),
+    ("project_settings", None): Probe("lead", {"name": SHORT, "guidelines": TEXT, "overlap": NUMBER,
+                                               "protocol_mode": ENUM, "imported_gold": ENUM,
+                                               "qualification_pass_mark": NUMBER, "error_types": TEXT},
+                                      {"name": "Pilot", "overlap": "3", "protocol_mode": "sequential",
+                                       "imported_gold": "reference", "adjudication_order": "oldest",
+                                       "drawn_turn_review": "double", "qualification_pass_mark": "0.9",
+                                       "qualification_auto_retries": "0", "severity_threshold": "4"},
+                                      ("overlap", "protocol_mode", "imported_gold")),
+    ("project_member_add", None): Probe("lead", {"username": SHORT, "role": ENUM}, {"username": "creator",
+                                                                                    "role": "annotator"},
+                                        ("username",)),
+    ("project_member_role", None): Probe("lead", {"role": ENUM}, {"role": "adjudicator"}, ("role",)),
+    ("project_member_remove", None): Probe("lead", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
+    ("project_invite_create", None): Probe("lead", {"role": ENUM, "days": NUMBER}, {"role": "annotator", "days": "7"},
+                                           ("role", "days")),
+    ("project_invite_revoke", None): Probe("lead", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
+    ("project_join", None): Probe("creator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
     ("project_protocol", None): Probe("lead", {"source": ENUM, "shipped": ENUM, "document": TEXT, "label_mapping": TEXT},
                                       {"source": "edited", "document": '{"id": "cognibench"}'}, ("source",)),
     # The preview judges the document's text (a 200 listing its problems is its answer); its form fields are probed.
@@ -162,6 +183,7 @@ READS_NO_POST = {
     "qa:my_questions", "qa:feedback_inbox", "qa:review", "qa:measures", "qa:qualification_score",
     "qa:qualification_result", "autolabel:job_detail", "autolabel:job_evaluation", "autolabel:turn_predictions",
     "autolabel:job_faithfulness", "autolabel:job_faithfulness_csv",
+    "project_people",
     "autolabel:job_comparison",  # GET only (405 to a POST); listed so that the walk probes it
 }
 

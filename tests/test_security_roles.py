@@ -192,7 +192,7 @@ def removed_annotator():
     feedback = models.Feedback.objects.create(project=project, annotation=annotation, lead=lead,
                                               expected_label=Label.INVENTED, comment="SECRET-FEEDBACK")
     result = models.QualificationResult.objects.create(project=project, annotator=annotator, correct=1, total=3)
-    membership_remove(models.Membership.objects.get(project=project, user=annotator))
+    membership_remove(models.Membership.objects.get(project=project, user=annotator), actor=lead)
     return annotator, project, question, feedback, result
 
 

@@ -78,9 +78,9 @@ def snap_to_gap(text: str, offset: int) -> tuple[int, int]:
 def _check(units: list[Unit], response: str) -> None:
     for position, unit in enumerate(units):
         if unit.index != position:
-            raise SegmentationError(f"The units are not numbered in order (unit {unit.index} at position {position}).")
+            raise SegmentationError(f"The units are not numbered in order (unit {unit.index + 1} at position {position + 1}).")
         if not 0 <= unit.start <= unit.end <= len(response) or response[unit.start:unit.end] != unit.text:
-            raise SegmentationError(f"Unit {unit.index}'s offsets do not match the response.")
+            raise SegmentationError(f"Unit {unit.index + 1}'s offsets do not match the response.")
 
 
 def _renumbered(units: list[Unit]) -> list[Unit]:
@@ -91,7 +91,7 @@ def split_unit(units: list[Unit], response: str, index: int, offset: int) -> lis
     """The units after splitting unit ``index`` at ``offset`` (characters into its text, snapped to a gap)."""
     _check(units, response)
     if not 0 <= index < len(units):
-        raise SegmentationError(f"There is no unit {index} in this turn.")
+        raise SegmentationError(f"There is no unit {index + 1} in this turn.")
     unit = units[index]
     gap_start, gap_end = snap_to_gap(unit.text, offset)
     first = Unit(index, unit.start, unit.start + gap_start, unit.text[:gap_start])
@@ -103,14 +103,14 @@ def merge_with_next(units: list[Unit], response: str, index: int) -> list[Unit]:
     """The units after merging unit ``index`` with unit ``index + 1``."""
     _check(units, response)
     if not 0 <= index < len(units):
-        raise SegmentationError(f"There is no unit {index} in this turn.")
+        raise SegmentationError(f"There is no unit {index + 1} in this turn.")
     if index + 1 >= len(units):
         raise SegmentationError("The last unit has no next unit to merge with.")
     first, second = units[index], units[index + 1]
     between = response[first.end:second.start]
     if first.end > second.start or between.strip():
         raise SegmentationError(
-            f"Units {index} and {index + 1} are not next to each other in the response "
+            f"Units {index + 1} and {index + 2} are not next to each other in the response "
             "(text that belongs to no unit lies between them).")
     merged = Unit(index, first.start, second.end, response[first.start:second.end])
     return _renumbered(units[:index] + [merged] + units[index + 2:])

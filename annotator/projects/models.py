@@ -133,6 +133,27 @@ class Membership(models.Model):
         return f"{self.user} - {self.role} of {self.project}"
 
 
+class ProjectInvite(models.Model):
+    """A link a lead shares so that people join the project with a role, without the lead typing (or learning)
+    their username. Anyone signed in who opens the link before it expires or is revoked may join."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
+    # secrets.token_urlsafe(32): the link is the only key, so it must not be guessed.
+    token = models.CharField(max_length=64, unique=True)
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    uses = models.PositiveIntegerField(default=0, help_text="How many people joined with this link.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.get_role_display()} invite to {self.project}"
+
+
 class GuidelineExample(models.Model):
     """A positive or negative example shown at one protocol step."""
 

@@ -63,7 +63,8 @@ def annotation_page_data(assignment, state: dict) -> dict:
         "mode": project.protocol_mode,
         "version": assignment.version,
         "closed": bool(state["closed"]),
-        "require_evidence": project.require_evidence,
+        # No reference, no text to mark: evidence cannot be required (submit_problems says the same).
+        "require_evidence": project.require_evidence and bool(reference.strip()),
         "extras": bool(project.enable_severity or project.enable_error_types),
         "assignment": assignment.pk,
         "active": active.sentence.pk if active else None,

@@ -63,3 +63,18 @@ class MemberAddSerializer(serializers.Serializer):
 
 class MemberRoleSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MemberRemovedSerializer(serializers.Serializer):
+    """What removing a member did (``annotator.projects.selectors.RemovalEffects``)."""
+
+    username = serializers.CharField()
+    released_assignments = serializers.SerializerMethodField(help_text="Their unsubmitted slots, now released.")
+    closed_flags = serializers.SerializerMethodField(help_text="Their open unit flags, now closed with a note.")
+    detail = serializers.CharField(source="summary")
+
+    def get_released_assignments(self, effects) -> list[int]:
+        return [slot.pk for slot in effects.slots]
+
+    def get_closed_flags(self, effects) -> list[int]:
+        return [flag.pk for flag in effects.flags]

@@ -204,6 +204,8 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
     sentence_ids = iter(allocate(Sentence, sum(len(record.sentences) for record in fresh)))
     triplet_ids = iter(allocate(ClaimTriplet, sum(len(record.triplets) for record in fresh)))
     for turn_id, record in zip(turn_ids, fresh):
+        if not (record.dialogue.reference or "").strip():
+            summary.without_reference += 1
         metadata = record.metadata
         extras = {str(s.index): s.extras for s in record.sentences if s.extras}
         if extras:

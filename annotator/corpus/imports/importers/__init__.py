@@ -292,6 +292,9 @@ class ImportSummary:
     triplets: int = 0
     duplicates: int = 0
     unlabelled: int = 0
+    # Turns imported without a reference text (RefChecker's files often have none): said in the summary, and
+    # the annotation screen says what to judge them against instead of showing an empty pane.
+    without_reference: int = 0
     inconsistencies: list[str] = field(default_factory=list)
     # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
     segmented: dict[str, int] = field(default_factory=dict)
@@ -309,6 +312,9 @@ class ImportSummary:
         )
         if self.segmented:
             text += "; " + self.segmented_line()
+        if self.without_reference:
+            text += (f"; warning: {self.without_reference} turn{'s' if self.without_reference != 1 else ''} without a "
+                     "reference (annotators judge them against the question and the dialogue)")
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
@@ -330,6 +336,7 @@ class ImportSummary:
             "triplets": self.triplets,
             "duplicates": self.duplicates,
             "unlabelled": self.unlabelled,
+            "without_reference": self.without_reference,
             "inconsistencies": self.inconsistencies,
             "segmented": dict(self.segmented),
             "line": self.line(),
