@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import admin
 
 from . import models
-from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
+from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
@@ -38,6 +38,9 @@ class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]
+    # The protocol is set on the project's Protocol page (or protocol_set / the API), where it is checked and
+    # versioned; the admin only shows which version is current.
+    readonly_fields = ["protocol_version"]
     actions = [_export_action("jsonl", "Export gold JSONL"),
                _export_action("cognibench", "Export CogniBench labels.json")]
 
@@ -56,7 +59,8 @@ class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class DialogueAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
+    blind_turn_path = "turns"  # a dialogue with a turn the user is annotating is hidden whole
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -71,7 +75,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class TurnAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
     project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]

@@ -7,6 +7,7 @@ from .claims import views as claims
 from .corpus import views as data
 from annotator.corpus.units import views as units
 from .gold import views as gold
+from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
 from .work import views as workspace
@@ -14,6 +15,8 @@ from .work import views as workspace
 urlpatterns = [
     path("", home.home, name="home"),
     path("p/<slug:slug>/", home.project_detail, name="project_detail"),
+    path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
+    path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)
     path("p/<slug:slug>/turns/", data.turn_list, name="turn_list"),
     path("p/<slug:slug>/turns/<int:turn_id>/", data.turn_detail, name="turn_detail"),

@@ -6,7 +6,6 @@ from playwright.sync_api import expect
 from annotator.domain import protocol
 from annotator.models import AnnotationEvent
 from annotator.domain.vocabulary import Label
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 from tests.test_security_csp_browser import watched
 from tests.test_qa_gating import reviewed  # noqa: F401 (fixture: a submitted turn, feedback on sentence 2)
 

@@ -146,6 +146,10 @@ PROBES = {
     ("unit_flag_dismiss", None): Probe("lead", {"resolution": TEXT}, {"resolution": "One sentence."}, ("resolution",)),
     ("autolabel:job_checks", None): Probe("lead", {"strategy": ENUM, "size": NUMBER, "seed": NUMBER, "note": TEXT},
                                           {"strategy": "random", "size": "2"}, ("strategy", "size")),
+    ("project_protocol", None): Probe("lead", {"source": ENUM, "shipped": ENUM, "document": TEXT, "label_mapping": TEXT},
+                                      {"source": "edited", "document": '{"id": "cognibench"}'}, ("source",)),
+    # The preview judges the document's text (a 200 listing its problems is its answer); its form fields are probed.
+    ("project_protocol_preview", None): Probe("lead", {"source": ENUM, "shipped": ENUM}, {"document": "{}"}),
     ("api:token-page", None): Probe("annotator", {"action": ENUM}, {"action": "create"}),
     ("login", None): Probe("annotator", {"username": SHORT, "password": SHORT}),
     ("logout", None): Probe("annotator", {}),

@@ -28,12 +28,10 @@ from autolabel.jobs.services import job_create
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
-def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def fast():
     from django.core.cache import cache
 
     cache.clear()

@@ -21,7 +21,6 @@ from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls
 
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # (payload, what must never appear in HTML: the markup that would run)
 PAYLOADS = [
@@ -69,8 +68,7 @@ def unescaped(text):
 
 
 @pytest.fixture
-def hostile_world(db, settings, tmp_path):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def hostile_world(db, tmp_path):
     from django.core.cache import cache
 
     cache.clear()

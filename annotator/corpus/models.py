@@ -100,7 +100,9 @@ class Turn(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.dialogue.external_id} turn {self.index}"
+        # Neutral: the record id finds the source's public labels, so a page that names a turn without asking
+        # who reads it (annotator.access.turn_name) must not show it.
+        return f"Turn {self.pk}"
 
 
 class Sentence(models.Model):

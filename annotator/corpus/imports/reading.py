@@ -15,7 +15,7 @@ from annotator.corpus.imports.records import Progress
 
 
 def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None,
-                names: list[str] | None = None):
+                names: list[str] | None = None, protocol=None):
     """The records of the files, as an iterator (parsing happens as it is consumed).
 
     ``names`` are the files' original names: an upload is stored under an unguessable one, and
@@ -37,7 +37,7 @@ def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: 
 
         if len(paths) != 1:
             raise ValueError("a JSONL import takes one file")
-        return jsonl.parse(paths[0], summary, progress, name=names[0])
+        return jsonl.parse(paths[0], summary, progress, name=names[0], protocol=protocol)
     raise ValueError(f"unknown import kind {kind!r}")
 
 

@@ -220,7 +220,7 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
             if g is None:
                 summary.unlabelled += 1
                 continue
-            path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS[g.label] else json.dumps(g.path)
+            path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS.get(g.label) else json.dumps(g.path)
             rows.gold.append(
                 (sentence_id, g.label, path, g.provenance, g.reason, g.severity, g.error_type, None, now)
             )

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from annotator.domain.protocol import ProtocolError, label_of, ordered, path_for_label, validate
-from annotator.domain.vocabulary import GoldProvenance, Label, TripletLabel
+from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolError
+from annotator.domain.vocabulary import GoldProvenance, TripletLabel
 
 # Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to
 # keep what a file carried and the schema has no column for (annotations made
@@ -225,32 +225,41 @@ class TurnRecord:
     position: str = ""
 
 
-# Each label has exactly one protocol path; checking a path against it is the fast common case.
-CANONICAL_PATHS = {label.value: path_for_label(label) for label in Label}
+@cache
+def canonical_paths(protocol: Protocol) -> dict[str, dict]:
+    """Each label's one path (labels reached by several paths have none: their path must be given)."""
+    return {label: path for label in protocol.labels if (path := protocol.path_for_label(label)) is not None}
+
+
+# CogniBench's (files without a protocol header, and the CogniBench importer); checking a path against the
+# label's one path is the fast common case.
+CANONICAL_PATHS = canonical_paths(COGNIBENCH)
 PROVENANCES = frozenset(GoldProvenance.values)
 
 
-def gold_from_label(label: str, path=None, *, where) -> GoldRecord:
-    """A GoldRecord for ``label``; ``path`` is checked against the protocol (or derived)."""
-    canonical = CANONICAL_PATHS.get(label)
+def gold_from_label(label: str, path=None, *, where, protocol: Protocol = COGNIBENCH) -> GoldRecord:
+    """A GoldRecord for ``label``; ``path`` is checked against ``protocol`` (or derived from the label)."""
+    canonical = canonical_paths(protocol).get(label)
     if canonical is not None and (path is None or path == canonical):
         return GoldRecord(label=label, path=dict(canonical))
     filename, record, field_name = where
-    if canonical is None:
+    if label not in protocol.labels:
         raise ImportFormatError(filename, record, field_name, f"unknown label {label!r}")
-    if path == {}:
+    if path == {} and canonical is not None:
         return GoldRecord(label=label, path=dict(canonical))
-    if not isinstance(path, dict):
-        raise ImportFormatError(filename, record, field_name + ".path", "must be an object of step: answer")
+    if not isinstance(path, dict) or not path:
+        raise ImportFormatError(filename, record, field_name + ".path", "must be an object of step: answer "
+                                "(this label is reached by several paths: give its path)" if canonical is None else
+                                "must be an object of step: answer")
     try:
-        validate(path)
+        protocol.validate(path)
     except ProtocolError as exc:
         raise ImportFormatError(filename, record, field_name + ".path", str(exc)) from None
-    if label_of(path) != label:
+    if protocol.label_of(path) != label:
         raise ImportFormatError(
-            filename, record, field_name + ".path", f"the path yields {label_of(path)!r}, not the label {label!r}"
+            filename, record, field_name + ".path", f"the path yields {protocol.label_of(path)!r}, not the label {label!r}"
         )
-    return GoldRecord(label=label, path=ordered(path))
+    return GoldRecord(label=label, path=protocol.ordered(path))
 
 
 def triplet_label(value, *, where) -> str:
