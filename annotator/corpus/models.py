@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from ..storage import import_upload_path, private_storage
+from ..domain.languages import word_count
 from ..domain.vocabulary import TripletLabel, TripletSource
 from ..projects.models import Project
 
@@ -122,7 +123,7 @@ class Sentence(models.Model):
 
     @property
     def word_count(self):
-        return len(self.text.split())
+        return word_count(self.text)
 
 
 class ClaimTriplet(models.Model):

@@ -7,7 +7,9 @@ segmentation itself (NLTK Punkt) is ``segmentation.py``; this module only edits 
 The rules:
 
 - a split point is snapped to the nearest gap between words (a run of whitespace), so no word is cut in two,
-  and both parts must keep some text ("…in 1984.| The red…" splits; a one-word unit does not);
+  and both parts must keep some text ("…in 1984.| The red…" splits; a one-word unit does not); in Chinese
+  and Japanese, written without spaces, every boundary next to one of their characters is a gap of no width
+  ("故宫始建于明朝。|它是…" splits; ``languages.UNSPACED_RANGES``);
 - a merge joins a unit with the next one: the merged unit runs from the first one's start to the second one's
   end, so the whitespace between them (and only whitespace) becomes part of it;
 - the units stay numbered 0, 1, 2 … in order after either change.
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .languages import is_unspaced
 
 _GAP = re.compile(r"\s+")
 
@@ -39,8 +43,15 @@ class Unit:
 
 
 def word_gaps(text: str) -> list[tuple[int, int]]:
-    """The gaps between words of ``text`` where it can be split: (start, end) of each inner whitespace run."""
-    return [(m.start(), m.end()) for m in _GAP.finditer(text) if 0 < m.start() and m.end() < len(text)]
+    """The gaps between words of ``text`` where it can be split: (start, end) of each inner whitespace run, and
+    (i, i) between two characters of which one is Chinese or Japanese (and neither is whitespace)."""
+    gaps = [(m.start(), m.end()) for m in _GAP.finditer(text) if 0 < m.start() and m.end() < len(text)]
+    if any(is_unspaced(character) for character in text):
+        gaps += [(i, i) for i in range(1, len(text))
+                 if not text[i - 1].isspace() and not text[i].isspace()
+                 and (is_unspaced(text[i - 1]) or is_unspaced(text[i]))]
+        gaps.sort()
+    return gaps
 
 
 def snap_to_gap(text: str, offset: int) -> tuple[int, int]:

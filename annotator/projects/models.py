@@ -1,6 +1,8 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
+from ..domain.languages import LanguageError, language_code
 from ..domain.protocol_document import COGNIBENCH
 from ..domain.vocabulary import (
     DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role,
@@ -9,6 +11,14 @@ from ..domain.vocabulary import (
 
 def default_error_types():
     return list(DEFAULT_ERROR_TYPES)
+
+
+def validate_language(value: str) -> None:
+    """A language the studio knows (``domain.languages.language_code``), or empty."""
+    try:
+        language_code(value)
+    except LanguageError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 class Project(models.Model):
@@ -64,6 +74,11 @@ class Project(models.Model):
         default=4, help_text="Exports and reports can keep hallucinations of at least this severity."
     )
     error_types = models.JSONField(default=default_error_types, blank=True)
+    default_language = models.CharField(
+        max_length=50, blank=True, default="", validators=[validate_language],
+        help_text="The language of dialogues that name none (an ISO 639-1 code such as zh, or a name such as "
+        "chinese; empty: English). It chooses how imported responses are cut into units (docs/languages.md).",
+    )
     # Versions are only ever deleted with their project (SET_NULL lets that cascade; PROTECT refused it).
     protocol_version = models.ForeignKey(
         "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",

@@ -13,7 +13,7 @@ SETTINGS_FIELDS = frozenset({
     "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity", "enable_error_types",
     "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
     "adjudication_order",
-    "drawn_turn_review",
+    "drawn_turn_review", "default_language",
 })
 
 

@@ -25,7 +25,7 @@ PROJECT_EXAMPLE = {
     "qualification_pass_mark": 0.85, "qualification_auto_retries": 0, "enable_triplets": False, "enable_severity": False,
     "enable_error_types": False, "severity_threshold": 4, "error_types": ["contradiction", "other"],
     "adjudicators_may_annotate": False, "imported_gold": "final", "adjudication_order": "oldest",
-    "drawn_turn_review": "double",
+    "drawn_turn_review": "double", "default_language": "",
     "created_at": "2026-11-21T09:00:00Z", "my_role": "lead",
 }
 MEMBER_EXAMPLE = {"user_id": 7, "username": "ada", "role": "annotator", "joined_at": "2026-11-21T09:05:00Z"}

@@ -50,7 +50,8 @@ def import_files(
     header = None
     if kind == ImportBatch.Kind.JSONL and len(paths) == 1:
         header = protocol_header(paths[0], (display_names or [paths[0].name])[0])
-    records = parse_files(kind, paths, summary, progress, names=display_names, protocol=header or protocol_for(project))
+    records = parse_files(kind, paths, summary, progress, names=display_names, protocol=header or protocol_for(project),
+                          default_language=project.default_language)
     with transaction.atomic():
         if header is not None:
             _adopt_protocol(project, header, (display_names or [paths[0].name])[0], actor)

@@ -101,7 +101,7 @@ def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, st
 
 
 def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
-    """Raise ImportFormatError if the reference or a sentence is longer than the settings allow.
+    """Raise ImportFormatError if the reference, the response or a sentence is longer than the settings allow.
 
     A 15 MB "sentence" was accepted and then sent whole to every annotator's screen and to the
     pre-labeler. ``field_names["sentence"]`` names a sentence's field, with ``{index}`` in it.
@@ -114,6 +114,13 @@ def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, 
             filename, record.position, field_names.get("dialogue.reference", "dialogue.reference"),
             f"is {len(record.dialogue.reference):,} characters long; at most {reference_limit:,} are accepted "
             "(IMPORT_MAX_REFERENCE_CHARS)",
+        )
+    response_limit = settings.IMPORT_MAX_RESPONSE_CHARS
+    if len(record.response) > response_limit:
+        raise ImportFormatError(
+            filename, record.position, field_names.get("turn.response", "turn.response"),
+            f"is {len(record.response):,} characters long; at most {response_limit:,} are accepted "
+            "(IMPORT_MAX_RESPONSE_CHARS)",
         )
     sentence_limit = settings.IMPORT_MAX_SENTENCE_CHARS
     for sentence in record.sentences:
@@ -286,6 +293,8 @@ class ImportSummary:
     duplicates: int = 0
     unlabelled: int = 0
     inconsistencies: list[str] = field(default_factory=list)
+    # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
+    segmented: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -298,11 +307,18 @@ class ImportSummary:
             f"{self.duplicates} duplicate turns skipped; {self.unlabelled} sentences unlabelled; "
             f"{len(self.inconsistencies)} inconsistencies"
         )
+        if self.segmented:
+            text += "; " + self.segmented_line()
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
             text += " - nothing changed"
         return text
+
+    def segmented_line(self) -> str:
+        total = sum(self.segmented.values())
+        by = ", ".join(f"{turns} by {name}" for name, turns in sorted(self.segmented.items()))
+        return f"{total} turns cut into units by the studio ({by})"
 
     def as_dict(self) -> dict:
         return {
@@ -315,5 +331,6 @@ class ImportSummary:
             "duplicates": self.duplicates,
             "unlabelled": self.unlabelled,
             "inconsistencies": self.inconsistencies,
+            "segmented": dict(self.segmented),
             "line": self.line(),
         }

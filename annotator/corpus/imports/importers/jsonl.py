@@ -12,11 +12,11 @@ from pathlib import Path
 
 import orjson
 
-from annotator.domain.segmentation import split_sentences
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
 from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError, load_protocol
 from annotator.corpus.imports.importers import MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, canonical_paths, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from annotator.corpus.imports.importers.reading import refuse_deep
+from annotator.corpus.imports.importers.segmenting import record_language, refuse_bad_units, studio_units
 
 TOP_LEVEL_KEYS = {"dialogue", "turn", "sentences", "triplets"}
 # One turn per line: a line longer than this is refused (a 700-word reference and ten sentences take ~10 KB).
@@ -51,8 +51,11 @@ def _article(names):
 
 
 def record_from_object(obj, filename: str, line: int, summary: ImportSummary | None = None,
-                       protocol: Protocol = COGNIBENCH) -> TurnRecord:
-    """One line's object as a TurnRecord, its labels checked against ``protocol``; raises ImportFormatError."""
+                       protocol: Protocol = COGNIBENCH, default_language: str = "") -> TurnRecord:
+    """One line's object as a TurnRecord, its labels checked against ``protocol``; raises ImportFormatError.
+
+    ``default_language`` (the project's) applies to a dialogue whose ``language`` is empty.
+    """
     where = f"line {line}"
     check = _Checker(filename, where, protocol)
     if not isinstance(obj, dict):
@@ -80,16 +83,13 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
             metadata[key] = obj[key]  # unknown fields are kept, not dropped
     history = _history(check, check.get(t, "history", list, "turn.history", []))
 
+    language = record_language(dialogue.language, default_language, filename, where, "dialogue.language")
     raw_sentences = check.get(obj, "sentences", list, "sentences")
-    if raw_sentences is None:
-        sentences = [SentenceRecord(i, s.start, s.end, s.text) for i, s in enumerate(split_sentences(response))]
-    else:
+    if not raw_sentences:  # none given, or an empty list: the studio cuts the response
+        sentences = studio_units(response, language, summary, filename, where, "turn.response")
+    else:  # (the response's length is checked with the other texts: refuse_too_long)
         sentences = [_sentence(check, raw, position, response) for position, raw in enumerate(raw_sentences)]
-    previous_end = 0
-    for position, sentence in enumerate(sentences):
-        if sentence.start < previous_end:
-            check.fail(f"sentences[{position}].start", "overlaps the previous sentence")
-        previous_end = sentence.end
+        refuse_bad_units(sentences, response, filename, where)  # overlaps, empty units, uncovered text
 
     triplets = [
         _triplet(check, raw, position, len(sentences))
@@ -103,7 +103,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         is_qualification=check.get(t, "is_qualification", bool, "turn.is_qualification", False),
         position=where,
     )
-    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences is not None else _FIELD_NAMES_SPLIT)
+    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences else _FIELD_NAMES_SPLIT)
     return record
 
 
@@ -283,9 +283,12 @@ def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
         raise ImportFormatError(name or path.name, "line 1", "protocol", f"the protocol document does not hold: {problems}") from None
 
 
-def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None):
+def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None,
+          default_language: str = ""):
     """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages.
-    Labels are checked against the file's header protocol, else ``protocol`` (the project's), else CogniBench's."""
+
+    Labels are checked against the file's header protocol, else ``protocol`` (the project's), else CogniBench's.
+    ``default_language`` (the project's) applies to dialogues whose ``language`` is empty."""
     path = Path(path)
     filename = name or path.name
     header = protocol_header(path, filename)
@@ -311,7 +314,7 @@ def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = 
                 raise ImportFormatError(filename, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
             refuse_deep(obj, filename, f"line {line_number}", raw_line)
             refuse_unstorable_text(raw_line, obj, filename, f"line {line_number}")
-            record = record_from_object(obj, filename, line_number, summary, protocol)
+            record = record_from_object(obj, filename, line_number, summary, protocol, default_language)
             _check_dialogue(record, line_number, first_seen, filename, summary)
             yield record
             if progress is not None and line_number % 1000 == 0:
