@@ -246,3 +246,24 @@ def test_an_answer_says_whether_its_version_was_reached_by_the_batch_alone(setup
     # Once another write came since, the same batch again is a conflict: the page's queued changes did not see it.
     replayed = sync(client, assignment, first)
     assert replayed.status_code == 409 and replayed.json()["version"] == 2
+
+
+@pytest.mark.parametrize("body, message", [
+    ("null", "No data provided"),
+    ("[]", "Invalid data. Expected a dictionary, but got list."),
+    ({"version": 0, "changes": []}, "changes: Ensure this field has at least 1 elements."),
+    ({"version": 0, "changes": [{"request_id": "a" * 20, "sentence": "SENTENCE", "note": 5}]},
+     "change 1: note: Not a valid string."),
+    ({"version": 0, "changes": [{"request_id": "a" * 20, "sentence": "SENTENCE", "steps": [{"action": "drop"}]}]},
+     'change 1: steps 1: action: "drop" is not a valid choice.'),
+    ({"version": 0, "changes": [{"request_id": "a" * 20, "sentence": 999999}]},
+     "change 1: sentence: Sentence 999999 is not part of this turn."),
+])
+def test_a_malformed_batch_is_answered_with_the_message_naming_the_change_and_the_field(setup, body, message):
+    # The serializer is built once and shared by every request: its answers stay those of a fresh one.
+    client, project, user, assignment, sentences = setup
+    if isinstance(body, dict):
+        body = json.loads(json.dumps(body).replace('"SENTENCE"', str(sentences[0].pk)))
+    for _ in range(2):
+        response = sync(client, assignment, body)
+        assert response.status_code == 400 and response.json()["error"] == message

@@ -64,7 +64,12 @@ def annotation_save_batch(assignment: Assignment, changes: list[SentenceChange],
 
 
 def _save(assignment, changes, version, actor) -> list[Outcome]:
-    outcomes, current, expected, reached = [], assignment, version, None
+    outcomes, current, reached = [], assignment, None
+    # Every applied change moves the version past the one it was made on, and versions only grow: while the slot
+    # (as read for this request) is still at the batch's version, no change of it was applied before, so the first
+    # is new without looking its request id up (annotation_write's lock proves the version; a batch that raced in
+    # between is found there as a replay).
+    expected = version if assignment.version == version else None
     with transaction.atomic():
         for change in changes:
             if expected is None and not _seen(current, change.request_id):

@@ -20,7 +20,7 @@ from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for_assignment
 from .services import evidence_required
 from ..domain.vocabulary import ProtocolMode
-from .selectors import _PROJECT_EXAMPLES
+from .selectors import project_examples
 
 
 def reference_offset_to_browser(reference: str, offset: int) -> int:
@@ -34,7 +34,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
     reference = state["dialogue"].reference
     examples: dict[str, dict[str, list]] = {}
     if project.protocol_mode != ProtocolMode.INDEPENDENT:
-        for example, _ in _PROJECT_EXAMPLES.fetch_all([project.pk]):
+        for example in project_examples(project):
             side = "positive" if example.is_positive else "negative"
             examples.setdefault(example.step, {"positive": [], "negative": []})[side].append(
                 {"text": example.text, "explanation": example.explanation})

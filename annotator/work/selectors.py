@@ -123,7 +123,7 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
     done = sum(1 for row in rows if row.label)
     examples = []
     if active is not None and project.protocol_mode != ProtocolMode.INDEPENDENT and not active.label:
-        examples = [example for example, _ in _PROJECT_EXAMPLES.fetch_all([project.pk])]
+        examples = project_examples(project)
     closed = assignment.status not in UNFINISHED
     state = {
         "assignment": assignment,
@@ -164,6 +164,16 @@ def panel_action_urls(assignment_id: int) -> dict:
 # Read on every decision: written once (selectors/joined.py says why).
 _PROJECT_EXAMPLES = JoinedSelect(GuidelineExample, "g", joins=[], extra_columns=[],
                                  where='g.project_id = %s ORDER BY g.step, g.position, g.id')
+_EXAMPLES = "_guideline_examples"
+
+
+def project_examples(project) -> list[GuidelineExample]:
+    """The project's guideline examples, read once per request: the screen's panel and its page data both show them."""
+    if _EXAMPLES not in project.__dict__:
+        project.__dict__[_EXAMPLES] = [example for example, _ in _PROJECT_EXAMPLES.fetch_all([project.pk])]
+    return project.__dict__[_EXAMPLES]
+
+
 _TURN_SENTENCE = JoinedSelect(Sentence, "s", joins=[], extra_columns=[], where="s.id = %s AND s.turn_id = %s")
 
 

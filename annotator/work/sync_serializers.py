@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timezone
+from functools import lru_cache
 
 from rest_framework import serializers
 
 from ..domain.protocol_document import ProtocolError
+from ..fastsql.joined import JoinedSelect
 from ..models import Sentence
 from ..projects.protocols import protocol_for_assignment
 from .batch_save import SentenceChange
@@ -96,19 +98,15 @@ class EvidenceSpanSerializer(Strict):
 
 
 class PathField(serializers.DictField):
-    """The path the page shows after the steps: one the slot's protocol allows (``context["assignment"]``)."""
+    """The path the page shows after the steps (its shape; ``sentence_changes`` checks it against the slot's
+    protocol: this serializer is built once for every slot)."""
 
     child = JsonString(max_length=40)
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and any(not isinstance(key, str) or "\x00" in key for key in data):
             raise serializers.ValidationError("The steps of a path are strings without NUL characters.")
-        path = super().to_internal_value(data)
-        try:
-            protocol_for_assignment(self.context["assignment"]).validate(path)
-        except ProtocolError as error:
-            raise serializers.ValidationError(str(error)) from None
-        return path
+        return super().to_internal_value(data)
 
 
 class ChangeSerializer(Strict):
@@ -124,33 +122,70 @@ class ChangeSerializer(Strict):
 
 
 class BatchSerializer(Strict):
-    """``context["assignment"]``: the slot the batch is for (its turn's sentences, its reference)."""
+    """The body's shape; ``sentence_changes`` then reads it against the slot (its turn's sentences, its reference)."""
 
     version = JsonInteger(min_value=0, max_value=MAX_ID)
     changes = serializers.ListField(child=ChangeSerializer(), min_length=1, max_length=MAX_CHANGES)
 
     def validate(self, data):
-        assignment = self.context["assignment"]
-        changes = data["changes"]
-        ids = [change["request_id"] for change in changes]
+        ids = [change["request_id"] for change in data["changes"]]
         if len(set(ids)) != len(ids):
             raise serializers.ValidationError({"changes": ["request_id must be unique in the batch."]})
-        sentences = Sentence.objects.filter(turn_id=assignment.turn_id,
-                                            pk__in={change["sentence"] for change in changes}).in_bulk()
-        reference = assignment.turn.dialogue.reference
-        taken = []
-        for position, change in enumerate(changes):
-            sentence = sentences.get(change["sentence"])
-            if sentence is None:
-                raise serializers.ValidationError({"changes": {position: {"sentence": [
-                    f"Sentence {change['sentence']} is not part of this turn."]}}})
-            evidence = change["evidence"]
-            if evidence is not None:
-                evidence = [(browser_offset_to_reference(reference, span["start"]),
-                             browser_offset_to_reference(reference, span["end"])) for span in evidence]
-            taken.append(SentenceChange(change["request_id"], sentence, change["steps"], change["path"],
-                                        change["note"], evidence, change["seconds"]))
-        return {"version": data["version"], "changes": taken}
+        return data
+
+
+# Built once: a serializer instance builds its nested fields anew (deep copies of every declared field, for every
+# change's serializer), which cost the sync request more than the validation itself (docs/benchmarks.md). The
+# fields hold no state of a request, so one instance validates every body (``run_validation``, what ``is_valid``
+# runs); the errors are the same nested ones ``is_valid`` gives.
+_BATCH = BatchSerializer()
+
+
+def validated_batch(assignment, data) -> tuple[int, list[SentenceChange]]:
+    """The body's version and its changes, ready for ``annotation_save_batch``; ``ValidationError`` (DRF's) if not."""
+    try:
+        batch = _BATCH.run_validation(data)
+    except serializers.ValidationError as error:
+        detail = error.detail
+        if isinstance(detail, list) and len(detail) == 1 and getattr(detail[0], "code", None) == "null":
+            # As ``Serializer.errors`` words a body that is JSON null.
+            detail = {"non_field_errors": ["No data provided"]}
+        raise serializers.ValidationError(detail) from None
+    return batch["version"], sentence_changes(assignment, batch["changes"])
+
+
+def sentence_changes(assignment, changes: list[dict]) -> list[SentenceChange]:
+    """The validated changes read against ``assignment``: sentences of its turn, evidence in reference offsets."""
+    wanted = sorted({change["sentence"] for change in changes})
+    sentences = {sentence.pk: sentence for sentence, _ in _sentences_of_turn(len(wanted)).fetch_all(
+        [assignment.turn_id, *wanted])}
+    reference = assignment.turn.dialogue.reference
+    protocol = protocol_for_assignment(assignment)
+    taken = []
+    for position, change in enumerate(changes):
+        sentence = sentences.get(change["sentence"])
+        if sentence is None:
+            raise serializers.ValidationError({"changes": {position: {"sentence": [
+                f"Sentence {change['sentence']} is not part of this turn."]}}})
+        if change["path"] is not None:
+            try:
+                protocol.validate(change["path"])  # a path the slot's protocol can produce
+            except ProtocolError as error:
+                raise serializers.ValidationError({"changes": {position: {"path": [str(error)]}}}) from None
+        evidence = change["evidence"]
+        if evidence is not None:
+            evidence = [(browser_offset_to_reference(reference, span["start"]),
+                         browser_offset_to_reference(reference, span["end"])) for span in evidence]
+        taken.append(SentenceChange(change["request_id"], sentence, change["steps"], change["path"],
+                                    change["note"], evidence, change["seconds"]))
+    return taken
+
+
+@lru_cache(maxsize=MAX_CHANGES)
+def _sentences_of_turn(count: int) -> JoinedSelect:
+    """The sentences of a turn with ``count`` ids: a statement written once per count (fastsql/joined.py says why)."""
+    return JoinedSelect(Sentence, "s", joins=[], extra_columns=[],
+                        where=f"s.turn_id = %s AND s.id IN ({', '.join(['%s'] * count)})")
 
 
 def first_error(errors, where: str = "") -> str:

@@ -2,7 +2,7 @@
 
 The page (static/js/annotation_outbox.js) keeps the annotator's answers in an outbox in localStorage and
 sends them here, in order, one change per sentence, several at once when several are waiting. The view only
-wires: ``sync_serializers.BatchSerializer`` validates the body (anything malformed is a 400 naming the change
+wires: ``sync_serializers.validated_batch`` (a ``BatchSerializer`` built once) validates the body (anything malformed is a 400 naming the change
 and the field, never a 500), ``batch_save.annotation_save_batch`` saves it (in one transaction, once: a batch
 sent again is recognised by its request ids).
 
@@ -22,11 +22,12 @@ import json
 
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
+from rest_framework.serializers import ValidationError
 
 from ..access import access_assignment, role_in
 from .batch_save import ChangedSince, ChangeRefused, annotation_save_batch
 from .page import reference_offset_to_browser
-from .sync_serializers import BatchSerializer, first_error
+from .sync_serializers import first_error, validated_batch
 from .write import VersionConflict
 
 MAX_BODY = 1_000_000
@@ -47,13 +48,12 @@ def sync(request, assignment_id):
         data = json.loads(request.body.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         return JsonResponse({"error": "The body is not JSON."}, status=400)
-    batch = BatchSerializer(data=data, context={"assignment": assignment})
-    if not batch.is_valid():
-        return JsonResponse({"error": first_error(batch.errors)}, status=400)
-    changes = batch.validated_data["changes"]
     try:
-        outcomes = annotation_save_batch(assignment, changes, version=batch.validated_data["version"],
-                                         actor=request.user)
+        version, changes = validated_batch(assignment, data)
+    except ValidationError as error:
+        return JsonResponse({"error": first_error(error.detail)}, status=400)
+    try:
+        outcomes = annotation_save_batch(assignment, changes, version=version, actor=request.user)
     except ChangedSince as conflict:
         return JsonResponse({"error": CHANGED_SINCE, "version": conflict.current_version}, status=409)
     except VersionConflict as conflict:
