@@ -5,7 +5,7 @@ from django.db.models import Q
 
 from annotator.models import Assignment, Dialogue, GoldLabel, Sentence, SentenceAnnotation, Turn
 from annotator.corpus.selectors import AgreementState, sentence_filter_by_state
-from annotator.domain.vocabulary import GoldProvenance, Label
+from annotator.domain.vocabulary import GoldProvenance
 
 from .serializers import MAX_ID
 
@@ -56,7 +56,8 @@ class SentenceFilter(django_filters.FilterSet):
 class LabelledSentenceFilter(SentenceFilter):
     """Adds the gold filters, for adjudicators and leads only."""
 
-    label = django_filters.ChoiceFilter(field_name="gold__label", choices=Label.choices, help_text="Gold label.")
+    label = django_filters.CharFilter(field_name="gold__label", max_length=40,
+                                      help_text="Gold label (project-defined: a label of the project's protocol).")
     agreement_state = django_filters.ChoiceFilter(
         choices=AgreementState.choices, method="filter_state", help_text="Where the sentence stands."
     )
@@ -69,7 +70,7 @@ class LabelledSentenceFilter(SentenceFilter):
 
 
 class GoldFilter(django_filters.FilterSet):
-    label = django_filters.ChoiceFilter(choices=Label.choices)
+    label = django_filters.CharFilter(max_length=40, help_text="Project-defined: a label of the project's protocol.")
     provenance = django_filters.ChoiceFilter(choices=GoldProvenance.choices)
     turn = IdFilter(field_name="sentence__turn_id")
     dialogue = IdFilter(field_name="sentence__turn__dialogue_id")
@@ -97,7 +98,7 @@ class AssignmentFilter(django_filters.FilterSet):
 class AnnotationFilter(django_filters.FilterSet):
     assignment = IdFilter(field_name="assignment_id")
     turn = IdFilter(field_name="sentence__turn_id")
-    label = django_filters.ChoiceFilter(choices=Label.choices)
+    label = django_filters.CharFilter(max_length=40, help_text="Project-defined: a label of the project's protocol.")
     complete = django_filters.BooleanFilter(method="filter_complete", help_text="Has a final label.")
 
     class Meta:

@@ -26,6 +26,7 @@ django.setup()
 import numpy as np  # noqa: E402
 
 from annotator.domain import agreement
+from annotator.domain.protocol_document import default_protocol
 
 
 def main():
@@ -36,7 +37,8 @@ def main():
                         help="also time krippendorff.alpha(value_counts=...) itself and trace its peak allocation")
     args = parser.parse_args()
     n = args.sentences
-    n_labels = len(agreement.LABELS)
+    scheme = agreement.scheme_of(default_protocol())  # the built-in CogniBench document
+    n_labels = len(scheme.labels)
     rng = np.random.default_rng(2026)
     # Mostly faithful, like CogniBench.
     weights = np.array([0.04, 0.62, 0.08, 0.05, 0.07, 0.09, 0.05])
@@ -47,13 +49,13 @@ def main():
     started = time.perf_counter()
     units = np.concatenate([np.arange(n), np.arange(n)])
     counts = agreement.value_counts(units, np.concatenate([first, second]), n_labels, n)
-    result = agreement.label_and_step_measures(counts)
+    result = agreement.label_and_step_measures(counts, scheme)
     table = agreement.confusion_matrix(first, second, n_labels)
     kappa = agreement.cohen_kappa(table)
     elapsed = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
-    print(f"sentences: {n:,} x 2 annotators ({len(agreement.LABELS)} labels)")
+    print(f"sentences: {n:,} x 2 annotators ({len(scheme.labels)} labels)")
     for name, m in result.items():
         print(f"  {name:<13} alpha={m.alpha if m.alpha is None else round(m.alpha, 4)!s:<8} "
               f"percent={round(m.percent, 4)!s:<8} units={m.units:,}")
@@ -64,8 +66,8 @@ def main():
     started = time.perf_counter()
     rows, weights = agreement.distinct_rows(counts)
     weighted = {"label": agreement.measures(rows, weights=weights)}
-    for step in agreement.STEP_MATRICES:
-        weighted[step] = agreement.measures(agreement.step_counts(rows, step), weights=weights)
+    for step in scheme.steps:
+        weighted[step] = agreement.measures(agreement.step_counts(rows, step, scheme), weights=weights)
     elapsed_weighted = time.perf_counter() - started
     assert all(abs((weighted[k].alpha or 0) - (result[k].alpha or 0)) < 1e-9 for k in result)
     print(f"time: {elapsed_weighted:.3f} s (from the same counts: the {len(rows)} distinct rows with weights, as the selector does; same alphas)")

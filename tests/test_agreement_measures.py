@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from annotator.domain import agreement
+from annotator.domain.protocol_document import default_protocol
 from annotator.domain.vocabulary import Label, Step
 
 NAN = math.nan
@@ -91,12 +92,15 @@ def test_confusion_matrix_and_accuracy():
     assert agreement.accuracy(np.zeros((2, 2))) is None
 
 
+COGNIBENCH = agreement.scheme_of(default_protocol())
+
+
 def labels_to_counts(first, second):
-    index = agreement.LABEL_INDEX
+    index = COGNIBENCH.label_index
     n = len(first)
     units = np.concatenate([np.arange(n), np.arange(n)])
     values = np.array([index[x] for x in first] + [index[x] for x in second])
-    return agreement.value_counts(units, values, len(agreement.LABELS), n)
+    return agreement.value_counts(units, values, len(COGNIBENCH.labels), n)
 
 
 def test_per_step_agreement_follows_the_protocol():
@@ -104,7 +108,7 @@ def test_per_step_agreement_follows_the_protocol():
                            Label.UNEQUIVOCAL, Label.MISLEADING, Label.IRRELEVANT)
     first = [F, F, I, R, S, X, U, M]
     second = [F, I, I, U, S, F, R, R]
-    result = agreement.label_and_step_measures(labels_to_counts(first, second))
+    result = agreement.label_and_step_measures(labels_to_counts(first, second), COGNIBENCH)
     assert result["label"].percent == pytest.approx(3 / 8)
     assert result["label"].units == 8
     # Relevance: all pairs but (X, F) agree.
@@ -145,12 +149,13 @@ def test_a_variable_measured_on_fewer_than_two_units_is_not_a_figure():
     """One unit (two coders disagreeing on the grounded step of one sentence) gives n/a, not a kappa of 0.000."""
     import numpy as np
 
-    from annotator.domain.agreement import LABEL_INDEX, LABELS, variable_measures
+    from annotator.domain.agreement import variable_measures
 
+    LABELS, LABEL_INDEX = COGNIBENCH.labels, COGNIBENCH.label_index
     table = np.zeros((len(LABELS), len(LABELS)), dtype=np.int64)
     table[LABEL_INDEX["speculative"], LABEL_INDEX["reliable"]] = 1  # grounded: no vs yes, on one sentence
     for _ in range(3):
         table[LABEL_INDEX["faithful"], LABEL_INDEX["faithful"]] += 1
-    result = variable_measures({(1, 2): table})
+    result = variable_measures(COGNIBENCH, {(1, 2): table})
     assert result["grounded"] == {"alpha": None, "percent": None, "units": 1, "kappa": None}
     assert result["label"]["units"] == 4 and result["label"]["percent"] == 0.75

@@ -115,7 +115,7 @@ def test_iaa_report_prints_the_page_numbers(project):
     out = StringIO()
     call_command("iaa_report", project="amazon", stdout=out)
     text = out.getvalue()
-    assert "Step 3 · faithful or invented" in text and "66.7%" in text
+    assert "Step 3 · Faithful or invented?" in text and "66.7%" in text
     with pytest.raises(CommandError, match="No project"):
         call_command("iaa_report", project="nope")
 

@@ -12,6 +12,9 @@ from autolabel.evaluation.calibration import bin_index, calibration
 from autolabel.evaluation.comparison import compare
 from autolabel.evaluation.scores import Item, baseline_scores, detection_scores, evaluate
 from autolabel.evaluation.rater_agreement import RatedSentence, rater_agreement
+from annotator.domain.protocol_document import default_protocol
+
+COGNIBENCH = default_protocol()
 
 HALLUCINATED = {"invented", "misleading", "speculative"}
 ABSTAIN = {"label": None, "hallucinated": None, "kind": None}
@@ -85,7 +88,7 @@ CALIBRATION_ITEMS = [
 
 
 def test_calibration_hand_computed():
-    report = calibration(CALIBRATION_ITEMS, threshold=3)
+    report = calibration(COGNIBENCH, CALIBRATION_ITEMS, threshold=3)
     assert report["abstained"] == 1
     binary, label = report["binary"], report["label"]
     assert binary["n"] == label["n"] == 5
@@ -108,7 +111,7 @@ def test_bins_are_equal_width_with_the_last_closed():
 
 def test_a_vote_without_a_label_has_zero_label_confidence_and_is_wrong():
     cognitive_no_label = {"label": None, "hallucinated": True, "kind": "cognitive"}
-    report = calibration([Item(1, "speculative", [cognitive_no_label] * 5)], threshold=3)
+    report = calibration(COGNIBENCH, [Item(1, "speculative", [cognitive_no_label] * 5)], threshold=3)
     assert report["binary"]["accuracy"] == 1.0 and report["binary"]["brier"] == 0.0
     assert report["label"]["bins"][0]["count"] == 1 and report["label"]["accuracy"] == 0.0
     assert report["label"]["brier"] == 1.0  # only the gold label's (0 - 1)^2
@@ -142,7 +145,7 @@ def krippendorff_sentences():
 
 
 def test_alpha_with_the_prelabeler_is_krippendorffs_published_value():
-    result = rater_agreement(krippendorff_sentences())["variables"]["label"]
+    result = rater_agreement(COGNIBENCH, krippendorff_sentences())["variables"]["label"]
     # Every pairable unit has two humans, so "humans + pre-labeler" is the published four-observer table.
     assert round(result["alpha_with_prelabeler"]["alpha"], 3) == 0.743
     humans_only = np.array(KRIPPENDORFF_2011[1:])
@@ -160,7 +163,7 @@ def test_per_step_alpha_and_kappa_match_the_krippendorff_package(step):
         gold = given[0] if rng.random() < 0.6 else labels[rng.integers(0, 7)]
         humans = {f"h{i}": label for i, label in enumerate(given[1:]) if rng.random() > 0.2}
         sentences.append(RatedSentence(gold=gold, prelabel=given[0], humans=humans))
-    result = rater_agreement(sentences)["variables"][step]
+    result = rater_agreement(COGNIBENCH, sentences)["variables"][step]
 
     def answer(label):
         return (path_for_label(label).get(step) if label else None) or None
@@ -192,7 +195,7 @@ def test_cohen_kappa_with_gold_textbook_table():
     # The textbook 2 x 2 table (20 yes-yes, 5 yes-no, 10 no-yes, 15 no-no): kappa 0.40.
     rows = ([("invented", "invented")] * 20 + [("invented", "faithful")] * 5 + [("faithful", "invented")] * 10
             + [("faithful", "faithful")] * 15)
-    result = rater_agreement([RatedSentence(gold=g, prelabel=p, humans={"ann": g}) for p, g in rows])["variables"]
+    result = rater_agreement(COGNIBENCH, [RatedSentence(gold=g, prelabel=p, humans={"ann": g}) for p, g in rows])["variables"]
     assert result["label"]["kappa_gold"]["kappa"] == pytest.approx(0.40)
     assert result["faithfulness"]["kappa_gold"] == {"kappa": pytest.approx(0.40), "n": 50}
     assert result["faithfulness"]["kappa_annotators"]["ann"]["kappa"] == pytest.approx(0.40)
@@ -257,10 +260,10 @@ def test_comparison_of_nothing_is_empty_not_an_error():
 
 
 def test_nothing_to_measure_gives_empty_figures_not_errors():
-    report = calibration([], threshold=3)
+    report = calibration(COGNIBENCH, [], threshold=3)
     assert report["binary"]["n"] == 0 and report["binary"]["ece"] is None and report["label"]["brier"] is None
     assert all(row["count"] == 0 for row in report["binary"]["bins"])
-    rater = rater_agreement([])
+    rater = rater_agreement(COGNIBENCH, [])
     assert rater["annotators"] == [] and rater["variables"]["label"]["kappa_gold"] == {"kappa": None, "n": 0}
     assert rater["variables"]["kind"]["alpha_with_prelabeler"] == {"alpha": None, "n": 0}
 
@@ -270,7 +273,7 @@ def test_a_prediction_without_a_label_counts_on_the_steps_its_stage_one_answered
     sentences = [RatedSentence(gold="speculative", prelabel="", prelabel_kind="cognitive"),
                  RatedSentence(gold="faithful", prelabel="", prelabel_kind="cognitive"),
                  RatedSentence(gold="faithful", prelabel="faithful", prelabel_kind="factual")]
-    result = rater_agreement(sentences)["variables"]
+    result = rater_agreement(COGNIBENCH, sentences)["variables"]
     assert result["label"]["kappa_gold"]["n"] == 1
     assert result["relevance"]["kappa_gold"]["n"] == 3 and result["kind"]["kappa_gold"]["n"] == 3
     # Kind, pre-labeler (rows) against gold (columns): factual/factual 1, cognitive/factual 1, cognitive/cognitive 1.

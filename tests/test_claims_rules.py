@@ -4,6 +4,10 @@ import pytest
 
 from annotator.domain import claims, evidence
 from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, Label, TripletLabel
+from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol_document import default_protocol
+
+COGNIBENCH = reading(default_protocol())
 
 E, N, C, B = (TripletLabel.ENTAILMENT.value, TripletLabel.NEUTRAL.value,
               TripletLabel.CONTRADICTION.value, TripletLabel.BAD_TRIPLET.value)
@@ -56,23 +60,23 @@ def test_clean_triplet_trims_and_requires_every_part():
 
 
 def test_severity_only_for_hallucinated_labels_and_in_range():
-    assert claims.check_severity(Label.INVENTED, "4", " made up ") == (4, "made up")
-    assert claims.check_severity(Label.SPECULATIVE, 1) == (1, "")
-    assert claims.check_severity(Label.FAITHFUL, None) == (None, "")
+    assert claims.check_severity(COGNIBENCH, Label.INVENTED, "4", " made up ") == (4, "made up")
+    assert claims.check_severity(COGNIBENCH, Label.SPECULATIVE, 1) == (1, "")
+    assert claims.check_severity(COGNIBENCH, Label.FAITHFUL, None) == (None, "")
     with pytest.raises(claims.ClaimsRuleError, match="Only invented"):
-        claims.check_severity(Label.FAITHFUL, 3)
+        claims.check_severity(COGNIBENCH, Label.FAITHFUL, 3)
     for bad in (0, 6, "x"):
         with pytest.raises(claims.ClaimsRuleError, match="1 to 5"):
-            claims.check_severity(Label.INVENTED, bad)
+            claims.check_severity(COGNIBENCH, Label.INVENTED, bad)
 
 
 def test_severity_threshold_keeps_rated_hallucinations_at_or_above_it():
-    assert claims.counts_as_hallucination(Label.INVENTED, None)
-    assert not claims.counts_as_hallucination(Label.RELIABLE, 5)
-    assert claims.counts_as_hallucination(Label.MISLEADING, 4, threshold=4)
-    assert not claims.counts_as_hallucination(Label.MISLEADING, 3, threshold=4)
-    assert not claims.counts_as_hallucination(Label.MISLEADING, None, threshold=4)
-    assert claims.effective_severity(Label.FAITHFUL, 5) is None  # stale severity after a relabel
+    assert claims.counts_as_hallucination(COGNIBENCH, Label.INVENTED, None)
+    assert not claims.counts_as_hallucination(COGNIBENCH, Label.RELIABLE, 5)
+    assert claims.counts_as_hallucination(COGNIBENCH, Label.MISLEADING, 4, threshold=4)
+    assert not claims.counts_as_hallucination(COGNIBENCH, Label.MISLEADING, 3, threshold=4)
+    assert not claims.counts_as_hallucination(COGNIBENCH, Label.MISLEADING, None, threshold=4)
+    assert claims.effective_severity(COGNIBENCH, Label.FAITHFUL, 5) is None  # stale severity after a relabel
 
 
 def test_hpt_and_token_accuracy_per_group_with_and_without_threshold():
@@ -84,7 +88,7 @@ def test_hpt_and_token_accuracy_per_group_with_and_without_threshold():
         ("m1", 2, Label.RELIABLE, 3, 5),   # severity on a non-hallucination is ignored
         ("m2", 3, Label.MISLEADING, None, 10),
     ]
-    all_ = claims.tally_hallucinations(rows)
+    all_ = claims.tally_hallucinations(COGNIBENCH, rows)
     m1 = all_["m1"]
     assert (m1.turns, m1.sentences, m1.hallucinations, m1.words) == (2, 4, 2, 20)
     assert m1.per_turn == 1.0
@@ -93,7 +97,7 @@ def test_hpt_and_token_accuracy_per_group_with_and_without_threshold():
     assert m1.mean_severity == 3.5
     assert all_["m2"].token_accuracy == 0.0 and all_["m2"].unrated == 1
 
-    kept = claims.tally_hallucinations(rows, threshold=4)
+    kept = claims.tally_hallucinations(COGNIBENCH, rows, threshold=4)
     assert kept["m1"].hallucinations == 1 and kept["m1"].per_turn == 0.5
     assert kept["m1"].token_accuracy == pytest.approx(16 / 20)
     assert kept["m2"].hallucinations == 0 and kept["m2"].token_accuracy == 1.0
@@ -101,12 +105,12 @@ def test_hpt_and_token_accuracy_per_group_with_and_without_threshold():
 
 def test_error_type_checked_against_project_list_and_label():
     allowed = list(DEFAULT_ERROR_TYPES)
-    assert claims.check_error_type(Label.INVENTED, " conflation ", allowed) == "conflation"
-    assert claims.check_error_type(Label.FAITHFUL, "", allowed) == ""
+    assert claims.check_error_type(COGNIBENCH, Label.INVENTED, " conflation ", allowed) == "conflation"
+    assert claims.check_error_type(COGNIBENCH, Label.FAITHFUL, "", allowed) == ""
     with pytest.raises(claims.ClaimsRuleError, match="not one of"):
-        claims.check_error_type(Label.INVENTED, "typo", allowed)
+        claims.check_error_type(COGNIBENCH, Label.INVENTED, "typo", allowed)
     with pytest.raises(claims.ClaimsRuleError, match="Only invented or misleading"):
-        claims.check_error_type(Label.SPECULATIVE, "conflation", allowed)
+        claims.check_error_type(COGNIBENCH, Label.SPECULATIVE, "conflation", allowed)
 
 
 def test_error_type_distribution_counts_untyped_and_retired_types():
@@ -118,7 +122,7 @@ def test_error_type_distribution_counts_untyped_and_retired_types():
         ("m1", Label.FAITHFUL, "conflation"),  # not eligible
         ("m2", Label.MISLEADING, "old type"),
     ]
-    dist = claims.error_type_distribution(rows, ["conflation", "causal confusion"])
+    dist = claims.error_type_distribution(COGNIBENCH, rows, ["conflation", "causal confusion"])
     m1 = dist["m1"]
     assert (m1["eligible"], m1["typed"], m1["untyped"]) == (4, 3, 1)
     assert m1["rows"][0] == {"error_type": "conflation", "count": 2, "share": pytest.approx(2 / 3)}

@@ -2,7 +2,10 @@
 
 from annotator.domain import gold, protocol
 from annotator.domain.qualification import Answered, GoldSentence, score_attempt
+from annotator.domain.protocol_document import default_protocol
 from annotator.domain.vocabulary import Label
+
+COGNIBENCH = default_protocol()
 
 F, S, I = Label.FAITHFUL.value, Label.SPECULATIVE.value, Label.INVENTED.value
 
@@ -22,7 +25,7 @@ def test_agreement_gives_gold_with_the_labels_path_and_a_disagreement_a_dispute(
         3: [gold.GivenAnswer(I, 4, "a"), gold.GivenAnswer(I, 5, "a")],
         4: [gold.GivenAnswer(F)],  # one of the two answered: not agreement
     }
-    decision = gold.decide_turn([1, 2, 3, 4], answers, annotators=2)
+    decision = gold.decide_turn(COGNIBENCH, [1, 2, 3, 4], answers, annotators=2)
     assert [a.sentence_id for a in decision.agreed] == [1, 3]
     assert decision.disputed == [2, 4]
     first, third = decision.agreed
@@ -33,7 +36,7 @@ def test_agreement_gives_gold_with_the_labels_path_and_a_disagreement_a_dispute(
 
 def test_sentences_with_gold_or_an_open_dispute_are_left_alone():
     answers = {1: [gold.GivenAnswer(F), gold.GivenAnswer(F)], 2: [gold.GivenAnswer(F), gold.GivenAnswer(S)]}
-    decision = gold.decide_turn([1, 2], answers, annotators=2, settled={1, 2})
+    decision = gold.decide_turn(COGNIBENCH, [1, 2], answers, annotators=2, settled={1, 2})
     assert decision.agreed == [] and decision.disputed == []
 
 
@@ -46,9 +49,9 @@ def test_an_attempt_is_scored_by_sentence_accuracy_against_the_pass_mark():
     sentences = [_sentence(1, F), _sentence(2, S), _sentence(3, I), _sentence(4, F)]
     answers = {1: Answered(F, protocol.path_for_label(F)), 2: Answered(S, protocol.path_for_label(S)),
                3: Answered(F, protocol.path_for_label(F))}  # 4 not answered
-    score = score_attempt(sentences, answers, pass_mark=0.5)
+    score = score_attempt(COGNIBENCH, sentences, answers, pass_mark=0.5)
     assert (score.correct, score.total, score.passed) == (2, 4, True)
-    assert not score_attempt(sentences, answers, pass_mark=0.75).passed
+    assert not score_attempt(COGNIBENCH, sentences, answers, pass_mark=0.75).passed
     wrong = score.details[2]
     assert (wrong["label"], wrong["gold_label"], wrong["correct"]) == (F, I, False)
     assert wrong["diverged_at"] == "faithfulness"  # both factual; they parted at faithful / invented
@@ -57,6 +60,6 @@ def test_an_attempt_is_scored_by_sentence_accuracy_against_the_pass_mark():
 
 
 def test_an_empty_set_passes_and_a_stored_gold_path_is_used_as_given():
-    assert score_attempt([], {}, pass_mark=1.0).passed
+    assert score_attempt(COGNIBENCH, [], {}, pass_mark=1.0).passed
     path = protocol.path_for_label(S)
-    assert score_attempt([_sentence(1, S, path)], {}, 1.0).details[0]["gold_path"] == path
+    assert score_attempt(COGNIBENCH, [_sentence(1, S, path)], {}, 1.0).details[0]["gold_path"] == path

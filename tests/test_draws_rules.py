@@ -5,6 +5,7 @@ from fractions import Fraction
 import pytest
 
 from annotator.domain import draws, gold
+from annotator.domain.protocol_document import default_protocol
 
 
 def test_a_seeded_random_draw_is_reproducible_whatever_order_the_candidates_come_in():
@@ -65,9 +66,9 @@ def test_a_single_review_decides_only_drawn_turns_under_single_review_not_yet_co
 def test_a_reviewed_turn_gives_each_answered_sentence_the_reviewers_label():
     answers = {1: gold.GivenAnswer("invented", 4, "contradiction"), 2: gold.GivenAnswer("faithful"),
                3: gold.GivenAnswer("speculative"), 4: gold.GivenAnswer("")}
-    decided = gold.decide_reviewed_turn([1, 2, 3, 4, 5], answers, settled={2}, imported={3: "faithful"},
+    decided = gold.decide_reviewed_turn(default_protocol(), [1, 2, 3, 4, 5], answers, settled={2}, imported={3: "faithful"},
                                         imported_is_final=True)
     assert [(g.sentence_id, g.label, g.severity, g.error_type) for g in decided] == [(1, "invented", 4, "contradiction")]
     assert decided[0].path == {"relevance": "relevant", "kind": "factual", "faithfulness": "invented"}
-    replaced = gold.decide_reviewed_turn([3], answers, imported={3: "faithful"}, imported_is_final=False)
+    replaced = gold.decide_reviewed_turn(default_protocol(), [3], answers, imported={3: "faithful"}, imported_is_final=False)
     assert replaced[0].label == "speculative" and "imported gold was faithful" in replaced[0].reason

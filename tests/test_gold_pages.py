@@ -239,7 +239,9 @@ def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup)
     rows = list(csv.reader(io.StringIO(
         client.get(f"/p/{setup['project'].slug}/reports/protocols.csv?compare=amazon-independent").content.decode()
     )))
-    assert [r[1] for r in rows[1:]] == ["Sequential decisions (CogniBench)", "Independent: pick one of seven categories"]
+    # Each row names the protocol and version its figures cover, and the mode.
+    assert [r[1] for r in rows[1:]] == ["CogniBench protocol v1 (built-in), sequential",
+                                        "CogniBench protocol v1 (built-in), independent"]
     assert [float(r[4]) for r in rows[1:]] == [pytest.approx(2 / 3), pytest.approx(2 / 3)]
     assert [r[2] for r in rows[1:]] == ["3", "3"]  # the same three units in both
 

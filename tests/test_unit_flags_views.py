@@ -216,7 +216,7 @@ def test_a_lead_dismisses_a_flag_with_a_note_and_lists_the_flagged_turns(world):
     mine = AssignmentFactory(turn=turn, annotator=people["annotator"], status=Assignment.Status.SUBMITTED)
     flag(people["annotator"], mine, units[1])
     lead = client_of(people[Role.LEAD])
-    assert "Flagged units <span class=\"chip chip-invented\">1</span>" in lead.get(f"/p/{project.slug}/").content.decode()
+    assert "Flagged units <span class=\"chip chip-alert\">1</span>" in lead.get(f"/p/{project.slug}/").content.decode()
     listing = lead.get(f"/p/{project.slug}/units/flags/").content.decode()
     assert f"/p/{project.slug}/turns/{turn.pk}/#units" in listing
     flag_id = UnitFlag.objects.get().pk

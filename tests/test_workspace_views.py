@@ -229,7 +229,8 @@ def test_before_submitting_nobody_sees_other_answers_gold_or_notes(client):
     pages.append(client.get(reverse("workspace_queue", args=[project.slug])).content.decode())
     for html in pages:
         assert "FIRST-ANNOTATOR-SECRET-NOTE" not in html and "GOLD-SECRET-REASON" not in html
-        assert "chip-irrelevant" not in html and "chip-invented" not in html and "Invented</span>" not in html
+        # No chip of another's label (the page's style sheet names every label of the protocol: public).
+        assert "chip chip-irrelevant" not in html and "chip chip-invented" not in html and "Invented</span>" not in html
 
 
 def test_lead_page_is_for_leads_only_and_releases_and_reassigns(client):

@@ -11,7 +11,9 @@ from django.db.models import Count, Q
 from .. import extensions
 from ..domain import agreement, claims, evidence
 from ..models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold
-from ..domain.vocabulary import ERROR_TYPE_LABELS, SEVERITY_LABELS, Label, Severity, TripletLabel
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for
+from ..domain.vocabulary import Severity, TripletLabel
 
 # Keys of the triplet panel: letter and digit for each label, in this order.
 TRIPLET_KEYS = {
@@ -73,10 +75,11 @@ def triplet_panel(assignment: Assignment, user) -> dict:
 def sentence_extras(project, annotation: SentenceAnnotation | None) -> dict:
     """What the severity / error type panel of one sentence shows."""
     label = annotation.label if annotation else ""
+    read = reading(protocol_for(project))
     return {
-        "show_severity": bool(project.enable_severity and label in SEVERITY_LABELS),
-        "show_error_type": bool(project.enable_error_types and label in ERROR_TYPE_LABELS),
-        "severity": claims.effective_severity(label, annotation.severity) if annotation else None,
+        "show_severity": bool(project.enable_severity and label in read.severity_labels),
+        "show_error_type": bool(project.enable_error_types and label in read.error_type_labels),
+        "severity": claims.effective_severity(read, label, annotation.severity) if annotation else None,
         "justification": annotation.justification if annotation else "",
         "error_type": annotation.error_type if annotation else "",
         "severity_options": [{"value": s.value, "label": s.label} for s in Severity],
@@ -188,30 +191,35 @@ def hallucination_report(project, threshold: int | None, rows: list[tuple] | Non
 
     ``rows`` (from ``hallucination_rows``) lets a caller tally them at several thresholds with one query.
     """
-    tallies = claims.tally_hallucinations(rows if rows is not None else hallucination_rows(project), threshold=threshold)
+    tallies = claims.tally_hallucinations(reading(protocol_for(project)),
+                                          rows if rows is not None else hallucination_rows(project), threshold=threshold)
     return [{"model": model, "tally": tally,
              "severities": [tally.severity_counts.get(s.value, 0) for s in Severity]} for model, tally in tallies.items()]
 
 
 def error_type_report(project) -> list[dict]:
+    read = reading(protocol_for(project))
     rows = (
-        GoldLabel.objects.filter(sentence__turn__dialogue__project=project, label__in=list(ERROR_TYPE_LABELS))
+        GoldLabel.objects.filter(sentence__turn__dialogue__project=project, label__in=sorted(read.error_type_labels))
         .values_list("sentence__turn__dialogue__generator_model", "label", "error_type")
         .order_by()
     )
     distribution = claims.error_type_distribution(
-        ((_group(model), label, error_type) for model, label, error_type in rows), list(project.error_types or []))
+        read, ((_group(model), label, error_type) for model, label, error_type in rows), list(project.error_types or []))
     return [{"model": model, **entry} for model, entry in distribution.items()]
 
 
 
 def evidence_report(project) -> dict:
-    """PROBE view: how many faithful / grounded answers carry evidence, and how far two annotators' evidence overlaps."""
+    """PROBE view: how many answers that need evidence carry it (the labels whose path has an answer or which
+    the protocol marks as needing evidence), and how far two annotators' evidence overlaps."""
+    read = reading(protocol_for(project))
+    supported = [label for label in read.labels if label in read.supported_labels]
     submitted = SentenceAnnotation.objects.filter(
         assignment__project=project, assignment__status=Assignment.Status.SUBMITTED,
         assignment__is_qualification=False,
     )
-    wanted = submitted.filter(label__in=[Label.FAITHFUL, Label.RELIABLE, Label.UNEQUIVOCAL])
+    wanted = submitted.filter(label__in=supported)
     by_label = {
         row["label"]: row
         for row in wanted.values("label").annotate(
@@ -220,9 +228,9 @@ def evidence_report(project) -> dict:
         )
     }
     coverage = []
-    for label in (Label.FAITHFUL, Label.RELIABLE, Label.UNEQUIVOCAL):
-        row = by_label.get(label.value, {"total": 0, "with_evidence": 0})
-        coverage.append({"label": label.label, "total": row["total"], "with_evidence": row["with_evidence"],
+    for label in supported:
+        row = by_label.get(label, {"total": 0, "with_evidence": 0})
+        coverage.append({"label": read.label_name(label), "total": row["total"], "with_evidence": row["with_evidence"],
                          "share": row["with_evidence"] / row["total"] if row["total"] else None})
     totals = {"total": sum(r["total"] for r in coverage), "with_evidence": sum(r["with_evidence"] for r in coverage)}
     totals["share"] = totals["with_evidence"] / totals["total"] if totals["total"] else None

@@ -16,6 +16,8 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..domain import claims
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
 from ..models import Assignment, ClaimTriplet, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold, Turn
 from ..domain.vocabulary import GoldProvenance, TripletSource
@@ -230,12 +232,13 @@ def annotation_set_severity(
     assignment: Assignment, sentence: Sentence, severity, justification: str = "", *,
     actor, request_id: str = "", expected_version: int | None = None,
 ) -> Outcome:
-    """Severity 1-5 and a justification for an invented, misleading or speculative sentence (None clears)."""
+    """Severity 1-5 and a justification for a sentence whose label takes one (the protocol's severity group;
+    None clears)."""
     _require(assignment.project, "enable_severity", "Severity ratings")
     _labelled_annotation(assignment, sentence)  # a clear message before taking the lock
 
     def mutate(_, annotation):
-        value, text = claims_rule(claims.check_severity, annotation.label, severity, justification)
+        value, text = claims_rule(claims.check_severity, reading(protocol_for(assignment.project)), annotation.label, severity, justification)
         old = {"severity": annotation.severity, "justification": annotation.justification}
         annotation.severity, annotation.justification = value, text
         return old, {"severity": value, "justification": text}
@@ -248,13 +251,13 @@ def annotation_set_error_type(
     assignment: Assignment, sentence: Sentence, error_type: str, *,
     actor, request_id: str = "", expected_version: int | None = None,
 ) -> Outcome:
-    """An error type from the project's list for an invented or misleading sentence ("" clears)."""
+    """An error type from the project's list for a sentence whose label takes one ("" clears)."""
     project = assignment.project
     _require(project, "enable_error_types", "Error types")
     _labelled_annotation(assignment, sentence)
 
     def mutate(_, annotation):
-        value = claims_rule(claims.check_error_type, annotation.label, error_type, list(project.error_types or []))
+        value = claims_rule(claims.check_error_type, reading(protocol_for(project)), annotation.label, error_type, list(project.error_types or []))
         old = {"error_type": annotation.error_type}
         annotation.error_type = value
         return old, {"error_type": value}

@@ -17,12 +17,17 @@ units × values × values array for it, which for 234,000 sentences over seven
 labels peaks near 280 MB; the product gives the same matrix in O(units × values)
 memory. The tests check both give the same alpha, and the published values.
 
-Per-step agreement needs no paths: a final label determines the whole decision
-path (``protocol.path_for_label``), so the value counts of a step are the label
-counts times a 0/1 matrix mapping each label to that step's answer (or to
-nothing, when the label's path never asked the step). "Faithful vs invented"
-is therefore computed over the sentences both annotators called factual, and
-each cognitive criterion over the sentences both annotators reached it on.
+Per-step agreement needs no paths: a final label determines the decision path
+that reached it (the protocol's tree), so the value counts of a step are the
+label counts times a 0/1 matrix mapping each label to that step's answer (or to
+nothing, when the label's path never asked the step). Each step is therefore
+measured over the sentences on which both annotators were asked it, whatever
+the number of its answers. A label that two paths reach with different answers
+to a step says nothing certain of that step: it counts as not asked there.
+
+Everything about the protocol comes from its document (``Scheme``, built once
+per protocol from ``protocol_groups.reading``): the labels, the steps agreement
+is measured on and their answers.
 """
 
 from __future__ import annotations
@@ -33,11 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 from krippendorff import krippendorff as _kd
 
-from .protocol import path_for_label
-from .vocabulary import STEP_ANSWERS, Label, Step
+from .protocol_groups import reading
 
-LABELS: tuple[str, ...] = tuple(label.value for label in Label)
-LABEL_INDEX = {label: i for i, label in enumerate(LABELS)}
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
@@ -209,26 +211,54 @@ def accuracy(confusion_against_gold) -> float | None:
 
 # --------------------------------------------------------------------------- protocol steps
 
-# Which answer of each step a final label's path gives (-1: the step was never asked).
-STEP_DOMAINS: dict[str, tuple[str, ...]] = {step.value: tuple(a.value for a in STEP_ANSWERS[step]) for step in Step}
+
+@dataclass(frozen=True, eq=False)
+class Scheme:
+    """What agreement needs of a protocol: its labels, and for each measured step its answers and the 0/1
+    matrix (labels × answers) saying which answer each label's path gives (a row of zeros: not asked)."""
+
+    labels: tuple[str, ...]
+    steps: tuple[str, ...]
+    domains: dict
+    matrices: dict
+
+    @property
+    def label_index(self) -> dict:
+        return {label: i for i, label in enumerate(self.labels)}
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return ("label",) + self.steps
 
 
-def _step_matrix(step: str) -> np.ndarray:
-    answers = STEP_DOMAINS[step]
-    matrix = np.zeros((len(LABELS), len(answers)), dtype=np.int32)
-    for i, label in enumerate(LABELS):
-        given = path_for_label(label).get(step)
-        if given is not None:
-            matrix[i, answers.index(given)] = 1
-    return matrix
+_SCHEMES: dict = {}
 
 
-STEP_MATRICES = {step.value: _step_matrix(step.value) for step in Step}
+def scheme_of(protocol) -> Scheme:
+    """The agreement scheme of a protocol, built once per protocol reading."""
+    read = reading(protocol)
+    found = _SCHEMES.get(id(read))
+    if found is None or found[0] is not read:
+        found = _SCHEMES[id(read)] = (read, _scheme(read))
+    return found[1]
 
 
-def step_counts(label_counts: np.ndarray, step: str) -> np.ndarray:
+def _scheme(read) -> Scheme:
+    domains, matrices = {}, {}
+    for step in read.agreement_steps:
+        answers = read.step_answers[step]
+        matrix = np.zeros((len(read.labels), len(answers)), dtype=np.int32)
+        for i, label in enumerate(read.labels):
+            given = {path.get(step) for path in read.label_paths.get(label, ())}
+            if len(given) == 1 and None not in given:
+                matrix[i, answers.index(given.pop())] = 1
+        domains[step], matrices[step] = answers, matrix
+    return Scheme(labels=read.labels, steps=tuple(read.agreement_steps), domains=domains, matrices=matrices)
+
+
+def step_counts(label_counts: np.ndarray, step: str, scheme: Scheme) -> np.ndarray:
     """Value counts of one protocol step's answers, derived from label value counts."""
-    return np.asarray(label_counts) @ STEP_MATRICES[step]
+    return np.asarray(label_counts) @ scheme.matrices[step]
 
 
 @dataclass(frozen=True)
@@ -249,20 +279,20 @@ def measures(counts: np.ndarray, level: str = "nominal", domain: Sequence | None
     )
 
 
-def label_and_step_measures(label_counts: np.ndarray) -> dict[str, Measures]:
-    """Agreement over the final labels ("label") and over each protocol step, in protocol order."""
+def label_and_step_measures(label_counts: np.ndarray, scheme: Scheme) -> dict[str, Measures]:
+    """Agreement over the final labels ("label") and over each measured protocol step, in protocol order."""
     result = {"label": measures(label_counts)}
-    for step in Step:
-        result[step.value] = measures(step_counts(label_counts, step.value))
+    for step in scheme.steps:
+        result[step] = measures(step_counts(label_counts, step, scheme))
     return result
 
 
 # --------------------------------------------------------------------------- from database aggregates
 
 
-def step_table(label_table: np.ndarray, step: str) -> np.ndarray:
+def step_table(label_table: np.ndarray, step: str, scheme: Scheme) -> np.ndarray:
     """A (label × label) pair table turned into the (answer × answer) table of one step."""
-    matrix = STEP_MATRICES[step]
+    matrix = scheme.matrices[step]
     return matrix.T @ np.asarray(label_table) @ matrix
 
 
@@ -278,12 +308,12 @@ def pooled_kappa(tables: Iterable[np.ndarray]) -> float | None:
     return weighted / total if total else None
 
 
-VARIABLES: tuple[str, ...] = ("label",) + tuple(step.value for step in Step)
 MIN_UNITS = 2  # the fewest pairable units on which an agreement figure is reported
 
 
 def variable_measures(
-    two_coder_tables: dict, multi_counts: np.ndarray | None = None, multi_pair_tables: dict | None = None
+    scheme: Scheme, two_coder_tables: dict, multi_counts: np.ndarray | None = None,
+    multi_pair_tables: dict | None = None,
 ) -> dict[str, dict]:
     """Alpha, percent agreement and pairwise kappa over the labels and each protocol step.
 
@@ -292,7 +322,7 @@ def variable_measures(
     value counts of sentences judged by three or more, and ``multi_pair_tables``
     the pair tables from those sentences (they only feed kappa).
     """
-    n_labels = len(LABELS)
+    n_labels = len(scheme.labels)
     pooled = np.zeros((n_labels, n_labels), dtype=np.int64)
     for table in two_coder_tables.values():
         pooled += np.asarray(table, dtype=np.int64)
@@ -312,12 +342,12 @@ def variable_measures(
         for pair, table in source.items():
             pair_tables[pair] = pair_tables.get(pair, 0) + np.asarray(table, dtype=np.int64)
     result = {}
-    for variable in VARIABLES:
+    for variable in scheme.variables:
         if variable == "label":
             variable_counts, tables = counts, list(pair_tables.values())
         else:
-            variable_counts = step_counts(counts, variable)
-            tables = [step_table(t, variable) for t in pair_tables.values()]
+            variable_counts = step_counts(counts, variable, scheme)
+            tables = [step_table(t, variable, scheme) for t in pair_tables.values()]
         m = measures(variable_counts, weights=weights)
         kappa = pooled_kappa(tables)
         if m.units < MIN_UNITS:

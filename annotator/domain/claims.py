@@ -5,12 +5,16 @@
   rule: contradictory if any triplet is, else neutral if any is, else entailed.
   Bad triplets say nothing about the response and are left out of verdicts
   and shares (they are counted on their own).
-- HalluDetect: a severity 1-5 and a justification for a hallucinated sentence;
+- HalluDetect: a severity 1-5 and a justification for a sentence whose label the
+  protocol's ``severity`` group names;
   hallucinations per turn (HPT) and token accuracy (the share of words in
   sentences that are not hallucinated), optionally keeping only hallucinations
   of at least a severity threshold.
-- Face4RAG: an error type, from the project's list, for an invented or
-  misleading sentence.
+- Face4RAG: an error type, from the project's list, for a sentence whose label
+  the protocol's ``error_type`` group names.
+
+Which labels are hallucinations, take a severity or an error type comes from the
+project's protocol (``read``: ``protocol_groups.reading(protocol)``).
 
 Selectors fetch rows and hand them to these functions; the unit tests feed
 them by hand.
@@ -23,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import languages
-from .vocabulary import ERROR_TYPE_LABELS, HALLUCINATED_LABELS, SEVERITY_LABELS, Severity, TripletLabel
+from .vocabulary import Severity, TripletLabel
 
 JUDGED_TRIPLET_LABELS = (TripletLabel.ENTAILMENT, TripletLabel.NEUTRAL, TripletLabel.CONTRADICTION)
 TRIPLET_LABELS = tuple(label.value for label in TripletLabel)
@@ -128,7 +132,12 @@ def clean_triplet(head: str, relation: str, tail: str, max_length: int = 1000) -
 # --------------------------------------------------------------------------- HalluDetect
 
 
-def check_severity(label: str, severity, justification: str = "") -> tuple[int | None, str]:
+def _names(read, labels) -> str:
+    names = [read.label_name(label).lower() for label in read.labels if label in labels]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names) or "no"
+
+
+def check_severity(read, label: str, severity, justification: str = "") -> tuple[int | None, str]:
     """Validated (severity, justification) for a sentence with this label.
 
     Only invented, misleading and speculative sentences take a severity; a
@@ -145,23 +154,23 @@ def check_severity(label: str, severity, justification: str = "") -> tuple[int |
         raise ClaimsRuleError("Severity is a number from 1 to 5.") from None
     if severity not in Severity.values:
         raise ClaimsRuleError("Severity is a number from 1 to 5.")
-    if label not in SEVERITY_LABELS:
-        raise ClaimsRuleError("Only invented, misleading or speculative sentences take a severity; label it first.")
+    if label not in read.severity_labels:
+        raise ClaimsRuleError(f"Only {_names(read, read.severity_labels)} sentences take a severity; label it first.")
     return severity, justification
 
 
-def effective_severity(label: str, severity: int | None) -> int | None:
-    """The severity that counts: none unless the sentence is (still) a hallucination."""
-    return severity if label in SEVERITY_LABELS else None
+def effective_severity(read, label: str, severity: int | None) -> int | None:
+    """The severity that counts: none unless the sentence's label (still) takes one."""
+    return severity if label in read.severity_labels else None
 
 
-def counts_as_hallucination(label: str, severity: int | None, threshold: int | None = None) -> bool:
+def counts_as_hallucination(read, label: str, severity: int | None, threshold: int | None = None) -> bool:
     """Whether a sentence counts as a hallucination, keeping only severity >= threshold when one is given.
 
     With a threshold, a hallucination nobody rated is not kept (HalluDetect's
     filter keeps rated ones of severity >= 4): reports show how many were unrated.
     """
-    if label not in HALLUCINATED_LABELS:
+    if label not in read.hallucinated:
         return False
     if threshold is None:
         return True
@@ -197,6 +206,7 @@ class HalluTally:
 
 
 def tally_hallucinations(
+    read,
     rows: Iterable[tuple[str, object, str, int | None, int]], threshold: int | None = None
 ) -> dict[str, HalluTally]:
     """Per group, from (group, turn id, sentence label, severity, word count) rows of labelled sentences."""
@@ -209,13 +219,13 @@ def tally_hallucinations(
             tally.turns += 1
         tally.sentences += 1
         tally.words += words
-        severity = effective_severity(label, severity)
-        if label in HALLUCINATED_LABELS:
+        severity = effective_severity(read, label, severity)
+        if label in read.hallucinated:
             if severity is None:
                 tally.unrated += 1
             else:
                 tally.severity_counts[severity] += 1
-        if counts_as_hallucination(label, severity, threshold):
+        if counts_as_hallucination(read, label, severity, threshold):
             tally.hallucinations += 1
             tally.hallucinated_words += words
     return dict(sorted(tallies.items()))
@@ -228,30 +238,30 @@ word_count = languages.word_count
 # --------------------------------------------------------------------------- Face4RAG
 
 
-def check_error_type(label: str, error_type: str, allowed: Sequence[str]) -> str:
+def check_error_type(read, label: str, error_type: str, allowed: Sequence[str]) -> str:
     """A validated error type ("" clears it) for a sentence with this label."""
     error_type = (error_type or "").strip()
     if not error_type:
         return ""
     if error_type not in allowed:
         raise ClaimsRuleError(f"{error_type!r} is not one of this project's error types.")
-    if label not in ERROR_TYPE_LABELS:
-        raise ClaimsRuleError("Only invented or misleading sentences take an error type; label it first.")
+    if label not in read.error_type_labels:
+        raise ClaimsRuleError(f"Only {_names(read, read.error_type_labels)} sentences take an error type; label it first.")
     return error_type
 
 
 def error_type_distribution(
-    rows: Iterable[tuple[str, str, str]], allowed: Sequence[str]
+    read, rows: Iterable[tuple[str, str, str]], allowed: Sequence[str]
 ) -> dict[str, dict]:
     """Per group: counts and shares of error types, from (group, label, error type) rows.
 
-    Only invented and misleading sentences count; those without an error type
+    Only sentences whose label takes an error type count; those without an error type
     are counted as ``untyped``; a type no longer in the project's list is kept
     under its own name (after the configured ones) rather than dropped.
     """
     result: dict[str, dict] = {}
     for group, label, error_type in rows:
-        if label not in ERROR_TYPE_LABELS:
+        if label not in read.error_type_labels:
             continue
         entry = result.setdefault(group, {"eligible": 0, "untyped": 0, "counts": Counter()})
         entry["eligible"] += 1
@@ -271,19 +281,19 @@ def error_type_distribution(
     return dict(sorted(result.items()))
 
 
-def stale_extras(label: str, severity: int | None, justification: str, error_type: str) -> dict:
+def stale_extras(read, label: str, severity: int | None, justification: str, error_type: str) -> dict:
     """Fields to clear when a sentence gets a final label that does not take them.
 
-    A severity (and its justification) belongs to an invented, misleading or
-    speculative sentence, an error type to an invented or misleading one. While
+    A severity (and its justification) belongs to a label of the protocol's
+    severity group, an error type to one of its error-type group. While
     the label is unfinished ("", mid-walk or after an undo) nothing is cleared,
     so going back one step and answering again keeps the rating.
     """
     if not label:
         return {}
     cleared = {}
-    if label not in SEVERITY_LABELS and (severity is not None or justification):
+    if label not in read.severity_labels and (severity is not None or justification):
         cleared.update(severity=None, justification="")
-    if label not in ERROR_TYPE_LABELS and error_type:
+    if label not in read.error_type_labels and error_type:
         cleared["error_type"] = ""
     return cleared

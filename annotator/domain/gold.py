@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import protocol
-
 MIN_ANNOTATORS = 2  # gold by agreement needs at least two independent annotators, whatever the project says
 
 
@@ -51,11 +49,12 @@ def same(values: Iterable):
     return values[0] if values and all(v == values[0] for v in values) else None
 
 
-def decide_turn(sentence_ids: Sequence[int], answers: Mapping[int, Sequence[GivenAnswer]], annotators: int,
-                settled: Iterable[int] = (), imported: Mapping[int, str] | None = None,
+def decide_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, Sequence[GivenAnswer]],
+                annotators: int, settled: Iterable[int] = (), imported: Mapping[int, str] | None = None,
                 imported_is_final: bool = True) -> TurnDecision:
     """Gold by agreement or a dispute for each sentence of a complete turn.
 
+    ``protocol`` is the project's (its one path of the agreed label is the gold's path).
     A sentence gets agreement gold when every one of the ``annotators`` answered it with the same label (its
     severity and error type come along when they agree too); otherwise it is disputed. Sentences in ``settled``
     (they already have gold the project decided, or an open dispute) are left alone, so deciding a turn twice
@@ -80,7 +79,7 @@ def decide_turn(sentence_ids: Sequence[int], answers: Mapping[int, Sequence[Give
             if sentence_id in imported:
                 reason += f" (the imported gold was {imported[sentence_id]})"
             agreed.append(AgreedGold(
-                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label),
+                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label) or {},
                 reason=reason, severity=same(a.severity for a in given),
                 error_type=same(a.error_type for a in given) or "",
             ))
@@ -95,7 +94,7 @@ def decided_by_review(submitted: int, overlap: int, single_review: bool) -> bool
     return single_review and submitted >= 1 and not turn_is_complete(submitted, overlap)
 
 
-def decide_reviewed_turn(sentence_ids: Sequence[int], answers: Mapping[int, GivenAnswer],
+def decide_reviewed_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, GivenAnswer],
                          settled: Iterable[int] = (), imported: Mapping[int, str] | None = None,
                          imported_is_final: bool = True) -> list[AgreedGold]:
     """Gold from one annotator's review of a drawn turn: their label of each sentence (``answers``).
@@ -115,6 +114,6 @@ def decide_reviewed_turn(sentence_ids: Sequence[int], answers: Mapping[int, Give
         reason = "One annotator's review of a drawn turn"
         if sentence_id in imported:
             reason += f" (the imported gold was {imported[sentence_id]})"
-        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label),
+        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label) or {},
                                reason=reason, severity=given.severity, error_type=given.error_type or ""))
     return gold

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from . import protocol
-
 
 @dataclass(frozen=True)
 class GoldSentence:
@@ -39,8 +37,11 @@ class Score:
     details: list[dict]
 
 
-def score_attempt(sentences: Sequence[GoldSentence], answers: Mapping[int, Answered], pass_mark: float) -> Score:
-    """A sentence counts as correct when the annotator's label is the gold label; the attempt passes when the
+def score_attempt(protocol, sentences: Sequence[GoldSentence], answers: Mapping[int, Answered],
+                  pass_mark: float) -> Score:
+    """Scored against the project's ``protocol`` (the gold's path, and where a wrong answer left it).
+
+    A sentence counts as correct when the annotator's label is the gold label; the attempt passes when the
     share of correct sentences reaches ``pass_mark`` (a set with no scored sentence passes)."""
     details, correct = [], 0
     for sentence in sentences:
@@ -49,7 +50,7 @@ def score_attempt(sentences: Sequence[GoldSentence], answers: Mapping[int, Answe
         path = mine.path if mine else {}
         is_correct = bool(label) and label == sentence.gold_label
         correct += is_correct
-        gold_path = sentence.gold_path or protocol.path_for_label(sentence.gold_label)
+        gold_path = sentence.gold_path or protocol.path_for_label(sentence.gold_label) or {}
         diverged = protocol.divergence(path, gold_path)
         details.append({
             "sentence": sentence.id, "turn": sentence.turn_id, "turn_name": sentence.turn_name,

@@ -62,6 +62,48 @@ def choice_field(choices, noun="value", **kwargs):
     return forms.ChoiceField(choices=[("", "---"), *choices] if not kwargs["required"] else choices, **kwargs)
 
 
+def protocol_choices(protocol, kind: str) -> list[tuple[str, str]]:
+    """The choices of a label, step or answer field: the project's protocol's (every answer of any step)."""
+    from ..domain.protocol_groups import reading
+
+    read = reading(protocol)
+    if kind == "label":
+        return [(label, read.label_name(label)) for label in read.labels]
+    if kind == "step":
+        return [(step, read.step_questions[step]) for step in read.steps]
+    answers = {}
+    for step in read.steps:
+        for option in read.step_options[step]:
+            answers.setdefault(option["value"], option["label"])
+    return list(answers.items())
+
+
+class ProtocolChoicesForm(forms.Form):
+    """A form whose label, step and answer fields take their choices from the project's protocol.
+
+    ``protocol_fields`` maps a field name to ``"label"``, ``"step"`` or ``"answer"``; the form is built with
+    ``protocol=`` (the project's), so a value outside it is a 400 naming it, like any unknown choice.
+    """
+
+    protocol_fields: dict[str, str] = {}
+
+    def __init__(self, *args, protocol=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if protocol is None and self.protocol_fields:
+            from ..domain.protocol_document import default_protocol
+
+            protocol = default_protocol()
+        for name, kind in self.protocol_fields.items():
+            field = self.fields[name]
+            choices = protocol_choices(protocol, kind)
+            field.choices = choices if field.required else [("", "---"), *choices]
+
+
+def protocol_choice_field(noun: str, **kwargs):
+    """A choice field whose choices a ``ProtocolChoicesForm`` sets from the project's protocol."""
+    return choice_field([], noun, **kwargs)
+
+
 def error_text(form) -> str:
     """The form's errors as one sentence a person can read ("Sentence: Enter a whole number.")."""
     parts = []

@@ -5,14 +5,19 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..domain import protocol
-from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold, Label
-from ..forms.fields import MAX_ID, TextField, choice_field
+from ..domain.protocol_document import ProtocolError
+from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold
+from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field
 
 
 class AdjudicationResolveForm(forms.Form):
     """``decision``: ``side-<assignment id>`` (side with that annotator) or ``protocol`` (the adjudicator's own
-    walk, walked in the page and sent whole as ``path``: a JSON object of step -> answer ending on a label)."""
+    walk, walked in the page and sent whole as ``path``: a JSON object of step -> answer ending on a label of
+    the project's ``protocol``)."""
+
+    def __init__(self, *args, protocol, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.protocol = protocol
 
     decision = forms.CharField(required=False, max_length=40)
     path = forms.CharField(required=False, max_length=1000)
@@ -46,10 +51,10 @@ class AdjudicationResolveForm(forms.Form):
         if not isinstance(path, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in path.items()):
             raise ValidationError({"path": "Answer the questions first: the walk is missing."})
         try:
-            protocol.validate(path)
-        except protocol.ProtocolError as error:
+            self.protocol.validate(path)
+        except ProtocolError as error:
             raise ValidationError({"path": str(error)}) from None
-        if not protocol.label_of(path):
+        if not self.protocol.label_of(path):
             raise ValidationError({"path": "Answer every question of your walk before saving it."})
         return path
 
@@ -62,8 +67,9 @@ class AdjudicationSettingsForm(forms.Form):
     drawn_turn_review = forms.ChoiceField(choices=DrawnTurnReview.choices, label="Turns drawn for human checks of the pre-labeler become gold by")
 
 
-class GoldOverrideForm(forms.Form):
-    label = choice_field(Label.choices, "label")  # blank: the service asks for one
+class GoldOverrideForm(ProtocolChoicesForm):
+    protocol_fields = {"label": "label"}
+    label = protocol_choice_field("label")  # blank: the service asks for one
     reason = TextField()
 
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Min, OuterRef, Q
 
-from ..domain import protocol
 from ..access import is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
-from ..domain.vocabulary import AdjudicationOrder, Answer, GoldProvenance, Label, Step
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for
+from ..domain.vocabulary import AdjudicationOrder, GoldProvenance
 
 SIDE_KEYS = "abcdefgh"
 
@@ -48,8 +49,9 @@ def open_dispute_count(project) -> int:
 
 @dataclass
 class StepRow:
-    step: Step
-    answers: list  # one per side: the Answer given, or None when the step was not asked
+    step: str
+    question: str
+    answers: list  # one per side: the wording of the answer given, or None when the step was not asked
     diverged: bool = False
 
 
@@ -76,7 +78,7 @@ class Dispute:
     adjudication: Adjudication
     sides: list[Side]
     rows: list[StepRow]
-    divergence: Step | None
+    divergence: str | None
     draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
     imported_gold: str = ""  # the label imported with the data, when the annotators disagreed on imported gold
 
@@ -103,22 +105,18 @@ class Dispute:
         ]
 
 
-def _answer(value):
-    try:
-        return Answer(value)
-    except ValueError:
-        return None
-
-
-def first_divergence(paths) -> Step | None:
+def first_divergence(protocol, paths) -> str | None:
     steps = [protocol.divergence(paths[0], other) for other in paths[1:]]
     steps = [s for s in steps if s is not None]
-    order = list(Step)
+    order = list(protocol.steps)
     return min(steps, key=order.index) if steps else None
 
 
-def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Dispute:
-    """Both (all) annotators' decision paths side by side, and the adjudicator's own walk so far."""
+def dispute_for(adjudication: Adjudication, assignments, show_names: bool, protocol=None) -> Dispute:
+    """Both (all) annotators' decision paths side by side, and the adjudicator's own walk so far (the steps,
+    questions and answers of the project's ``protocol``)."""
+    protocol = protocol or protocol_for(adjudication.turn.dialogue.project)
+    read = reading(protocol)
     annotations = {a.assignment_id: a for a in adjudication.sentence.annotations.all()}
     picked = _picked_directly(adjudication.sentence_id, [a.pk for a in assignments])
     sides = []
@@ -130,11 +128,13 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool) -> Di
                           walked=assignment.pk not in picked))
     paths = [side.path for side in sides]
     walked_paths = [side.path for side in sides if side.walked and side.path]
-    divergence = first_divergence(walked_paths) if len(walked_paths) > 1 else None
+    divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
     rows = [
-        StepRow(step, [_answer(path.get(step.value)) for path in paths], diverged=step == divergence)
-        for step in Step
-        if any(step.value in path for path in paths)
+        StepRow(step, read.step_questions[step],
+                [read.answer_names.get((step, path[step]), path[step]) if step in path else None for path in paths],
+                diverged=step == divergence)
+        for step in protocol.steps
+        if any(step in path for path in paths)
     ]
     gold = GoldLabel.objects.filter(sentence_id=adjudication.sentence_id, provenance=GoldProvenance.IMPORTED).first()
     return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
@@ -176,7 +176,8 @@ def adjudication_screen(project, turn, user) -> dict:
     latest = {}
     for adjudication in adjudications:
         latest[adjudication.sentence_id] = adjudication
-    disputes = [dispute_for(a, assignments, show_names) for a in latest.values()]
+    protocol = protocol_for(project)
+    disputes = [dispute_for(a, assignments, show_names, protocol) for a in latest.values()]
     disputed = {d.sentence.pk: d for d in disputes}
     gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "label"))
     sentences = [
@@ -190,16 +191,20 @@ def adjudication_screen(project, turn, user) -> dict:
         "disputes": disputes,
         "open_count": sum(1 for d in disputes if d.adjudication.status == Adjudication.Status.OPEN),
         "show_names": show_names,
+        "protocol": protocol,
     }
 
 
 def gold_history(sentence):
     """A sentence's gold now and every change that led to it, oldest first."""
+    protocol = protocol_for(sentence.turn.dialogue.project)
+    read = reading(protocol)
     return {
         "gold": GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first(),
         "events": list(GoldEvent.objects.filter(sentence=sentence).select_related("actor")),
         "adjudications": list(
             Adjudication.objects.filter(sentence=sentence).select_related("adjudicator").order_by("created_at")
         ),
-        "labels": list(Label),
+        "labels": [{"value": label, "label": read.label_name(label)} for label in read.labels],
+        "protocol": protocol,
     }

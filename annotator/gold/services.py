@@ -13,10 +13,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..domain import gold as gold_rules
-from ..domain import protocol
+from ..domain.protocol_groups import reading
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for, protocol_for_assignment
 from ..access import can_adjudicate, is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, DrawnTurn, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
-from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold, Label
+from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
 
 
 class GoldError(Exception):
@@ -27,6 +29,14 @@ class GoldError(Exception):
 DERIVED_PROVENANCES = frozenset({GoldProvenance.AGREEMENT, GoldProvenance.ADJUDICATION, GoldProvenance.REVIEW})
 # Gold that follows an annotator's answer directly, so it is derived again when they amend it.
 FOLLOWS_ANSWERS = frozenset({GoldProvenance.AGREEMENT, GoldProvenance.REVIEW})
+
+
+def known_label(protocol, label) -> str:
+    """``label`` if the project's protocol has it, else a GoldError naming the labels it has."""
+    labels = reading(protocol).labels
+    if label not in labels:
+        raise GoldError(f"Unknown label {label!r}: this project's protocol has {', '.join(labels)}.")
+    return str(label)
 
 
 @dataclass
@@ -114,7 +124,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
         sentence__turn=turn, provenance=GoldProvenance.REVIEW)}
     settled -= set(reviewed)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    decision = gold_rules.decide_turn(sentence_ids, answers, len(assignments), settled, imported,
+    decision = gold_rules.decide_turn(protocol_for_assignment(assignments[0]), sentence_ids, answers, len(assignments), settled, imported,
                                       imported_is_final=project.imported_gold == ImportedGold.FINAL)
     for agreed in decision.agreed:
         _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
@@ -151,7 +161,7 @@ def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResu
     }
     settled, imported = _settled_and_imported(turn)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    for reviewed in gold_rules.decide_reviewed_turn(sentence_ids, answers, settled, imported,
+    for reviewed in gold_rules.decide_reviewed_turn(protocol_for_assignment(assignment), sentence_ids, answers, settled, imported,
                                                     imported_is_final=project.imported_gold == ImportedGold.FINAL):
         _set_gold(reviewed.sentence_id, label=reviewed.label, path=reviewed.path, provenance=GoldProvenance.REVIEW,
                   actor=assignment.annotator, reason=reviewed.reason, severity=reviewed.severity,
@@ -203,6 +213,7 @@ def adjudication_resolve(
     """
     reason = _require_reason(reason)
     adjudication = _open_for(adjudication, adjudicator)
+    protocol = protocol_for(adjudication.turn.dialogue.project)
     if sum(x is not None for x in (path, label, side)) != 1:
         raise GoldError("Decide by walking the protocol, naming a label, or picking one side.")
     chosen = None
@@ -216,23 +227,22 @@ def adjudication_resolve(
         ).select_related("assignment").first()
         if chosen is None or not chosen.label:
             raise GoldError("That annotator gave no label for this sentence.")
-        label, path = chosen.label, protocol.path_for_label(chosen.label)
+        # The side's own walk (a label two paths reach keeps the one the annotator took).
+        label = chosen.label
+        path = protocol.ordered(chosen.path or {}) or protocol.path_for_label(label) or {}
     elif path is not None:
         path = protocol.ordered(path)
         try:
             protocol.validate(path)
-        except protocol.ProtocolError as error:
+        except ProtocolError as error:
             raise GoldError(str(error)) from None
         label = protocol.label_of(path)
         if label is None:
             raise GoldError("Answer every question of the protocol before saving.")
-        path = protocol.path_for_label(label)
+        path = {str(step): str(value) for step, value in path.items()}  # the walk itself: a label may have two
     else:
-        try:
-            label = Label(label)
-        except ValueError:
-            raise GoldError(f"Unknown label {label!r}.") from None
-        path = protocol.path_for_label(label)
+        label = known_label(protocol, label)
+        path = protocol.path_for_label(label) or {}
     adjudication.status = Adjudication.Status.RESOLVED
     adjudication.adjudicator = adjudicator
     adjudication.label = label
@@ -266,11 +276,8 @@ def gold_override(sentence: Sentence, lead, label: str, reason: str) -> GoldLabe
     project = sentence.turn.dialogue.project
     if not is_lead(lead, project):
         raise GoldError("Only a lead can override gold.")
-    try:
-        label = Label(label)
-    except ValueError:
-        raise GoldError(f"Unknown label {label!r}.") from None
-    path = protocol.path_for_label(label)
+    label = known_label(protocol_for(project), label)
+    path = protocol_for(project).path_for_label(label) or {}
     for adjudication in Adjudication.objects.select_for_update().filter(
         sentence=sentence, status=Adjudication.Status.OPEN
     ):
@@ -283,7 +290,7 @@ def gold_override(sentence: Sentence, lead, label: str, reason: str) -> GoldLabe
         adjudication.save()
     gold_version_bump(project.pk)
     return _set_gold(
-        sentence.pk, label=label.value, path=path, provenance=GoldProvenance.OVERRIDE, actor=lead, reason=reason
+        sentence.pk, label=label, path=path, provenance=GoldProvenance.OVERRIDE, actor=lead, reason=reason
     )
 
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from ..domain import protocol
+from ..projects.protocols import protocol_for
 from ..access import access_project_as_adjudicator, access_project_as_lead, is_blind_on, is_lead
 from .forms import AdjudicationResolveForm, AdjudicationSettingsForm, GoldOverrideForm, ReopenForm
 from ..models import Adjudication, Assignment, Sentence, Turn
@@ -72,7 +72,8 @@ def turn_screen(request, slug, turn_id):
         return render(request, "gold/adjudicate.html", context, status=403)
     context = {"project": project, **adjudication_screen(project, turn, request.user)}
     context["refused"] = False
-    context["protocol_description"] = protocol.describe()  # walked in the page by static/js/adjudication.js
+    # The project's protocol, walked in the page by static/js/adjudication.js.
+    context["protocol_description"] = protocol_for(project).describe()
     # The next turn waiting in the queue, to move on once this one is done.
     context["next_turn"] = (
         adjudication_queue(project, request.user).filter(annotated_by_user=False).exclude(pk=turn.pk).first()
@@ -104,7 +105,8 @@ def _adjudication_for_judge(request, project, adjudication_id):
 def _render_dispute(request, project, adjudication, error=None, status=200):
     adjudication = _adjudication(project, adjudication.pk)
     dispute = dispute_for(adjudication, turn_assignments(adjudication.turn), is_lead(request.user, project))
-    context = {"project": project, "dispute": dispute, "error": error, "reason": request.POST.get("reason", "")}
+    context = {"project": project, "dispute": dispute, "error": error, "reason": request.POST.get("reason", ""),
+               "protocol": protocol_for(project)}
     return render(request, "gold/partials/dispute.html", context, status=status)
 
 
@@ -114,7 +116,7 @@ def _judge_post(request, slug, adjudication_id, form_class):
     adjudication, refused = _adjudication_for_judge(request, project, adjudication_id)
     if refused:
         return project, adjudication, None, refused
-    form = form_class(request.POST)
+    form = form_class(request.POST, protocol=protocol_for(project))
     if not form.is_valid():
         return project, adjudication, form, bad_request(
             request, form, back_url=reverse("gold_turn", args=[slug, adjudication.turn_id]))
@@ -163,7 +165,7 @@ def sentence_gold(request, slug, sentence_id):
     if request.method == "POST":
         if not lead:
             access_project_as_lead(request.user, slug)  # 404 for a non-lead
-        form = GoldOverrideForm(request.POST)
+        form = GoldOverrideForm(request.POST, protocol=protocol_for(project))
         if not form.is_valid():
             return bad_request(request, form, back_url=reverse("gold_sentence", args=[slug, sentence.pk]))
         try:

@@ -6,8 +6,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .services import MAX_BODY
-from ..domain.vocabulary import Answer, Label, Step
-from ..forms.fields import MAX_REQUEST_ID, MAX_TEXT, IdField, TextField, choice_field
+from ..forms.fields import (
+    MAX_REQUEST_ID, MAX_TEXT, IdField, ProtocolChoicesForm, TextField, choice_field, protocol_choice_field,
+)
 
 
 class AskForm(forms.Form):
@@ -37,23 +38,26 @@ class MessageForm(forms.Form):
     body = TextField(max_length=MAX_BODY)
 
 
-class PromoteForm(forms.Form):
+class PromoteForm(ProtocolChoicesForm):
     """Promote a question to the guideline examples; blank fields take the question's own values."""
 
-    step = choice_field(Step.choices, "step")
-    expected_answer = choice_field(Answer.choices, "answer")
+    protocol_fields = {"step": "step", "expected_answer": "answer"}
+    step = protocol_choice_field("step")
+    expected_answer = protocol_choice_field("answer")
     text = TextField(empty_value=None)
     explanation = TextField(empty_value=None)
 
 
-class AmendForm(forms.Form):
-    label = choice_field(Label.choices, "label")  # blank: the service asks for one
+class AmendForm(ProtocolChoicesForm):
+    protocol_fields = {"label": "label"}
+    label = protocol_choice_field("label")  # blank: the service asks for one
     request_id = forms.CharField(required=False, max_length=MAX_REQUEST_ID)
 
 
-class FeedbackForm(forms.Form):
+class FeedbackForm(ProtocolChoicesForm):
+    protocol_fields = {"expected_label": "label"}
     comment = TextField()
-    expected_label = choice_field(Label.choices, "label")
+    expected_label = protocol_choice_field("label")
 
 
 class ReviewQueryForm(forms.Form):

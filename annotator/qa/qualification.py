@@ -16,6 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 
 from ..domain import qualification as qualification_rules
+from ..projects.protocols import protocol_for
 from ..access import is_lead, role_in
 from ..models import AnnotationEvent, Assignment, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from .selectors import turns_with_qualification_counts
@@ -222,7 +223,7 @@ def qualification_score_attempt(project: Project, user) -> QualificationResult |
         )
         for s in sentences
     ]
-    score = qualification_rules.score_attempt(gold_sentences, answers, project.qualification_pass_mark)
+    score = qualification_rules.score_attempt(protocol_for(project), gold_sentences, answers, project.qualification_pass_mark)
     try:
         with transaction.atomic():
             result = QualificationResult.objects.create(

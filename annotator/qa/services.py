@@ -13,11 +13,10 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ..domain import protocol
 from ..access import is_lead, role_in
 from ..models import Assignment, Feedback, GuidelineExample, Project, Question, QuestionMessage, Sentence, SentenceAnnotation, Turn
-from ..domain.protocol import ProtocolError
-from ..domain.vocabulary import STEP_ANSWERS, Label, Step
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for
 from ..work.services import annotation_amend
 from ..work.write import AnnotationError
 
@@ -37,7 +36,7 @@ def _clean_body(body: str, what: str = "The message") -> str:
     return body
 
 
-def question_step_for(path) -> Step | None:
+def question_step_for(protocol, path) -> str | None:
     """The protocol step a question asked with ``path`` concerns: the one being asked, or the last one answered."""
     step = protocol.next_step(path)
     if step is None:
@@ -57,16 +56,15 @@ def question_ask(*, project: Project, user, turn: Turn, body: str, sentence: Sen
     if sentence is not None and sentence.turn_id != turn.pk:
         raise QAError("That sentence is not part of this turn.")
     body = _clean_body(body, "The question")
-    path = dict(path or {})
+    protocol = protocol_for(project)
     # Stored paths come back from PostgreSQL's jsonb in any key order: put them in protocol order
     # (unknown keys last, where validate() rejects them).
-    path = {**{step.value: path[step.value] for step in Step if step.value in path},
-            **{k: v for k, v in path.items() if k not in Step.values}}
+    path = protocol.ordered(dict(path or {}))
     try:
         protocol.validate(path)
     except ProtocolError as error:
         raise QAError(f"The decision path is not valid: {error}") from None
-    step = question_step_for(path) if sentence is not None else None
+    step = question_step_for(protocol, path) if sentence is not None else None
     question = Question.objects.create(
         project=project, turn=turn, sentence=sentence, asked_by=user,
         path={str(k): str(v) for k, v in path.items()}, step=step or "",
@@ -135,21 +133,22 @@ def question_promote_to_guideline(*, question: Question, actor, expected_answer:
     project = question.project
     if not is_lead(actor, project):
         raise PermissionDenied("Only a project lead edits the guideline examples.")
+    protocol = protocol_for(project)
     step = step or question.step
-    try:
-        step = Step(step)
-    except ValueError:
-        raise QAError("Choose the protocol step this example belongs to.") from None
-    if expected_answer not in STEP_ANSWERS[step]:
-        allowed = " or ".join(STEP_ANSWERS[step])
-        raise QAError(f"At step '{step.label}' the expected answer is {allowed}, not {expected_answer!r}.")
+    if step not in protocol.steps:
+        raise QAError("Choose the protocol step this example belongs to.")
+    answers = protocol.answers(step)
+    if expected_answer not in answers:
+        allowed = " or ".join(answers)
+        raise QAError(f"At step '{protocol.step_question(step)}' the expected answer is {allowed}, "
+                      f"not {expected_answer!r}.")
     default_text = question.sentence.text if question.sentence_id else question.messages.first().body
     text = _clean_body(text if text is not None and text.strip() else default_text, "The example text")
     explanation = (explanation or "").strip() or _default_explanation(question)
     values = {
         "step": step,
         "text": text,
-        "is_positive": expected_answer == STEP_ANSWERS[step][0],
+        "is_positive": expected_answer == answers[0],
         "explanation": explanation,
     }
     example = GuidelineExample.objects.filter(project=project, source_question=question).first()
@@ -174,8 +173,8 @@ def feedback_give(*, annotation: SentenceAnnotation, lead, comment: str, expecte
         raise PermissionDenied("Only a project lead gives feedback.")
     if assignment.status != Assignment.Status.SUBMITTED:
         raise QAError("Feedback is given on submitted work only; this turn is still being annotated.")
-    if expected_label and expected_label not in Label.values:
-        raise QAError(f"{expected_label!r} is not a label.")
+    if expected_label and expected_label not in protocol_for(project).labels:
+        raise QAError(f"{expected_label!r} is not a label of this project's protocol.")
     return Feedback.objects.create(
         project=project, annotation=annotation, lead=lead, expected_label=expected_label or "",
         comment=_clean_body(comment, "The comment"),

@@ -8,7 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from ..domain import protocol
+from ..forms.fields import protocol_choices
+from ..projects.protocols import protocol_for
 from ..access import access_project, access_project_as_lead, is_lead
 from .access import access_annotation_as_lead, access_own_feedback, access_question, access_question_as_lead
 from .forms import AmendForm, AskForm, FeedbackForm, MessageForm, PromoteForm, ReviewQueryForm
@@ -16,7 +17,6 @@ from ..models import Question, Sentence, Turn
 from . import selectors as selectors
 from . import services as services
 from .services import QAError
-from ..domain.vocabulary import STEP_ANSWERS, Label, Step
 from ..views.common import bad_request, blind_refusal, csv_writer, polled
 
 
@@ -105,7 +105,7 @@ def question_detail(request, pk):
         "thread": selectors.question_thread(question),
         "is_lead": lead,
         "error": error,
-        "steps": [(s.value, s.label, [(a.value, a.label) for a in STEP_ANSWERS[s]]) for s in Step],
+        "steps": _steps(question.project),
         "examples": question.promoted_examples.all(),
     }
     if request.htmx and request.method == "POST":
@@ -137,7 +137,7 @@ def question_close(request, pk):
 @require_POST
 def question_promote(request, pk):
     question = access_question_as_lead(request.user, pk)
-    form = PromoteForm(request.POST)
+    form = PromoteForm(request.POST, protocol=protocol_for(question.project))
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("qa:question", args=[question.pk]))
     data = form.cleaned_data
@@ -187,8 +187,10 @@ def nav_badges(request):
 def feedback_inbox(request):
     items = selectors.feedback_for_annotator(request.user)
     page = Paginator(items, 50).get_page(request.GET.get("page"))
-    # The amend form walks the protocol in the page (static/js/amend_walk.js), from its one description.
-    return render(request, "qa/feedback_inbox.html", {"page": page, "protocol": protocol.describe()})
+    # The amend forms walk their project's protocol in the page (static/js/amend_walk.js), from its description.
+    projects = {item.project.slug: item.project for item in page.object_list}
+    descriptions = {"protocols": {slug: protocol_for(project).describe() for slug, project in projects.items()}}
+    return render(request, "qa/feedback_inbox.html", {"page": page, "protocol": descriptions})
 
 
 @require_POST
@@ -204,7 +206,7 @@ def feedback_acknowledge(request, pk):
 def feedback_amend(request, pk):
     """The annotator amends the annotation the feedback is about (while the turn is not adjudicated)."""
     feedback = access_own_feedback(request.user, pk)
-    form = AmendForm(request.POST)
+    form = AmendForm(request.POST, protocol=protocol_for(feedback.project))
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("qa:feedback_inbox"))
     error = None
@@ -222,6 +224,13 @@ def feedback_amend(request, pk):
     else:
         messages.success(request, "Your answer was amended.")
     return redirect("qa:feedback_inbox")
+
+
+def _steps(project) -> list:
+    """(step, question, [(answer, wording), ...]) of the project's protocol, for promoting a question."""
+    protocol = protocol_for(project)
+    return [(step, protocol.step_question(step), [(a.value, a.label) for a in protocol.step(step).answers])
+            for step in protocol.steps]
 
 
 REVIEW_MODES = {
@@ -269,7 +278,8 @@ def review(request, slug):
         ]
     return render(request, "qa/review.html", {
         "project": project, "mode": mode, "modes": REVIEW_MODES.items(), "annotators": annotators,
-        "annotator": annotator, "seed": seed, "page": page, "rows": rows, "labels": Label.choices,
+        "annotator": annotator, "seed": seed, "page": page, "rows": rows,
+        "labels": protocol_choices(protocol_for(project), "label"),
     })
 
 
@@ -277,7 +287,7 @@ def review(request, slug):
 def feedback_give(request, slug, annotation_id):
     project = access_project_as_lead(request.user, slug)
     annotation = access_annotation_as_lead(request.user, project, annotation_id)
-    form = FeedbackForm(request.POST)
+    form = FeedbackForm(request.POST, protocol=protocol_for(project))
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("qa:review", args=[project.slug]))
     error = None
@@ -288,7 +298,8 @@ def feedback_give(request, slug, annotation_id):
         error = str(exc)
     if request.htmx:
         return render(request, "qa/partials/feedback_form.html",
-                      {"project": project, "annotation": annotation, "labels": Label.choices, "error": error,
+                      {"project": project, "annotation": annotation, "error": error,
+                       "labels": protocol_choices(protocol_for(project), "label"),
                        "given": annotation.feedback.order_by("created_at")})
     if error:
         messages.error(request, error)

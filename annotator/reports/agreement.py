@@ -11,6 +11,7 @@ kappa. ``project_agreement`` is what both the reports page and
 from __future__ import annotations
 
 import datetime
+import re
 from collections import defaultdict
 from contextlib import contextmanager
 
@@ -22,26 +23,8 @@ from django.db.models import Count, Max
 
 from ..domain import agreement
 from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
-from ..domain.vocabulary import Label, Step
-
-STEP_TITLES = {
-    "label": "Final label (7 categories)",
-    Step.RELEVANCE.value: "Step 1 · relevant or irrelevant",
-    Step.KIND.value: "Step 2 · factual or cognitive",
-    Step.FAITHFULNESS.value: "Step 3 · faithful or invented",
-    Step.RATIONAL.value: "Step 4a · rational?",
-    Step.GROUNDED.value: "Step 4b · grounded?",
-    Step.UNEQUIVOCAL.value: "Step 4c · unequivocal?",
-}
-STEP_SCOPES = {
-    "label": "all sentences both annotators labelled",
-    Step.RELEVANCE.value: "all sentences",
-    Step.KIND.value: "sentences both called relevant",
-    Step.FAITHFULNESS.value: "sentences both called factual",
-    Step.RATIONAL.value: "sentences both called cognitive",
-    Step.GROUNDED.value: "sentences both called rational",
-    Step.UNEQUIVOCAL.value: "sentences both called grounded",
-}
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for
 
 
 @contextmanager
@@ -77,15 +60,24 @@ def _week(expression: str) -> str:
 
 
 EPOCH_MONDAY = datetime.date(1970, 1, 5)
-SLOTS = 8  # label codes are packed as annotator_id * SLOTS + label index
+SLOTS = 64  # label codes are packed as annotator_id * SLOTS + label index (a protocol has at most 40 labels)
+_LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 
-def _label_code(column: str) -> str:
-    cases = " ".join(f"WHEN '{label}' THEN {i}" for i, label in enumerate(agreement.LABELS))
+def _sql_labels(labels) -> tuple[str, ...]:
+    """The labels as SQL literals; a protocol's label ids are identifiers (its validation says so): checked again
+    here, since they are written into the statement."""
+    if len(labels) >= SLOTS or not all(_LABEL_ID.match(label) for label in labels):
+        raise ValueError("a protocol's labels must be at most 40 identifiers")
+    return tuple(labels)
+
+
+def _label_code(column: str, labels) -> str:
+    cases = " ".join(f"WHEN '{label}' THEN {i}" for i, label in enumerate(_sql_labels(labels)))
     return f"(CASE {column} {cases} END)"
 
 
-def _sentence_rows(project, batch_id=None):
+def _sentence_rows(project, labels, batch_id=None):
     """One GROUP BY over the submitted annotations, per sentence, then per kind of sentence.
 
     Each sentence judged by exactly two annotators is reduced to two packed
@@ -97,14 +89,15 @@ def _sentence_rows(project, batch_id=None):
     """
     q = connection.ops.quote_name
     sa, a, t, d, g = (q(m._meta.db_table) for m in (SentenceAnnotation, Assignment, Turn, Dialogue, GoldLabel))
-    labels = ", ".join(f"'{label}'" for label in agreement.LABELS)
+    label_code = lambda column: _label_code(column, labels)  # noqa: E731
+    label_list = ", ".join(f"'{label}'" for label in _sql_labels(labels))
     batch_filter = "AND d.batch_id = %s" if batch_id is not None else ""
     sql = f"""
         WITH keyed AS (
-            SELECT sa.sentence_id AS sentence_id, a.annotator_id * {SLOTS} + {_label_code('sa.label')} AS k,
+            SELECT sa.sentence_id AS sentence_id, a.annotator_id * {SLOTS} + {label_code('sa.label')} AS k,
                    a.turn_id AS turn_id, a.submitted_at AS submitted_at
             FROM {sa} sa JOIN {a} a ON a.id = sa.assignment_id
-            WHERE a.project_id = %s AND a.status = %s AND a.is_qualification = %s AND sa.label IN ({labels})
+            WHERE a.project_id = %s AND a.status = %s AND a.is_qualification = %s AND sa.label IN ({label_list})
         ),
         per_sentence AS (
             SELECT sentence_id, COUNT(*) AS n, MAX(turn_id) AS turn_id, MIN(k) AS lo, MAX(k) AS hi,
@@ -113,14 +106,14 @@ def _sentence_rows(project, batch_id=None):
             GROUP BY sentence_id
             HAVING COUNT(*) >= 2
         )
-        SELECT p.lo, p.hi, {_label_code('g.label')}, d.batch_id, {_week('p.last')},
+        SELECT p.lo, p.hi, {label_code('g.label')}, d.batch_id, {_week('p.last')},
                CASE WHEN p.n = 2 THEN 0 ELSE p.sentence_id END, COUNT(*)
         FROM per_sentence p
         JOIN {t} t ON t.id = p.turn_id
         JOIN {d} d ON d.id = t.dialogue_id
         LEFT JOIN {g} g ON g.sentence_id = p.sentence_id
         WHERE t.is_qualification = %s {batch_filter}
-        GROUP BY p.lo, p.hi, {_label_code('g.label')}, d.batch_id, {_week('p.last')},
+        GROUP BY p.lo, p.hi, {label_code('g.label')}, d.batch_id, {_week('p.last')},
                  CASE WHEN p.n = 2 THEN 0 ELSE p.sentence_id END
     """
     params = [project.pk, Assignment.Status.SUBMITTED.value, False, False]
@@ -131,7 +124,7 @@ def _sentence_rows(project, batch_id=None):
         return cursor.fetchall()
 
 
-def _multi_annotations(sentence_ids):
+def _multi_annotations(sentence_ids, labels):
     """(sentence, annotator, label) of the sentences judged by three or more annotators."""
     rows = []
     ids = list(sentence_ids)
@@ -141,7 +134,7 @@ def _multi_annotations(sentence_ids):
                 sentence_id__in=ids[start:start + 500],
                 assignment__status=Assignment.Status.SUBMITTED,
                 assignment__is_qualification=False,
-                label__in=agreement.LABELS,
+                label__in=labels,
             ).values_list("sentence_id", "assignment__annotator_id", "label")
         )
     return rows
@@ -158,8 +151,9 @@ def _week_label(week):
 class _Accumulator:
     """Pair tables and multi-coder counts of one slice of the data (project, batch, week)."""
 
-    def __init__(self):
-        n = len(agreement.LABELS)
+    def __init__(self, scheme):
+        self.scheme = scheme
+        n = len(scheme.labels)
         self.shape = (n, n)
         self.two = defaultdict(lambda: np.zeros(self.shape, dtype=np.int64))
         self.multi_pairs = defaultdict(lambda: np.zeros(self.shape, dtype=np.int64))
@@ -173,21 +167,23 @@ class _Accumulator:
 
     def measures(self):
         multi = np.array(self.multi) if self.multi else None
-        return agreement.variable_measures(dict(self.two), multi, dict(self.multi_pairs))
+        return agreement.variable_measures(self.scheme, dict(self.two), multi, dict(self.multi_pairs))
 
 
 def project_agreement(project, batch: ImportBatch | None = None) -> dict:
     """Every agreement figure of a project (or one import batch), as plain JSON-ready data."""
     batch_id = batch.pk if batch is not None else None
-    n_labels = len(agreement.LABELS)
-    overall = _Accumulator()
-    by_batch: dict = defaultdict(_Accumulator)
-    by_week: dict = defaultdict(_Accumulator)
+    read = reading(protocol_for(project))
+    scheme = agreement.scheme_of(protocol_for(project))
+    n_labels = len(scheme.labels)
+    overall = _Accumulator(scheme)
+    by_batch: dict = defaultdict(lambda: _Accumulator(scheme))
+    by_week: dict = defaultdict(lambda: _Accumulator(scheme))
     pair_units: dict = defaultdict(int)
     pair_agree: dict = defaultdict(int)
     against_gold: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
     multi_sentences = {}
-    for lo, hi, gold, batch_key, week, sentence_id, count in _sentence_rows(project, batch_id):
+    for lo, hi, gold, batch_key, week, sentence_id, count in _sentence_rows(project, scheme.labels, batch_id):
         if sentence_id:
             multi_sentences[sentence_id] = (gold, batch_key, week)
             continue
@@ -202,8 +198,9 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
             against_gold[a][la, gold] += count
             against_gold[b][lb, gold] += count
     per_sentence = defaultdict(list)
-    for sentence_id, annotator, label in _multi_annotations(multi_sentences):
-        per_sentence[sentence_id].append((annotator, agreement.LABEL_INDEX[label]))
+    label_index = scheme.label_index
+    for sentence_id, annotator, label in _multi_annotations(multi_sentences, scheme.labels):
+        per_sentence[sentence_id].append((annotator, label_index[label]))
     for sentence_id, given in per_sentence.items():
         gold, batch_key, week = multi_sentences[sentence_id]
         counts = np.bincount([label for _, label in given], minlength=n_labels)
@@ -262,10 +259,12 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
     return {
         "project": project.slug,
         "batch": str(batch) if batch is not None else None,
-        "labels": list(agreement.LABELS),
+        "protocol": {"id": read.id, "version": read.version, "name": read.name},
+        "labels": list(scheme.labels),
         "measures": [
-            {"variable": variable, "title": STEP_TITLES[variable], "scope": STEP_SCOPES[variable], **measures[variable]}
-            for variable in agreement.VARIABLES
+            {"variable": variable, "title": read.step_title(variable), "scope": read.step_scope(variable),
+             **measures[variable]}
+            for variable in scheme.variables
         ],
         "confusion": symmetric.tolist(),
         "pairs": pairs,
@@ -323,9 +322,11 @@ def data_version(project) -> str:
 
 
 def _cache_key(project, name: str) -> str:
-    # created_at too: a recreated project (ids can be reused after a rollback) must not see old numbers.
+    # created_at too: a recreated project (ids can be reused after a rollback) must not see old numbers;
+    # the protocol's id and version too: figures of one version are not shown for another.
     created = project.created_at.timestamp() if project.created_at else 0
-    return f"reports:{project.pk}:{created:.6f}:{name}"
+    read = reading(protocol_for(project))
+    return f"reports:{project.pk}:{created:.6f}:{read.id}:{read.version}:{name}"
 
 
 def cached(project, name: str, compute, version: str | None = None):
@@ -361,6 +362,3 @@ def project_agreement_cached(project, batch=None, version=None) -> dict:
     name = f"agreement:{batch.pk if batch else 'all'}"
     return cached(project, name, lambda: project_agreement(project, batch), version)
 
-
-def label_names():
-    return {label.value: label.label for label in Label}

@@ -13,15 +13,6 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 PALETTE = ["#1f5fbf", "#e07b00", "#2e7d32", "#ad1457", "#6a1b9a", "#00838f", "#5d4037"]
-LABEL_COLOURS = {
-    "irrelevant": "#757575",
-    "faithful": "#2e7d32",
-    "invented": "#c62828",
-    "misleading": "#ad1457",
-    "speculative": "#ef6c00",
-    "reliable": "#1565c0",
-    "unequivocal": "#00695c",
-}
 
 
 def _fmt(value, percent):

@@ -18,7 +18,9 @@ from django.db.models import Count, Q
 from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
-from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label, ProtocolMode, Role
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_caption, protocol_for
+from ..domain.vocabulary import ProtocolMode, Role
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
 POSITIONS = ("beginning", "middle", "end")
@@ -50,27 +52,34 @@ def _gold_rows(project):
         return cursor.fetchall()
 
 
-def _rates(counts: dict) -> dict:
-    """Shares a group's gold labels give: cognitive share and hallucination rates."""
+def shown_families(read) -> tuple:
+    """The families whose share the rates show: all of them, but of two only the second (the first is the rest)."""
+    return read.families[1:] if len(read.families) == 2 else read.families
+
+
+def _rates(counts: dict, read) -> dict:
+    """Shares a group's gold labels give: each family's share of the relevant sentences (the labels the
+    protocol's macro counts) and the hallucination rate over them and within each family."""
     total = sum(counts.values())
-    factual = sum(counts.get(label, 0) for label in FACTUAL_LABELS)
-    cognitive = sum(counts.get(label, 0) for label in COGNITIVE_LABELS)
-    relevant = factual + cognitive
-    hallucinated = sum(counts.get(label, 0) for label in HALLUCINATED_LABELS)
-    invented = counts.get(Label.INVENTED, 0)
-    cognitive_hallucinated = hallucinated - invented
-    return {
+    relevant_labels = read.relevant_labels
+    relevant = sum(counts.get(label, 0) for label in relevant_labels)
+    hallucinated = sum(counts.get(label, 0) for label in read.hallucinated & relevant_labels)
+    rates = {
         "sentences": total,
         "relevant": relevant,
-        "cognitive_share": cognitive / relevant if relevant else None,
         "hallucination_rate": hallucinated / relevant if relevant else None,
-        "factual_hallucination_rate": invented / factual if factual else None,
-        "cognitive_hallucination_rate": cognitive_hallucinated / cognitive if cognitive else None,
     }
+    for family in read.families:
+        in_family = sum(counts.get(label, 0) for label in family.labels)
+        wrong = sum(counts.get(label, 0) for label in family.labels if label in read.hallucinated)
+        rates[f"{family.id}_share"] = in_family / relevant if relevant else None
+        rates[f"{family.id}_hallucination_rate"] = wrong / in_family if in_family else None
+    return rates
 
 
 def gold_breakdown(project) -> dict:
     """What the labels say: label shares, and rates by turn index, position and generator model."""
+    read = reading(protocol_for(project))
     by_label = defaultdict(int)
     by_turn = defaultdict(lambda: defaultdict(int))
     by_position = defaultdict(lambda: defaultdict(int))
@@ -81,31 +90,30 @@ def gold_breakdown(project) -> dict:
         by_position[POSITIONS[min(int(position), 2)]][label] += count
         by_model[model or "unknown"][label] += count
     total = sum(by_label.values())
-    factual = sum(by_label.get(label, 0) for label in FACTUAL_LABELS)
-    cognitive = sum(by_label.get(label, 0) for label in COGNITIVE_LABELS)
-    labels = [
-        {
-            "label": label.value,
-            "name": label.label,
-            "count": by_label.get(label.value, 0),
-            "share": by_label.get(label.value, 0) / total if total else None,
-            "share_of_kind": (
-                by_label.get(label.value, 0) / factual if label in FACTUAL_LABELS and factual
-                else by_label.get(label.value, 0) / cognitive if label in COGNITIVE_LABELS and cognitive
-                else None
-            ),
-        }
-        for label in Label
-    ]
+    family_counts = {family.id: sum(by_label.get(label, 0) for label in family.labels) for family in read.families}
+    labels = []
+    for label in read.labels:
+        family = read.family_of(label)
+        count = by_label.get(label, 0)
+        labels.append({
+            "label": label,
+            "name": read.label_name(label),
+            "colour": read.colour(label),
+            "count": count,
+            "share": count / total if total else None,
+            "share_of_kind": count / family_counts[family.id] if family and family_counts[family.id] else None,
+        })
+    in_families = {label for family in read.families for label in family.labels}
     return {
         "total": total,
-        "factual": factual,
-        "cognitive": cognitive,
-        "irrelevant": by_label.get(Label.IRRELEVANT, 0),
+        "families": [{"id": family.id, "name": family.name, "colour": family.colour, "count": family_counts[family.id],
+                      "labels": list(family.labels)} for family in read.families],
+        # Labels outside every family (CogniBench: irrelevant), counted apart in the charts.
+        "outside": [label for label in read.labels if label not in in_families] if in_families else [],
         "labels": labels,
-        "by_turn": [{"turn": key, **_rates(value)} for key, value in sorted(by_turn.items())],
-        "by_position": [{"position": key, **_rates(by_position[key])} for key in POSITIONS if key in by_position],
-        "by_model": [{"model": key, **_rates(value)} for key, value in sorted(by_model.items())],
+        "by_turn": [{"turn": key, **_rates(value, read)} for key, value in sorted(by_turn.items())],
+        "by_position": [{"position": key, **_rates(by_position[key], read)} for key in POSITIONS if key in by_position],
+        "by_model": [{"model": key, **_rates(value, read)} for key, value in sorted(by_model.items())],
     }
 
 
@@ -123,23 +131,23 @@ def comparison_candidates(project, user):
     return [p for p in candidates if role_in(user, p) == Role.LEAD]
 
 
-def _units_with_labels(project) -> dict[tuple, list[tuple[int, int]]]:
+def _units_with_labels(project, labels) -> dict[tuple, list[tuple[int, int]]]:
     """A project's submitted labels per unit, a unit named by what it is in the data (dialogue, turn, the
     sentence's characters in the response) so two projects' units can be matched whatever their ids."""
     units: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     rows = SentenceAnnotation.objects.filter(
         assignment__project=project, assignment__status=Assignment.Status.SUBMITTED,
-        assignment__is_qualification=False, label__in=agreement.LABELS,
+        assignment__is_qualification=False, label__in=labels,
     ).values_list("sentence__turn__dialogue__external_id", "sentence__turn__index", "sentence__start",
                   "sentence__end", "assignment__annotator_id", "label")
+    index = {label: i for i, label in enumerate(labels)}
     for external_id, turn_index, start, end, annotator, label in rows.iterator(chunk_size=5000):
-        units[(external_id, turn_index, start, end)].append((annotator, agreement.LABEL_INDEX[label]))
+        units[(external_id, turn_index, start, end)].append((annotator, index[label]))
     return {key: given for key, given in units.items() if len(given) >= 2}
 
 
-def _agreement_on(units: dict, keys: list) -> dict:
+def _agreement_on(units: dict, keys: list, n_labels: int) -> dict:
     """Alpha, percent agreement and pooled pairwise kappa of the final labels over the units ``keys``."""
-    n_labels = len(agreement.LABELS)
     counts = np.zeros((len(keys), n_labels), dtype=np.int64)
     pair_tables: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
     for row, key in enumerate(keys):
@@ -159,10 +167,13 @@ def _shared_unit_measures(project, other) -> dict[int, dict]:
     Both projects' annotations are read in full, so the result is cached until either project's data changes (the
     reports page picks a comparison project by itself: without the cache every view would read them again).
     """
+    # The two projects' labels compared as one set (the same document in two modes shares every label).
+    labels = tuple(dict.fromkeys(reading(protocol_for(project)).labels + reading(protocol_for(other)).labels))
+
     def compute():
-        units = {p.pk: _units_with_labels(p) for p in (project, other)}
+        units = {p.pk: _units_with_labels(p, labels) for p in (project, other)}
         shared = sorted(set(units[project.pk]) & set(units[other.pk]))
-        return {pk: {**_agreement_on(u, shared), "units": len(shared), "left_out": len(u) - len(shared)}
+        return {pk: {**_agreement_on(u, shared, len(labels)), "units": len(shared), "left_out": len(u) - len(shared)}
                 for pk, u in units.items()}
 
     version = f"{data_version(project)}|{other.pk}:{data_version(other)}"
@@ -192,12 +203,17 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
         rows.append({
             "project": p.name,
             "slug": p.slug,
-            "protocol": p.get_protocol_mode_display(),
+            "protocol": f"{protocol_name(p)}, {p.protocol_mode}",  # which protocol and version each row covers
             **measured,
             "qa_instances": qa["instances"],
             "qa_per_500": qa["instances_per_500"],
         })
     return rows
+
+
+def protocol_name(project) -> str:
+    """The project's protocol and version, as the reports name what a figure covers."""
+    return protocol_caption(project)
 
 
 def project_report(project, version: str | None = None) -> dict:
@@ -231,21 +247,31 @@ def project_report_or_older(project) -> tuple[dict | None, bool, str]:
     return report, is_current, version
 
 
-RATE_HEADER = ["Sentences with gold", "Relevant", "Cognitive share", "Hallucination rate",
-               "Factual hallucination rate", "Cognitive hallucination rate"]
-RATE_KEYS = ["sentences", "relevant", "cognitive_share", "hallucination_rate",
-             "factual_hallucination_rate", "cognitive_hallucination_rate"]
+def rate_columns(read) -> list[tuple[str, str]]:
+    """(header, key) of the rate tables: sentences, relevant, the shown families' shares, the hallucination
+    rate, then the rate within each family (CogniBench: cognitive share, factual and cognitive rates)."""
+    return ([("Sentences with gold", "sentences"), ("Relevant", "relevant")]
+            + [(f"{family.name} share", f"{family.id}_share") for family in shown_families(read)]
+            + [("Hallucination rate", "hallucination_rate")]
+            + [(f"{family.name} hallucination rate", f"{family.id}_hallucination_rate") for family in read.families])
+
+
 PERCENT_COLUMNS = {"Percent agreement", "Accuracy against gold", "Share of all", "Share within its kind",
-                   "Cognitive share", "Hallucination rate", "Factual hallucination rate", "Cognitive hallucination rate"}
+                   "Hallucination rate"}
 MEASURE_COLUMNS = {"Krippendorff's alpha", "Cohen's kappa"}
 COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
                  "QA instances per 500 statements"}
 
 
-def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[str, dict]:
-    """Every table of the page: title, header and raw rows; the page formats them, the CSV keeps them raw."""
+def report_tables(report: dict, read, comparison: list[dict] | None = None) -> dict[str, dict]:
+    """Every table of the page: title, header and raw rows; the page formats them, the CSV keeps them raw.
+
+    ``read``: the project's protocol reading (label names, families)."""
     agreement = report["agreement"]
     gold = report["gold"]
+    columns = rate_columns(read)
+    rate_header, rate_keys = [header for header, _ in columns], [key for _, key in columns]
+    names = read.label_names
     measure_cols = ["Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa"]
     tables = {
         "agreement": {
@@ -277,8 +303,8 @@ def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[st
         },
         "confusion": {
             "title": "Confusion between annotators (sentence pairs)",
-            "header": ["Label"] + [Label(label).label for label in agreement["labels"]],
-            "rows": [[Label(label).label] + row for label, row in zip(agreement["labels"], agreement["confusion"])],
+            "header": ["Label"] + [names.get(label, label) for label in agreement["labels"]],
+            "rows": [[names.get(label, label)] + row for label, row in zip(agreement["labels"], agreement["confusion"])],
         },
         "labels": {
             "title": "Gold labels",
@@ -287,18 +313,18 @@ def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[st
         },
         "turn_index": {
             "title": "By turn index",
-            "header": ["Turn index"] + RATE_HEADER,
-            "rows": [[row["turn"]] + [row[k] for k in RATE_KEYS] for row in gold["by_turn"]],
+            "header": ["Turn index"] + rate_header,
+            "rows": [[row["turn"]] + [row[k] for k in rate_keys] for row in gold["by_turn"]],
         },
         "position": {
             "title": "By position within the turn",
-            "header": ["Position"] + RATE_HEADER,
-            "rows": [[row["position"]] + [row[k] for k in RATE_KEYS] for row in gold["by_position"]],
+            "header": ["Position"] + rate_header,
+            "rows": [[row["position"]] + [row[k] for k in rate_keys] for row in gold["by_position"]],
         },
         "model": {
             "title": "By generator model",
-            "header": ["Generator model"] + RATE_HEADER,
-            "rows": [[row["model"]] + [row[k] for k in RATE_KEYS] for row in gold["by_model"]],
+            "header": ["Generator model"] + rate_header,
+            "rows": [[row["model"]] + [row[k] for k in rate_keys] for row in gold["by_model"]],
         },
     }
     if comparison is not None:
@@ -311,7 +337,7 @@ def report_tables(report: dict, comparison: list[dict] | None = None) -> dict[st
         }
     for name, table in tables.items():
         table["kinds"] = [
-            "percent" if column in PERCENT_COLUMNS
+            "percent" if column in PERCENT_COLUMNS or column.endswith((" share", " hallucination rate"))
             else "measure" if column in MEASURE_COLUMNS
             else "count" if column in COUNT_COLUMNS or (name == "confusion" and position > 0)
             else "text"

@@ -8,12 +8,15 @@ from django_htmx.http import HttpResponseClientRefresh
 from . import charts
 from ..access import access_project_as_lead
 from ..views.common import blind_refusal, csv_writer
-from .selectors import comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables
+from .selectors import (
+    comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables,
+    shown_families,
+)
 from .services import report_refresh_request
-from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for
 
-SHORT_NAMES = {"label": "Final label", "relevance": "Relevance", "kind": "Fact./cogn.", "faithfulness": "Faithfulness",
-               "rational": "Rational", "grounded": "Grounded", "unequivocal": "Unequivocal"}
+HALLUCINATION_COLOUR = "#c62828"
 MEASURE_SERIES = [("Krippendorff's alpha", "alpha", "#1f5fbf"), ("Percent agreement", "percent", "#e07b00"),
                   ("Cohen's kappa", "kappa", "#2e7d32")]
 
@@ -27,18 +30,34 @@ def _comparison(request, project):
     return candidates, other
 
 
-def _charts(report):
+def _short_name(variable: str) -> str:
+    return "Final label" if variable == "label" else variable.replace("_", " ").capitalize()
+
+
+def _charts(report, read):
+    """The page's charts; labels, families and their colours from the project's protocol document."""
     agreement, gold = report["agreement"], report["gold"]
     measures = agreement["measures"]
-    step_names = [SHORT_NAMES.get(m["variable"], m["variable"]) for m in measures]
-    label_names = [Label(label).label for label in agreement["labels"]]
+    step_names = [_short_name(m["variable"]) for m in measures]
+    label_names = [read.label_name(label) for label in agreement["labels"]]
     weekly = agreement["weekly"]
-    rate_series = [("Cognitive share", "cognitive_share", "#6a1b9a"), ("Hallucination rate", "hallucination_rate", "#c62828")]
+    rate_series = ([(f"{family.name} share", f"{family.id}_share", family.colour) for family in shown_families(read)]
+                   + [("Hallucination rate", "hallucination_rate", HALLUCINATION_COLOUR)])
+    rate_title = " and ".join([name for name, _, _ in rate_series[:-1]] + ["hallucination rate"])
+    rate_title = rate_title[0].upper() + rate_title[1:]
 
     def rates(rows, key, title):
-        return charts.bar_chart(title, [str(r[key]) for r in rows], [(n, [r[k] for r in rows], c) for n, k, c in rate_series])
+        return charts.bar_chart(title, [str(r[key]) for r in rows], [(n, [r.get(k) for r in rows], c) for n, k, c in rate_series])
 
     by_label = {row["label"]: row["count"] for row in gold["labels"]}
+    stacks = []
+    if gold["families"]:
+        stacks.append(("All", [(read.label_name(label), by_label.get(label, 0), read.colour(label)) for label in gold["outside"]]
+                       + [(family["name"], family["count"], family["colour"]) for family in gold["families"]]))
+        stacks.extend((family["name"], [(read.label_name(label), by_label.get(label, 0), read.colour(label))
+                                        for label in family["labels"]]) for family in gold["families"])
+    else:
+        stacks.append(("All", [(read.label_name(label), by_label.get(label, 0), read.colour(label)) for label in read.labels]))
     return {
         "steps": charts.bar_chart(
             "Agreement per protocol step", step_names,
@@ -49,17 +68,11 @@ def _charts(report):
             [(name, [w[key] for w in weekly], colour) for name, key, colour in MEASURE_SERIES],
         ),
         "confusion": charts.heatmap("Confusion between annotators", label_names, label_names, agreement["confusion"]),
-        "labels": charts.stacked_bars("Gold labels", [
-            ("All", [("Irrelevant", gold["irrelevant"], charts.LABEL_COLOURS["irrelevant"]),
-                     ("Factual", gold["factual"], "#37474f"), ("Cognitive", gold["cognitive"], "#6a1b9a")]),
-            ("Factual", [(Label(l).label, by_label.get(l, 0), charts.LABEL_COLOURS[l])
-                         for l in (Label.FAITHFUL, Label.INVENTED)]),
-            ("Cognitive", [(Label(l).label, by_label.get(l, 0), charts.LABEL_COLOURS[l])
-                           for l in (Label.MISLEADING, Label.SPECULATIVE, Label.RELIABLE, Label.UNEQUIVOCAL)]),
-        ]),
-        "turn_index": rates(gold["by_turn"], "turn", "Cognitive share and hallucination rate by turn index"),
-        "position": rates(gold["by_position"], "position", "Cognitive share and hallucination rate by position"),
-        "model": rates(gold["by_model"], "model", "Cognitive share and hallucination rate by generator model"),
+        "labels": charts.stacked_bars("Gold labels", stacks),
+        "turn_index": rates(gold["by_turn"], "turn", f"{rate_title} by turn index"),
+        "position": rates(gold["by_position"], "position", f"{rate_title} by position"),
+        "model": rates(gold["by_model"], "model", f"{rate_title} by generator model"),
+        "rate_legend": [(name, colour) for name, _, colour in rate_series],
     }
 
 
@@ -74,17 +87,19 @@ def reports(request, slug):
         report, is_current = project_report(project, version), True  # nothing older to show, or no worker came
     candidates, other = _comparison(request, project)
     comparison = protocol_comparison(project, other, report)
+    read = reading(protocol_for(project))
     context = {
         "project": project,
         "report": report,
-        "tables": report_tables(report, comparison),
-        "charts": _charts(report),
+        "protocol": read,
+        "tables": report_tables(report, read, comparison),
+        "charts": _charts(report, read),
         "candidates": candidates,
         "other": other,
         "measure_legend": [(name, colour) for name, _, colour in MEASURE_SERIES],
-        "label_colours": charts.LABEL_COLOURS,
-        "factual_labels": sorted(FACTUAL_LABELS),
-        "cognitive_labels": sorted(COGNITIVE_LABELS),
+        "label_legend": [(read.label_name(label), read.colour(label)) for label in read.labels],
+        "family_legend": [(family.name, family.colour) for family in read.families],
+        "hallucination_names": [read.label_name(label) for label in read.labels if label in read.hallucinated],
         "is_current": is_current,
     }
     return render(request, "reports/reports.html", context)
@@ -113,7 +128,7 @@ def report_csv(request, slug, table):
     if table == "protocols":
         _, other = _comparison(request, project)
         comparison = protocol_comparison(project, other, report)
-    tables = report_tables(report, comparison)
+    tables = report_tables(report, reading(protocol_for(project)), comparison)
     if table not in tables:
         raise Http404("No such table")
     response = HttpResponse(content_type="text/csv; charset=utf-8")

@@ -1,36 +1,60 @@
 """Display helpers for gold, adjudication and reports pages."""
 
-from django import template
+import re
 
-from ..domain.vocabulary import Answer, Label, Step
+from django import template
+from django.utils.html import format_html_join
+
+from ..domain.protocol_document import default_protocol
+from ..domain.protocol_groups import reading
 
 register = template.Library()
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
+_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+
+
+def _read(protocol):
+    """The protocol the filter is given: a protocol, or a project (its current protocol); else the built-in one."""
+    if hasattr(protocol, "protocol_version_id"):
+        from ..projects.protocols import protocol_for
+
+        protocol = protocol_for(protocol)
+    return reading(protocol if hasattr(protocol, "checksum") else default_protocol())
 
 
 @register.filter
-def label_name(value):
-    try:
-        return Label(value).label
-    except ValueError:
-        return value or "—"
+def label_name(value, protocol=None):
+    """``{{ label|label_name:protocol }}``: the label's name in the project's protocol document."""
+    if not value:
+        return "—"
+    return _read(protocol).label_names.get(value, value)
 
 
 @register.filter
-def answer_name(value):
+def answer_name(value, protocol=None):
+    """An answer's wording (``value`` is a (step, answer) pair, or an answer value looked up in any step)."""
     if value is None:
         return "—"
-    try:
-        return Answer(value).label
-    except ValueError:
-        return value
+    read = _read(protocol)
+    if isinstance(value, tuple):
+        return read.answer_names.get(value, value[1])
+    return next((name for (_, answer), name in read.answer_names.items() if answer == value), value)
 
 
 @register.filter
-def step_question(value):
-    try:
-        return Step(value).label
-    except ValueError:
-        return value
+def step_question(value, protocol=None):
+    return _read(protocol).step_questions.get(value, value)
+
+
+@register.simple_tag
+def label_styles(protocol=None):
+    """A ``<style>`` giving every label of the page's protocol its document colour as a chip (``chip-<id>``)."""
+    read = _read(protocol)
+    rules = [(label, colour) for label, colour in read.label_colours.items()
+             if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
+    if not rules:
+        return ""
+    return format_html_join("", '<style>.chip-{0}{{background:{1}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>', rules)
 
 
 @register.filter

@@ -3,9 +3,7 @@
 from django import template
 
 from ..qa.selectors import nav_counts
-from .gold_tags import label_name
-from ..domain.definitions import STEP_DEFINITIONS
-from ..domain.vocabulary import Answer, Step
+from .gold_tags import _read, label_name
 
 register = template.Library()
 
@@ -20,39 +18,33 @@ def qa_nav_badges(context):
 
 
 @register.filter
-def path_steps(path):
-    """[(step question, answer label), ...] for a stored decision path, in protocol order."""
+def path_steps(path, protocol=None):
+    """[(step question, answer wording), ...] of a stored decision path, in the order of the project's protocol
+    (``{{ path|path_steps:project }}``)."""
+    read = _read(protocol)
     rows = []
-    for step in Step:
-        value = (path or {}).get(step.value)
-        if value is None:
-            continue
-        try:
-            shown = Answer(value).label
-        except ValueError:
-            shown = value
-        rows.append((step.label, shown))
+    for step in read.steps:
+        value = (path or {}).get(step)
+        if value is not None:
+            rows.append((read.step_questions[step], read.answer_names.get((step, value), value)))
     return rows
 
 
 @register.filter
-def step_label(value):
-    try:
-        return Step(value).label
-    except ValueError:
-        return value or ""
+def step_label(value, protocol=None):
+    return _read(protocol).step_questions.get(value, value or "")
 
 
 @register.simple_tag
-def gold_step_explanation(gold_path, step):
+def gold_step_explanation(gold_path, step, protocol=None):
     """When a gold label came with no reason (imported gold), what the protocol says at the step where the
     annotator left the gold's path: the question, the gold's answer and the question's definition."""
-    try:
-        step = Step(step)
-        answer = Answer((gold_path or {}).get(step.value)).label
-    except ValueError:
+    read = _read(protocol)
+    answer = (gold_path or {}).get(step)
+    if step not in read.step_questions or (step, answer) not in read.answer_names:
         return None
-    return {"question": step.label, "answer": answer, "definition": STEP_DEFINITIONS[step]}
+    return {"question": read.step_questions[step], "answer": read.answer_names[(step, answer)],
+            "definition": read.step_definitions[step]}
 
 
 # The same filter as the gold pages' (one definition), for templates that load only qa_tags.

@@ -3,8 +3,9 @@
 from django import forms
 
 from .services import MAX_NOTE_LENGTH
-from ..domain.vocabulary import Answer, Label, Step
-from ..forms.fields import MAX_REQUEST_ID, CountField, IdField, TextField, choice_field
+from ..forms.fields import (
+    MAX_REQUEST_ID, CountField, IdField, ProtocolChoicesForm, TextField, protocol_choice_field,
+)
 
 # Seconds spent on a sentence since the last action: the service clamps each report to an hour; this
 # bound only refuses numbers no clock gives (a tab left open for a year sends about 3e7).
@@ -17,7 +18,7 @@ class SentenceQueryForm(forms.Form):
     sentence = IdField(required=False)
 
 
-class ActionForm(forms.Form):
+class ActionForm(ProtocolChoicesForm):
     """What every write of the screen carries: the version it saw and its idempotency key."""
 
     version = CountField(required=False)
@@ -37,7 +38,7 @@ class SentenceActionForm(ActionForm):
         return {**super().common(), "seconds": self.cleaned_data["seconds"] or 0}
 
 
-class TimeForm(forms.Form):
+class TimeForm(ProtocolChoicesForm):
     """The time beacon sent when the annotator leaves a sentence."""
 
     sentence = IdField()
@@ -45,12 +46,14 @@ class TimeForm(forms.Form):
 
 
 class AnswerForm(SentenceActionForm):
-    step = choice_field(Step.choices, "step", required=True)
-    value = choice_field(Answer.choices, "answer", required=True)
+    protocol_fields = {"step": "step", "value": "answer"}
+    step = protocol_choice_field("step", required=True)
+    value = protocol_choice_field("answer", required=True)
 
 
 class PickForm(SentenceActionForm):
-    label = choice_field(Label.choices, "label", required=True)
+    protocol_fields = {"label": "label"}
+    label = protocol_choice_field("label", required=True)
 
 
 class UndoForm(SentenceActionForm):

@@ -14,11 +14,12 @@ from __future__ import annotations
 from django.urls import reverse
 
 from .. import extensions
-from ..domain import protocol
 from ..domain.evidence import to_browser_offset
 from ..domain.languages import UNSPACED_RANGES, text_attributes, text_language
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for_assignment
 from .services import evidence_required
-from ..domain.vocabulary import Label, ProtocolMode
+from ..domain.vocabulary import ProtocolMode
 from .selectors import project_examples
 
 
@@ -37,7 +38,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
             side = "positive" if example.is_positive else "negative"
             examples.setdefault(example.step, {"positive": [], "negative": []})[side].append(
                 {"text": example.text, "explanation": example.explanation})
-    prelabels = _prelabels(project, assignment.turn)
+    prelabels = _prelabels(project, assignment)
     sentences = []
     for row in state["rows"]:
         annotation = row.annotation
@@ -57,7 +58,7 @@ def annotation_page_data(assignment, state: dict) -> dict:
         })
     active = state.get("active")
     return {
-        "protocol": protocol.describe(node_extras=lambda path: {"evidence": evidence_required(path)}),
+        "protocol": _description(assignment),
         "examples": examples,
         "mode": project.protocol_mode,
         "version": assignment.version,
@@ -81,13 +82,20 @@ def annotation_page_data(assignment, state: dict) -> dict:
     }
 
 
-def _prelabels(project, turn) -> dict[int, dict]:
+def _description(assignment) -> dict:
+    """The project's protocol as data (``describe``), each node marked with whether its answers need evidence."""
+    protocol = protocol_for_assignment(assignment)
+    return protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
+
+
+def _prelabels(project, assignment) -> dict[int, dict]:
     """The pre-labeler's label of each sentence (latest finished job), only when the project shows them.
 
     The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
     if not project.show_prelabels:
         return {}
+    read = reading(protocol_for_assignment(assignment))
     return {
-        prediction.sentence_id: {"label": prediction.label, "display": Label(prediction.label).label}
-        for prediction in extensions.prelabels_for_annotator(project, turn) if prediction.label
+        prediction.sentence_id: {"label": prediction.label, "display": read.label_name(prediction.label)}
+        for prediction in extensions.prelabels_for_annotator(project, assignment.turn) if prediction.label
     }

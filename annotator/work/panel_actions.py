@@ -15,6 +15,7 @@ from django.urls import reverse
 from ..forms.fields import error_text
 from ..views.common import assignment_for, back_to_screen, bad_request
 from .write import AnnotationError, VersionConflict
+from ..projects.protocols import protocol_for_assignment
 
 
 def panel_act(request, assignment_id, action: str, *, forms: Mapping[str, type], needs_sentence: Callable,
@@ -28,7 +29,8 @@ def panel_act(request, assignment_id, action: str, *, forms: Mapping[str, type],
     if action not in forms:
         raise Http404("No such action")
     assignment = assignment_for(request, assignment_id)
-    form = forms[action](request.POST)
+    # Label, step and answer fields take their choices from the slot's protocol.
+    form = forms[action](request.POST, protocol=protocol_for_assignment(assignment))
     form.is_valid()
     sentence = None
     if needs_sentence(action):

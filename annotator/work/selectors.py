@@ -20,14 +20,14 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from ..domain import protocol
 from ..domain.assignment import UNFINISHED, is_stale
-from ..domain.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
 from ..domain.evidence import from_browser_offset
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation
 from .assignment import candidate_pools
 from .services import evidence_required
-from ..domain.vocabulary import STEP_ANSWERS, YES_NO_KEYS, Label, ProtocolMode, Step
+from ..domain.protocol_groups import reading
+from ..projects.protocols import protocol_for_assignment
+from ..domain.vocabulary import ProtocolMode
 from ..fastsql.joined import JoinedSelect
 DEFAULT_STALE_AFTER = timedelta(hours=24)
 
@@ -38,6 +38,7 @@ class SentenceRow:
     number: int
     annotation: SentenceAnnotation | None
     evidence: list = field(default_factory=list)
+    protocol: object = None  # the project's protocol
 
     @property
     def label(self) -> str:
@@ -45,11 +46,11 @@ class SentenceRow:
 
     @property
     def label_display(self) -> str:
-        return Label(self.label).label if self.label else ""
+        return reading(self.protocol).label_name(self.label) if self.label else ""
 
     @property
     def path(self) -> dict:
-        return protocol.ordered(self.annotation.path) if self.annotation else {}
+        return self.protocol.ordered(self.annotation.path) if self.annotation else {}
 
     @property
     def started(self) -> bool:
@@ -112,9 +113,11 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
         for span in EvidenceSpan.objects.filter(annotation__assignment_id=assignment.pk).order_by("start", "id"):
             evidence[span.annotation_id].append(span)
     rows = []
+    protocol = protocol_for_assignment(assignment)
     for number, sentence in enumerate(sentences, start=1):
         annotation = annotations.get(sentence.pk)
-        rows.append(SentenceRow(sentence, number, annotation, evidence.get(annotation.pk, []) if annotation else []))
+        rows.append(SentenceRow(sentence, number, annotation, evidence.get(annotation.pk, []) if annotation else [],
+                                protocol))
 
     active = _choose_active(rows, sentence_id, advance_from)
     done = sum(1 for row in rows if row.label)
@@ -138,10 +141,11 @@ def screen_state(assignment: Assignment, sentence_id: int | None = None, advance
         "previous_row": _neighbour(rows, active, -1),
         "next_row": _neighbour(rows, active, +1),
         "history": history_messages(assignment.turn.history),
+        "protocol": protocol,
         "reference_pieces": reference_segments(assignment.turn.dialogue.reference, active.evidence if active else []),
     }
     if active is not None:
-        state.update(_panel(project, active, examples))
+        state.update(_panel(project, protocol, active, examples))
     return state
 
 
@@ -258,40 +262,41 @@ def _neighbour(rows, active, delta):
     return rows[position] if 0 <= position < len(rows) else None
 
 
-def _panel(project, row: SentenceRow, examples) -> dict:
-    """The decision panel of one sentence: the walk so far, the question now, its examples."""
+def _panel(project, protocol, row: SentenceRow, examples) -> dict:
+    """The decision panel of one sentence: the walk so far, the question now, its examples (the slot's protocol)."""
+    read = reading(protocol)
     path = row.path
     answered = []
     for step in protocol.steps_of(path):
         answered.append({
-            "step": step,
-            "question": step.label,
-            "options": [{"value": a.value, "label": a.label, "chosen": path[step] == a.value} for a in STEP_ANSWERS[step]],
+            "step": str(step),
+            "question": read.step_questions[step],
+            "options": [{"value": a["value"], "label": a["label"], "chosen": path[step] == a["value"]}
+                        for a in read.step_options[step]],
         })
     try:
         current = protocol.next_step(path)
     except (KeyError, ValueError):
-        current = Step.RELEVANCE
+        current = read.start
     panel = {
         "answered": answered,
-        "current_step": current,
+        "current_step": str(current) if current else None,
         "label_definitions": [
-            {"value": label.value, "label": label.label, "key": n, "definition": LABEL_DEFINITIONS[label],
-             "chosen": row.label == label.value}
-            for n, label in enumerate(Label, start=1)
+            {"value": label, "label": read.label_name(label), "key": read.label_keys[label],
+             "definition": read.label_definitions[label], "chosen": row.label == label}
+            for label in read.labels
         ],
-        "needs_evidence": bool(project.require_evidence and row.label and evidence_required(path) and not row.evidence),
-        "evidence_useful": evidence_required(path) if path else False,
+        "needs_evidence": bool(project.require_evidence and row.label and evidence_required(protocol, path)
+                               and not row.evidence),
+        "evidence_useful": evidence_required(protocol, path) if path else False,
     }
     if current is not None:
+        current = str(current)
         panel["question"] = {
             "step": current,
-            "text": current.label,
-            "definition": STEP_DEFINITIONS[current],
-            "options": [
-                {"value": a.value, "label": a.label, "key": n, "yn": YES_NO_KEYS.get(a, "")}
-                for n, a in enumerate(STEP_ANSWERS[current], start=1)
-            ],
+            "text": read.step_questions[current],
+            "definition": read.step_definitions[current],
+            "options": list(read.step_options[current]),
             "positive": [e for e in examples if e.step == current and e.is_positive],
             "negative": [e for e in examples if e.step == current and not e.is_positive],
         }

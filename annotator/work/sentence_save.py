@@ -19,9 +19,11 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from ..domain import protocol
+from ..domain.protocol_groups import reading
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for_assignment
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
-from ..domain.vocabulary import Label, ProtocolMode
+from ..domain.vocabulary import ProtocolMode
 from .services import MAX_NOTE_LENGTH, clear_stale_extras, evidence_bounds, label_snapshot
 from .write import AnnotationError, Outcome, annotation_write
 
@@ -52,10 +54,11 @@ def annotation_save_sentence(
     ``in_batch``: one of several changes saved together (``batch_save``; see ``annotation_write``).
     """
     independent = assignment.project.protocol_mode == ProtocolMode.INDEPENDENT
+    protocol = protocol_for_assignment(assignment)
     if path is not None:
         try:
             protocol.validate(path)
-        except protocol.ProtocolError as error:
+        except ProtocolError as error:
             raise AnnotationError(f"Sentence {sentence.index + 1}: {error}") from None
     if note is not None:
         note = note.strip()
@@ -71,11 +74,11 @@ def annotation_save_sentence(
     now = timezone.now()
 
     def mutate(locked, annotation):
-        old = {**label_snapshot(annotation), "note": annotation.note}
+        old = {**label_snapshot(annotation, protocol), "note": annotation.note}
         events = []
         for number, taken in enumerate(steps, start=1):
-            before = label_snapshot(annotation)
-            new = _take(annotation, taken, independent)
+            before = label_snapshot(annotation, protocol)
+            new = _take(protocol, annotation, taken, independent)
             answered_at = min(taken.at or now, now)
             events.append(AnnotationEvent(
                 assignment=locked, sentence=sentence, actor=actor, action=taken.action, old=before,
@@ -92,15 +95,15 @@ def annotation_save_sentence(
             events.extend(_replace_evidence(locked, sentence, annotation, wanted, actor, request_id))
         # The version this change leads to (``locked`` is the row before the write's bump): a batch sent again
         # after its answer was lost is chained onto it only if the slot is still there (sync_views).
-        return old, {**label_snapshot(annotation), "note": annotation.note, "steps": len(steps),
+        return old, {**label_snapshot(annotation, protocol), "note": annotation.note, "steps": len(steps),
                      "version": locked.version + 1}, events
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="save", sentence=sentence, mutate=mutate, seconds=seconds, in_batch=in_batch)
 
 
-def _take(annotation, taken: StepTaken, independent: bool) -> dict:
-    """Apply one step to the annotation in memory; its new snapshot (with what was answered)."""
+def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
+    """Apply one step of the project's ``protocol`` to the annotation in memory; its new snapshot."""
     if taken.action == "undo":
         if not annotation.path:
             raise AnnotationError("Nothing to undo on this sentence.")
@@ -109,27 +112,25 @@ def _take(annotation, taken: StepTaken, independent: bool) -> dict:
     elif taken.action == "pick":
         if not independent:
             raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
-        try:
-            label = Label(taken.value)
-        except ValueError:
-            raise AnnotationError(f"Unknown label {taken.value!r}.") from None
-        annotation.path = protocol.path_for_label(label)
+        if taken.value not in reading(protocol).labels:
+            raise AnnotationError(f"Unknown label {taken.value!r}.")
+        annotation.path = protocol.path_for_label(taken.value) or {}
         extra = {}
     elif taken.action == "answer":
         if independent:
             raise AnnotationError("This project uses independent mode: pick one of the seven labels.")
         try:
             annotation.path = protocol.ordered(protocol.answer(protocol.ordered(annotation.path), taken.step, taken.value))
-        except protocol.ProtocolError as error:
+        except ProtocolError as error:
             raise AnnotationError(str(error)) from None
         extra = {"step": taken.step, "answer": taken.value}
     else:
         raise AnnotationError(f"Unknown step action {taken.action!r}.")
     annotation.path = {str(k): str(v) for k, v in annotation.path.items()}
     label = protocol.label_of(annotation.path) if annotation.path else None
-    annotation.label = label.value if label else ""
-    clear_stale_extras(annotation)
-    return {**label_snapshot(annotation), **extra}
+    annotation.label = str(label) if label else ""
+    clear_stale_extras(annotation, protocol)
+    return {**label_snapshot(annotation, protocol), **extra}
 
 
 def _replace_evidence(locked, sentence, annotation, wanted: dict, actor, request_id: str) -> list[AnnotationEvent]:

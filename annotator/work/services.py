@@ -13,10 +13,12 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from ..domain import protocol
 from ..domain.assignment import UNFINISHED
 from ..domain.claims import stale_extras
-from ..domain.vocabulary import Answer, GoldProvenance, Label, ProtocolMode, Step
+from ..domain.protocol_groups import reading
+from ..domain.protocol_document import ProtocolError
+from ..projects.protocols import protocol_for_assignment
+from ..domain.vocabulary import GoldProvenance, ProtocolMode
 from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
 from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
 from ..claims.services import triplet_gold_derive_for_turn, triplet_submit_problems
@@ -32,19 +34,28 @@ class SubmitRefused(AnnotationError):
         super().__init__("The turn cannot be submitted yet: " + " ".join(problems))
 
 
-def evidence_required(path: dict) -> bool:
-    """Whether an answer on this path needs evidence when the project requires it."""
-    return path.get(Step.FAITHFULNESS) == Answer.FAITHFUL or path.get(Step.GROUNDED) == Answer.YES
+def evidence_required(protocol, path: dict) -> bool:
+    """Whether an answer on this path (or the label it reached) needs evidence when the project requires it."""
+    return reading(protocol).evidence_required(path, protocol.label_of(path) if path else None)
 
 
-def label_snapshot(annotation: SentenceAnnotation) -> dict:
+def label_snapshot(annotation: SentenceAnnotation, protocol) -> dict:
     """What the audit history keeps of a sentence's answer: its path (in protocol order) and label."""
     return {"path": protocol.ordered(annotation.path), "label": annotation.label}
 
 
-def clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
+def known_label(protocol, label: str) -> str:
+    """``label`` if the project's protocol has it; an AnnotationError naming the ones it has otherwise."""
+    labels = reading(protocol).labels
+    if label not in labels:
+        raise AnnotationError(f"Unknown label {label!r}: this project's protocol has {', '.join(labels)}.")
+    return str(label)
+
+
+def clear_stale_extras(annotation: SentenceAnnotation, protocol) -> list[str]:
     """A final label that takes no severity / error type clears them (domain.claims.stale_extras); their names."""
-    cleared = stale_extras(annotation.label, annotation.severity, annotation.justification, annotation.error_type)
+    cleared = stale_extras(reading(protocol), annotation.label, annotation.severity, annotation.justification,
+                           annotation.error_type)
     for name, value in cleared.items():
         setattr(annotation, name, value)
     return list(cleared)
@@ -53,7 +64,7 @@ def clear_stale_extras(annotation: SentenceAnnotation) -> list[str]:
 def _require_mode(assignment: Assignment, mode: str):
     if assignment.project.protocol_mode != mode:
         if mode == ProtocolMode.SEQUENTIAL:
-            raise AnnotationError("This project uses independent mode: pick one of the seven labels.")
+            raise AnnotationError("This project uses independent mode: pick one of the labels.")
         raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
 
 
@@ -63,18 +74,19 @@ def annotation_answer_step(
 ) -> Outcome:
     """Answer one protocol question for a sentence; changing an earlier answer clears the later ones."""
     _require_mode(assignment, ProtocolMode.SEQUENTIAL)
+    protocol = protocol_for_assignment(assignment)
 
     def mutate(_, annotation):
-        old = label_snapshot(annotation)
+        old = label_snapshot(annotation, protocol)
         try:
             path = protocol.answer(protocol.ordered(annotation.path), step, value)
-        except protocol.ProtocolError as error:
+        except ProtocolError as error:
             raise AnnotationError(str(error)) from None
-        annotation.path = {k: str(v) for k, v in protocol.ordered(path).items()}
+        annotation.path = {str(k): str(v) for k, v in protocol.ordered(path).items()}
         label = protocol.label_of(annotation.path)
-        annotation.label = label.value if label else ""
-        clear_stale_extras(annotation)
-        return old, {**label_snapshot(annotation), "step": str(step), "answer": str(value)}
+        annotation.label = str(label) if label else ""
+        clear_stale_extras(annotation, protocol)
+        return old, {**label_snapshot(annotation, protocol), "step": str(step), "answer": str(value)}
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="answer", sentence=sentence, mutate=mutate, seconds=seconds)
@@ -84,19 +96,17 @@ def annotation_pick_label(
     assignment: Assignment, sentence: Sentence, label: str, *,
     actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
 ) -> Outcome:
-    """Independent mode: pick one of the seven labels at once (stored as the path that yields it)."""
+    """Independent mode: pick one of the protocol's labels at once (stored as the path that yields it)."""
     _require_mode(assignment, ProtocolMode.INDEPENDENT)
-    try:
-        label = Label(label)
-    except ValueError:
-        raise AnnotationError(f"Unknown label {label!r}.") from None
+    protocol = protocol_for_assignment(assignment)
+    label = known_label(protocol, label)
 
     def mutate(_, annotation):
-        old = label_snapshot(annotation)
-        annotation.path = protocol.path_for_label(label)
-        annotation.label = label.value
-        clear_stale_extras(annotation)
-        return old, label_snapshot(annotation)
+        old = label_snapshot(annotation, protocol)
+        annotation.path = protocol.path_for_label(label) or {}
+        annotation.label = label
+        clear_stale_extras(annotation, protocol)
+        return old, label_snapshot(annotation, protocol)
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="pick", sentence=sentence, mutate=mutate, seconds=seconds)
@@ -107,19 +117,20 @@ def annotation_undo(
     actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
 ) -> Outcome:
     """Take back the last answer of a sentence (independent mode: clear its label)."""
+    protocol = protocol_for_assignment(assignment)
 
     def mutate(_, annotation):
         if not annotation.path:
             raise AnnotationError("Nothing to undo on this sentence.")
-        old = label_snapshot(annotation)
+        old = label_snapshot(annotation, protocol)
         if assignment.project.protocol_mode == ProtocolMode.INDEPENDENT:
             annotation.path = {}
         else:
             annotation.path = protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
         label = protocol.label_of(annotation.path) if annotation.path else None
-        annotation.label = label.value if label else ""
-        clear_stale_extras(annotation)
-        return old, label_snapshot(annotation)
+        annotation.label = str(label) if label else ""
+        clear_stale_extras(annotation, protocol)
+        return old, label_snapshot(annotation, protocol)
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="undo", sentence=sentence, mutate=mutate, seconds=seconds)
@@ -235,7 +246,8 @@ def submit_problems(assignment: Assignment) -> list[str]:
         numbers = ", ".join(str(n) for n in missing[:12]) + ("…" if len(missing) > 12 else "")
         problems.append(f"{len(missing)} of {len(sentences)} sentences have no label yet (sentence {numbers}).")
     if assignment.project.require_evidence and assignment.turn.dialogue.reference.strip():
-        needing = {a.pk: a for a in annotations.values() if a.label and evidence_required(a.path or {})}
+        protocol = protocol_for_assignment(assignment)
+        needing = {a.pk: a for a in annotations.values() if a.label and evidence_required(protocol, a.path or {})}
         with_evidence = set(
             EvidenceSpan.objects.filter(annotation_id__in=needing).values_list("annotation_id", flat=True)
         ) if needing else set()
@@ -244,7 +256,7 @@ def submit_problems(assignment: Assignment) -> list[str]:
         if lacking:
             numbers = ", ".join(str(n) for n in lacking)
             problems.append(
-                f"This project requires evidence for faithful and grounded answers: sentence {numbers} "
+                f"This project requires evidence for the answers its protocol marks: sentence {numbers} "
                 f"has none (select the supporting text in the reference and press e)."
             )
     problems.extend(triplet_submit_problems(assignment))
@@ -292,10 +304,8 @@ def annotation_amend(
     or a lead. The sentence gets the one path that yields ``label``; the
     change is an ``amend`` event in the audit history, old -> new, with the reason.
     """
-    try:
-        label = Label(label)
-    except ValueError:
-        raise AnnotationError(f"Unknown label {label!r}.") from None
+    protocol = protocol_for_assignment(assignment)
+    label = known_label(protocol, label)
 
     def mutate(locked, annotation):
         if Adjudication.objects.filter(turn_id=locked.turn_id, status=Adjudication.Status.RESOLVED).exists() or \
@@ -304,11 +314,11 @@ def annotation_amend(
             raise AnnotationError("This turn has been adjudicated; its annotations can no longer be amended.")
         if annotation.pk is None:
             raise AnnotationError("There is no answer on this sentence to amend.")
-        old = label_snapshot(annotation)
-        annotation.path = protocol.path_for_label(label)
-        annotation.label = label.value
-        clear_stale_extras(annotation)
-        return old, {**label_snapshot(annotation), "reason": (reason or "")[:MAX_NOTE_LENGTH]}
+        old = label_snapshot(annotation, protocol)
+        annotation.path = protocol.path_for_label(label) or {}
+        annotation.label = label
+        clear_stale_extras(annotation, protocol)
+        return old, {**label_snapshot(annotation, protocol), "reason": (reason or "")[:MAX_NOTE_LENGTH]}
 
     with transaction.atomic():
         outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,

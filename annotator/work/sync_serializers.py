@@ -17,9 +17,10 @@ from functools import lru_cache
 
 from rest_framework import serializers
 
-from ..domain import protocol
+from ..domain.protocol_document import ProtocolError
 from ..fastsql.joined import JoinedSelect
 from ..models import Sentence
+from ..projects.protocols import protocol_for_assignment
 from .batch_save import SentenceChange
 from .selectors import browser_offset_to_reference
 from .sentence_save import STEP_ACTIONS, StepTaken
@@ -97,19 +98,15 @@ class EvidenceSpanSerializer(Strict):
 
 
 class PathField(serializers.DictField):
-    """The path the page shows after the steps: one the protocol allows."""
+    """The path the page shows after the steps (its shape; ``sentence_changes`` checks it against the slot's
+    protocol: this serializer is built once for every slot)."""
 
     child = JsonString(max_length=40)
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and any(not isinstance(key, str) or "\x00" in key for key in data):
             raise serializers.ValidationError("The steps of a path are strings without NUL characters.")
-        path = super().to_internal_value(data)
-        try:
-            protocol.validate(path)
-        except protocol.ProtocolError as error:
-            raise serializers.ValidationError(str(error)) from None
-        return path
+        return super().to_internal_value(data)
 
 
 class ChangeSerializer(Strict):
@@ -163,12 +160,18 @@ def sentence_changes(assignment, changes: list[dict]) -> list[SentenceChange]:
     sentences = {sentence.pk: sentence for sentence, _ in _sentences_of_turn(len(wanted)).fetch_all(
         [assignment.turn_id, *wanted])}
     reference = assignment.turn.dialogue.reference
+    protocol = protocol_for_assignment(assignment)
     taken = []
     for position, change in enumerate(changes):
         sentence = sentences.get(change["sentence"])
         if sentence is None:
             raise serializers.ValidationError({"changes": {position: {"sentence": [
                 f"Sentence {change['sentence']} is not part of this turn."]}}})
+        if change["path"] is not None:
+            try:
+                protocol.validate(change["path"])  # a path the slot's protocol can produce
+            except ProtocolError as error:
+                raise serializers.ValidationError({"changes": {position: {"path": [str(error)]}}}) from None
         evidence = change["evidence"]
         if evidence is not None:
             evidence = [(browser_offset_to_reference(reference, span["start"]),

@@ -3,10 +3,9 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotator.domain.vocabulary import Label
 from annotator.models import Adjudication, Assignment, GoldLabel
 
-from .common import MAX_ID, RecordIdField, blank_label, severity_field
+from .common import MAX_ID, ProtocolValueField, RecordIdField, blank_label, severity_field
 
 
 class GoldSerializer(serializers.ModelSerializer):
@@ -70,8 +69,9 @@ class ResolveSerializer(serializers.Serializer):
 
     reason = serializers.CharField(help_text="Why: required, kept in the gold history.")
     path = serializers.DictField(child=serializers.CharField(), required=False,
-                                 help_text="A complete protocol walk, e.g. {\"relevance\": \"irrelevant\"}.")
-    label = serializers.ChoiceField(choices=Label.choices, required=False)
+                                 help_text="A complete walk of the project's protocol: step -> answer, ending on "
+                                           "a label (GET /api/v1/projects/{slug}/protocol/).")
+    label = ProtocolValueField("label", required=False)
     side = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
                                     help_text="The assignment id whose answer you adopt.")
     evidence = serializers.ListField(
@@ -97,7 +97,7 @@ class AgreementReportSerializer(serializers.Serializer):
 
 
 class GoldOverrideSerializer(serializers.Serializer):
-    label = serializers.ChoiceField(choices=Label.choices)
+    label = ProtocolValueField("label")
     # Optional here on purpose: the gold service owns the rule that a reason is required.
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000,
                                    help_text="Why: required, kept in the gold history.")

@@ -2,9 +2,8 @@
 
 from rest_framework import serializers
 
-from annotator.domain.vocabulary import Answer, Label, Step
 
-from .common import MAX_ID
+from .common import MAX_ID, ProtocolValueField
 from .work import AssignmentSerializer, SentenceAnnotationSerializer
 
 
@@ -27,12 +26,12 @@ class _SentenceActionSerializer(_ActionSerializer):
 
 
 class AnswerStepSerializer(_SentenceActionSerializer):
-    step = serializers.ChoiceField(choices=[(s.value, s.label) for s in Step])
-    answer = serializers.ChoiceField(choices=[(a.value, a.label) for a in Answer])
+    step = ProtocolValueField("step")
+    answer = ProtocolValueField("answer")
 
 
 class PickLabelSerializer(_SentenceActionSerializer):
-    label = serializers.ChoiceField(choices=Label.choices)
+    label = ProtocolValueField("label")
 
 
 class UndoSerializer(_SentenceActionSerializer):
@@ -66,8 +65,9 @@ class EvidenceSpanSerializer(serializers.Serializer):
 class ActionResultSerializer(serializers.Serializer):
     assignment = AssignmentSerializer()
     annotation = SentenceAnnotationSerializer(allow_null=True)
-    next_step = serializers.ChoiceField(
-        choices=[(s.value, s.label) for s in Step], allow_null=True,
-        help_text="The protocol question to ask next for this sentence; null when it has a label.",
+    next_step = serializers.CharField(
+        allow_null=True,
+        help_text="The step of the project's protocol to ask next for this sentence (project-defined, "
+                  "GET /api/v1/projects/{slug}/protocol/); null when it has a label.",
     )
     replayed = serializers.BooleanField(help_text="True when the request id was seen before: nothing changed.")

@@ -6,7 +6,6 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from annotator.domain.vocabulary import Label
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.jobs.services import job_cancel, job_create
@@ -57,8 +56,10 @@ class JobStartSerializer(serializers.Serializer):
 class PredictionSerializer(serializers.ModelSerializer):
     turn = serializers.IntegerField(source="sentence.turn_id", read_only=True)
     sentence_index = serializers.IntegerField(source="sentence.index", read_only=True)
-    label = serializers.ChoiceField(choices=Label.choices, allow_blank=True, read_only=True,
-                                    help_text="Empty when the vote was inconclusive.")
+    label = serializers.CharField(allow_blank=True, read_only=True,
+                                  help_text="Project-defined: a label of the project's protocol "
+                                            "(GET /api/v1/projects/{slug}/protocol/). Empty when the vote was "
+                                            "inconclusive.")
 
     class Meta:
         model = Prediction

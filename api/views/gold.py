@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
 from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.projects.protocols import protocol_for
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.reports.selectors import project_report
 from annotator.gold.services import adjudication_resolve, gold_override
@@ -115,7 +116,7 @@ class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
         tags=["adjudication"],
     )
     def post(self, request, slug, pk):
-        serializer = s.ResolveSerializer(data=request.data)
+        serializer = s.ResolveSerializer(data=request.data, context={"protocol": protocol_for(self.project)})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         adjudication = get_object_or_404(Adjudication.objects.exclude(turn_id__in=self.blind_turns), pk=pk,
@@ -149,7 +150,7 @@ class GoldOverrideView(ProjectScopedView):
         tags=["gold"],
     )
     def post(self, request, slug, sentence_id):
-        serializer = s.GoldOverrideSerializer(data=request.data)
+        serializer = s.GoldOverrideSerializer(data=request.data, context={"protocol": protocol_for(self.project)})
         serializer.is_valid(raise_exception=True)
         sentence = get_object_or_404(
             Sentence.objects.select_related("turn__dialogue__project").exclude(turn_id__in=self.blind_turns),

@@ -18,10 +18,13 @@ from annotator.models import Feedback, QualificationResult, Question, Sentence, 
 from annotator.qa.selectors import qualification_results
 from annotator.qa import services as services
 from annotator.qa.qualification import qualification_allow_retry, qualification_set, qualification_turns
-from annotator.domain.vocabulary import Label, Step
+from annotator.projects.protocols import protocol_for
 
 from ..serializers import (
     MAX_ID,
+    PROJECT_DEFINED,
+    ProtocolValueField,
+    blank_label,
     QualificationAttemptSerializer,
     QualificationSerializer,
     QualificationSetSerializer,
@@ -40,7 +43,8 @@ class MessageSerializer(serializers.Serializer):
 class QuestionSerializer(serializers.ModelSerializer):
     asked_by = serializers.CharField(source="asked_by.username", read_only=True)
     messages = MessageSerializer(many=True, read_only=True)
-    step = serializers.ChoiceField(choices=Step.choices, allow_blank=True, read_only=True)
+    step = serializers.CharField(allow_blank=True, read_only=True,
+                                 help_text=PROJECT_DEFINED.format(kind="step") + " Empty for a question on the turn.")
 
     class Meta:
         model = Question
@@ -66,7 +70,7 @@ class FeedbackSerializer(serializers.ModelSerializer):
     annotator = serializers.CharField(source="annotation.assignment.annotator.username", read_only=True)
     sentence = serializers.IntegerField(source="annotation.sentence_id", read_only=True)
     given_label = serializers.CharField(source="annotation.label", read_only=True)
-    expected_label = serializers.ChoiceField(choices=Label.choices, allow_blank=True, read_only=True)
+    expected_label = blank_label()
 
     class Meta:
         model = Feedback
@@ -78,7 +82,7 @@ class FeedbackSerializer(serializers.ModelSerializer):
 class FeedbackInSerializer(serializers.Serializer):
     annotation = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="Id of a submitted sentence annotation.")
     comment = serializers.CharField(max_length=5000)
-    expected_label = serializers.ChoiceField(choices=Label.choices, required=False, allow_blank=True)
+    expected_label = ProtocolValueField("label", required=False, allow_blank=True)
 
 
 QUESTION_EXAMPLE = {
@@ -249,7 +253,7 @@ class FeedbackListView(ProjectScopedView, generics.ListAPIView):
         tags=["feedback"],
     )
     def post(self, request, slug):
-        serializer = FeedbackInSerializer(data=request.data)
+        serializer = FeedbackInSerializer(data=request.data, context={"protocol": protocol_for(self.project)})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:

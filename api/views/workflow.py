@@ -11,12 +11,12 @@ from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotator.domain import protocol
 from annotator.access import access_assignment
 from annotator.models import Sentence, SentenceAnnotation
 from annotator.work import services as services
 from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import ProtocolMode
+from annotator.projects.protocols import protocol_for_assignment
 
 from .. import serializers as s
 from ..permissions import ProjectScopedView
@@ -97,7 +97,8 @@ class _AssignmentActionView(ProjectScopedView):
 
     def post(self, request, slug, pk):
         assignment = self.assignment(pk)  # someone else's assignment: 404 before anything else
-        serializer = self.input_serializer(data=request.data)
+        serializer = self.input_serializer(data=request.data,
+                                           context={"protocol": protocol_for_assignment(assignment)})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         sentence = self.sentence(assignment, data["sentence"]) if "sentence" in data else None
@@ -113,8 +114,8 @@ class _AssignmentActionView(ProjectScopedView):
             annotation = SentenceAnnotation.objects.filter(assignment=outcome.assignment, sentence=sentence).first()
         next_step = None
         if sentence is not None and outcome.assignment.project.protocol_mode == ProtocolMode.SEQUENTIAL:
-            step = protocol.next_step(annotation.path if annotation else {})
-            next_step = step.value if step else None
+            protocol = protocol_for_assignment(outcome.assignment)
+            next_step = protocol.next_step(protocol.ordered(annotation.path) if annotation else {})
         return {
             "assignment": s.AssignmentSerializer(outcome.assignment).data,
             "annotation": s.SentenceAnnotationSerializer(annotation).data if annotation else None,

@@ -31,14 +31,11 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotator.domain.vocabulary import HALLUCINATED_LABELS, Label
-
 from autolabel.evaluation.scores import collapse, decision
 
 BINS = 10
-LABELS = tuple(label.value for label in Label)
 KINDS = ("binary", "label")
-KIND_NAMES = {"binary": "hallucinated or not", "label": "seven-way label"}
+KIND_NAMES = {"binary": "hallucinated or not", "label": "the protocol's label"}
 
 
 @dataclass(frozen=True)
@@ -50,20 +47,21 @@ class Forecast:
     brier: float
 
 
-def forecasts(gold: str, votes: Sequence[dict], threshold: int) -> dict[str, Forecast] | None:
-    """The binary and seven-way forecasts of one sentence; None when every sample abstained."""
+def forecasts(protocol, gold: str, votes: Sequence[dict], threshold: int) -> dict[str, Forecast] | None:
+    """The binary (the protocol's hallucination group) and label forecasts of one sentence (over the protocol's
+    labels); None when every sample abstained."""
     decided = decision(votes, threshold)
     answering = decided.hallucinated_votes + decided.faithful_votes
     if answering == 0:
         return None
     p_hallucinated = decided.hallucinated_votes / answering
-    gold_hallucinated = gold in HALLUCINATED_LABELS
+    gold_hallucinated = gold in protocol.hallucination_labels
     binary = Forecast(
         confidence=p_hallucinated if decided.hallucinated else 1 - p_hallucinated,
         correct=decided.hallucinated == gold_hallucinated,
         brier=(p_hallucinated - (1.0 if gold_hallucinated else 0.0)) ** 2,
     )
-    shares = {label: 0.0 for label in LABELS}
+    shares = {label: 0.0 for label in protocol.labels}
     for vote in votes:
         if vote.get("hallucinated") is not None and vote.get("label") in shares:
             shares[vote["label"]] += 1 / answering
@@ -116,8 +114,9 @@ def reliability(points: Iterable[tuple[Forecast, int]]) -> dict:
     }
 
 
-def calibration(items: Iterable, threshold: int) -> dict:
-    """Per kind ("binary", "label"): the reliability table, ECE and Brier; and how many sentences abstained.
+def calibration(protocol, items: Iterable, threshold: int) -> dict:
+    """Per kind ("binary", "label"): the reliability table, ECE and Brier against the project's ``protocol``; and
+    how many sentences abstained.
 
     ``items`` are ``evaluation.Item`` (gold label, sample votes); the words do not count here: a forecast is
     a sentence.
@@ -125,7 +124,7 @@ def calibration(items: Iterable, threshold: int) -> dict:
     points: dict[str, list[tuple[Forecast, int]]] = {kind: [] for kind in KINDS}
     abstained = 0
     for item in collapse(items):
-        forecast = forecasts(item.gold, item.votes, threshold)
+        forecast = forecasts(protocol, item.gold, item.votes, threshold)
         if forecast is None:
             abstained += item.sentences
             continue

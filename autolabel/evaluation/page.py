@@ -6,18 +6,6 @@ from autolabel.evaluation.calibration import KIND_NAMES, KINDS
 from autolabel.evaluation.calibration_charts import reliability_diagram
 from autolabel.evaluation.comparison import COMPARED_VIEWS
 from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
-from autolabel.evaluation.rater_agreement import STEP_NAMES, VARIABLES
-
-# Scope of each step, as the reports page words it: a step counts only where the raters' paths reach it.
-STEP_SCOPES = {
-    "label": "all sentences",
-    "relevance": "all sentences",
-    "kind": "sentences called relevant",
-    "faithfulness": "sentences called factual",
-    "rational": "sentences called cognitive",
-    "grounded": "sentences called rational",
-    "unequivocal": "sentences called grounded",
-}
 
 
 def _view_cells(scores: dict) -> dict:
@@ -57,10 +45,9 @@ def _cell(measure: dict, key: str) -> dict:
 
 def rater_rows(rater: dict) -> list[dict]:
     rows = []
-    for variable in VARIABLES:
-        figures = rater["variables"][variable]
+    for figures in rater["variables"].values():
         rows.append({
-            "name": STEP_NAMES[variable], "scope": STEP_SCOPES[variable],
+            "name": figures["name"], "scope": figures["scope"],
             "kappa_gold": _cell(figures["kappa_gold"], "kappa"),
             "kappa_annotators": [_cell(figures["kappa_annotators"][name], "kappa") for name in rater["annotators"]],
             "alpha_humans": _cell(figures["alpha_humans"], "alpha"),

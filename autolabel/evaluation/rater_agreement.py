@@ -2,15 +2,14 @@
 
 The measures are the ones the reports use for humans (``annotator.domain.agreement``):
 Cohen's kappa of two raters' tables, Krippendorff's alpha (nominal) of value
-counts. A final label determines the whole path of answers
-(``protocol.path_for_label``), so each protocol step is measured by mapping every
-rater's label onto that step's answer; a rater whose path never asked the step
-(e.g. "faithful or invented?" for a sentence it called cognitive) gives no value
-there, so a step counts only the sentences where the raters' paths reach it. A
-prediction whose vote has no label (its samples stopped before one) still answered
-the first two steps, and counts there.
+counts. A final label determines the path of answers that reached it (the project's
+protocol), so each protocol step is measured by mapping every rater's label onto
+that step's answer; a rater whose path never asked the step gives no value there,
+so a step counts only the sentences where the raters' paths reach it. A prediction
+whose vote has no label (its samples stopped before one) still answered the steps
+before the stage-two steps, and counts there.
 
-Per variable (the seven-way label, then each step):
+Per variable (the label, then each step agreement is measured on):
 
 - ``kappa_gold``: the pre-labeler against gold;
 - ``kappa_annotators``: the pre-labeler against each annotator, on the sentences both labelled;
@@ -30,20 +29,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotator.domain import agreement
-from annotator.domain.protocol import path_for_label
-from annotator.domain.vocabulary import Answer, Step
+from annotator.domain.protocol_groups import reading
 
-VARIABLES = agreement.VARIABLES  # "label", then the protocol steps in order
 MIN_UNITS = agreement.MIN_UNITS
-DOMAINS = {"label": agreement.LABELS, **agreement.STEP_DOMAINS}
 
 
 @dataclass(frozen=True)
 class RatedSentence:
     """One sentence: its gold label, the pre-labeler's label and each annotator's ("" or None: no label).
 
-    ``prelabel_kind`` ("factual" / "cognitive") is what the pre-labeler's agreeing samples said at stage 1; it
-    places a prediction without a label on the first two steps (relevant, and its kind) and nowhere further.
+    ``prelabel_kind`` is the answer the pre-labeler's agreeing samples gave at stage 1 (the answer that leads to
+    the protocol's stage-two steps); it places a prediction without a label on the steps before them and
+    nowhere further.
     """
 
     gold: str | None
@@ -52,42 +49,47 @@ class RatedSentence:
     prelabel_kind: str = ""
 
 
-# A rater's state on a sentence: one of the seven labels (its whole path), or no label but a stage-1 kind (the
-# first two steps only), or nothing (-1).
-STATES: tuple[tuple[str, str], ...] = tuple((label, "") for label in agreement.LABELS) + (
-    ("", Answer.FACTUAL.value), ("", Answer.COGNITIVE.value))
-_STATE_INDEX = {state: i for i, state in enumerate(STATES)}
-
-
-def path_of(label: str | None, kind: str = "") -> dict[str, str]:
-    """The protocol answers a rater gave: the whole path of a label, or (no label, a stage-1 kind) the first two."""
-    if label in agreement.LABEL_INDEX:
-        return path_for_label(label)
-    if kind in (Answer.FACTUAL, Answer.COGNITIVE):
-        return {Step.RELEVANCE.value: Answer.RELEVANT.value, Step.KIND.value: str(kind)}
+def stage_one_path(protocol, answer: str) -> dict[str, str]:
+    """The answers every path through ``answer`` shares up to and including it: what a prediction that stopped
+    after stage 1 with that answer said (empty when no path gives it)."""
+    paths = [path for label_paths in reading(protocol).label_paths.values() for path in label_paths
+             if answer in path.values()]
+    if not answer or not paths:
+        return {}
+    common: dict[str, str] = {}
+    for step, value in paths[0].items():
+        if any(path.get(step) != value for path in paths[1:]):
+            break
+        common[step] = value
+        if value == answer:
+            return common
     return {}
 
 
-def _answer_table(variable: str) -> np.ndarray:
-    """For each state, its answer to ``variable`` as an index into the variable's domain (-1: not reached)."""
-    domain = DOMAINS[variable]
-    table = []
-    for label, kind in STATES:
+class _Coder:
+    """Each rater's value per variable, as an index into the variable's domain (-1: no value)."""
+
+    def __init__(self, protocol):
+        self.read = reading(protocol)
+        self.protocol = protocol
+        self.scheme = agreement.scheme_of(protocol)
+        self.domains = {"label": self.scheme.labels, **self.scheme.domains}
+        self._paths: dict = {}
+
+    def path(self, label: str | None, kind: str = "") -> dict:
+        key = (label or "", kind or "")
+        if key not in self._paths:
+            paths = self.read.label_paths.get(label or "", ())
+            self._paths[key] = (paths[0] if len(paths) == 1 else {}) if label in self.read.labels \
+                else stage_one_path(self.protocol, kind)
+        return self._paths[key]
+
+    def code(self, variable: str, label: str | None, kind: str = "") -> int:
+        domain = self.domains[variable]
         if variable == "label":
-            table.append(agreement.LABEL_INDEX.get(label, -1))
-        else:
-            answer = path_of(label, kind).get(variable)
-            table.append(domain.index(answer) if answer is not None else -1)
-    return np.asarray(table + [-1], dtype=np.int64)  # the last entry answers state -1 (nothing)
-
-
-ANSWER_TABLES = {variable: _answer_table(variable) for variable in VARIABLES}
-
-
-def _state(label: str | None, kind: str = "") -> int:
-    if label in agreement.LABEL_INDEX:
-        return _STATE_INDEX[(label, "")]
-    return _STATE_INDEX.get(("", kind or ""), -1)
+            return domain.index(label) if label in domain else -1
+        answer = self.path(label, kind).get(variable)
+        return domain.index(answer) if answer in domain else -1
 
 
 def _kappa(first: np.ndarray, second: np.ndarray, n_values: int) -> dict:
@@ -102,20 +104,22 @@ def _alpha(counts: np.ndarray) -> dict:
     return {"alpha": agreement.alpha(counts) if units >= MIN_UNITS else None, "n": units}
 
 
-def rater_agreement(sentences: Iterable[RatedSentence]) -> dict:
-    """Per variable: kappa with gold, kappa with each annotator, alpha of the humans without and with it."""
+def rater_agreement(protocol, sentences: Iterable[RatedSentence]) -> dict:
+    """Per variable of the project's ``protocol`` (the label, then each measured step, with its title and
+    scope): kappa with gold, kappa with each annotator, alpha of the humans without and with it."""
     sentences = list(sentences)
+    coder = _Coder(protocol)
     annotators = sorted({name for s in sentences for name in s.humans})
-    states = {
-        "pre": np.array([_state(s.prelabel, s.prelabel_kind) for s in sentences], dtype=np.int64),
-        "gold": np.array([_state(s.gold) for s in sentences], dtype=np.int64),
-        **{name: np.array([_state(s.humans.get(name)) for s in sentences], dtype=np.int64) for name in annotators},
-    }
     units = np.arange(len(sentences))
     result = {}
-    for variable in VARIABLES:
-        n_values = len(DOMAINS[variable])
-        codes = {rater: ANSWER_TABLES[variable][given] for rater, given in states.items()}  # -1 picks "nothing"
+    for variable in coder.scheme.variables:
+        n_values = len(coder.domains[variable])
+        codes = {
+            "pre": np.array([coder.code(variable, s.prelabel, s.prelabel_kind) for s in sentences], dtype=np.int64),
+            "gold": np.array([coder.code(variable, s.gold) for s in sentences], dtype=np.int64),
+            **{name: np.array([coder.code(variable, s.humans.get(name)) for s in sentences], dtype=np.int64)
+               for name in annotators},
+        }
         humans = np.zeros((len(sentences), n_values), dtype=np.int64)
         for name in annotators:
             humans += agreement.value_counts(units, codes[name], n_values, len(sentences))
@@ -123,12 +127,10 @@ def rater_agreement(sentences: Iterable[RatedSentence]) -> dict:
         # Alpha needs two humans on a sentence: only those sentences count, with and without the pre-labeler.
         shared = humans.sum(axis=1) >= 2
         result[variable] = {
+            "name": coder.read.step_title(variable), "scope": coder.read.step_scope(variable),
             "kappa_gold": _kappa(codes["pre"], codes["gold"], n_values),
             "kappa_annotators": {name: _kappa(codes["pre"], codes[name], n_values) for name in annotators},
             "alpha_humans": _alpha(humans[shared]),
             "alpha_with_prelabeler": _alpha(with_pre[shared]),
         }
     return {"annotators": annotators, "sentences": len(sentences), "variables": result}
-
-
-STEP_NAMES = {"label": "Final label (7 categories)", **{step.value: str(step.label) for step in Step}}

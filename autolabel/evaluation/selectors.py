@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotator.models import Assignment, Sentence, SentenceAnnotation
+from annotator.projects.protocols import protocol_for
 from annotator.reports.agreement import cached, data_version
 
 from autolabel.evaluation import calibration
@@ -58,7 +59,8 @@ def job_scores(job: AutoLabelJob) -> dict:
 
 def job_calibration(job: AutoLabelJob) -> dict:
     """Reliability tables, ECE and Brier of the job's predictions against gold, at the job's threshold."""
-    return _cached(job, "calibration", lambda: calibration.calibration(evaluation_items(job), job.threshold))
+    return _cached(job, "calibration", lambda: calibration.calibration(protocol_for(job.project), evaluation_items(job),
+                                                                             job.threshold))
 
 
 def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
@@ -78,7 +80,8 @@ def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
 
 
 def job_rater_agreement(job: AutoLabelJob) -> dict:
-    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(rated_sentences(job)))
+    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(protocol_for(job.project),
+                                                                         rated_sentences(job)))
 
 
 def comparable_jobs(job: AutoLabelJob):

@@ -23,7 +23,7 @@ from django.utils import timezone
 from annotator.models import ClaimTriplet, Sentence, Turn
 from annotator.claims.services import ClaimsError
 from annotator.claims.extraction import triplets_add_extracted
-from annotator.domain.vocabulary import SEVERITY_LABELS
+from annotator.projects.protocols import protocol_for
 from annotator.queue import task_send_after_commit
 
 from autolabel.extraction import triplets as extraction
@@ -39,8 +39,10 @@ class ExtractionJobError(ValueError):
 
 
 def _to_rate(job: ExtractionJob):
-    """Severity jobs: the source job's hallucinated predictions this job has not rated yet."""
-    return Prediction.objects.filter(job_id=job.source_job_id, label__in=list(SEVERITY_LABELS)).exclude(
+    """Severity jobs: the source job's predictions whose label takes a severity (the project's protocol) this job
+    has not rated yet."""
+    severity_labels = sorted(protocol_for(job.project).severity_labels)
+    return Prediction.objects.filter(job_id=job.source_job_id, label__in=severity_labels).exclude(
         Exists(SeverityPrediction.objects.filter(job_id=job.pk, sentence_id=OuterRef("sentence_id"))))
 
 

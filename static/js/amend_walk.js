@@ -1,5 +1,6 @@
 // The "Amend my answer" form of the feedback inbox walks the protocol question by question, as the annotation
-// screen does, from the description the page embeds once (#protocol-data, walked by protocol_walk.js).
+// screen does, from the descriptions the page embeds once (#protocol-data: {"protocols": {project slug: describe()}},
+// walked by protocol_walk.js); each form walks its project's protocol (form[data-protocol]).
 //
 // Each form[data-amend-walk] keeps its own path, empty at first (a form htmx swaps in starts afresh). Only a
 // label fills the hidden `label` field and enables Amend: the server gives the sentence that label's one path.
@@ -9,13 +10,19 @@
   "use strict";
   const data = document.getElementById("protocol-data");
   if (!data || !window.AnnotationProtocol) { return; }
-  const protocol = new window.AnnotationProtocol(JSON.parse(data.textContent));
+  const descriptions = JSON.parse(data.textContent).protocols || {};
+  const walkers = {};
+  const protocolOf = (form) => {
+    const key = form.dataset.protocol;
+    if (!walkers[key] && descriptions[key]) { walkers[key] = new window.AnnotationProtocol(descriptions[key]); }
+    return walkers[key];
+  };
   const paths = new WeakMap();  // form -> its path so far
-  const labelName = (value) => protocol.labelNames[value] || value;
+  const labelName = (protocol, value) => protocol.labelNames[value] || value;
 
   const { h, kbd } = window.PageDom;  // static/js/dom.js
 
-  function question(stepName) {
+  function question(protocol, stepName) {
     const step = protocol.step(stepName);
     return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
       h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
@@ -29,6 +36,7 @@
   // Draw the form from its path. `refocus`: the user acted in the form, so the focus stays in it (on the next
   // question's first answer, or on Amend at a label) even though the button pressed was replaced.
   function draw(form, refocus) {
+    const protocol = protocolOf(form);
     const path = paths.get(form);
     const answered = protocol.walk(path).answered;
     const next = protocol.nextStep(path);
@@ -40,7 +48,7 @@
         const chosen = step.answers.find((a) => a.value === path[stepName]);
         return h("li", { "data-walked": stepName }, step.question + " → ", h("strong", null, chosen ? chosen.label : path[stepName]));
       })) : null,
-      next ? question(next) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(label))),
+      next ? question(protocol, next) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(protocol, label))),
       h("button", { type: "button", class: "small", "data-walk-undo": true, "aria-keyshortcuts": "u", disabled: !answered.length },
         kbd("u"), " Take back last answer"),
     ].filter(Boolean));
@@ -60,17 +68,17 @@
     draw(form, true);
   }
   function answer(form, step, value) {
-    const path = protocol.answer(paths.get(form), step, value);
+    const path = protocolOf(form).answer(paths.get(form), step, value);
     if (path) { change(form, path); } else { refuse(form, "That answer does not apply now: it was not applied."); }
   }
   function takeBack(form) {
     if (!Object.keys(paths.get(form)).length) { refuse(form, "Nothing to take back: no question is answered yet."); return; }
-    change(form, protocol.undo(paths.get(form)));
+    change(form, protocolOf(form).undo(paths.get(form)));
   }
 
   function init(root) {
     const forms = root.matches && root.matches("form[data-amend-walk]") ? [root] : root.querySelectorAll ? Array.from(root.querySelectorAll("form[data-amend-walk]")) : [];
-    forms.forEach((form) => { if (!paths.has(form)) { paths.set(form, {}); draw(form, false); } });
+    forms.forEach((form) => { if (!paths.has(form) && protocolOf(form)) { paths.set(form, {}); draw(form, false); } });
   }
 
   document.addEventListener("click", (event) => {
@@ -90,11 +98,12 @@
     if (!/^[0-9a-z]$/i.test(key)) { return; }  // Tab, Enter, Space and arrows keep their usual work
     event.preventDefault();
     if (key === "u") { takeBack(form); return; }
+    const protocol = protocolOf(form);
     const path = paths.get(form);
     const next = protocol.nextStep(path);
     const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
     if (option) { answer(form, next, option.value); }
-    else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol.labelOf(path)) + ". u takes the last answer back."); }
+    else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol, protocol.labelOf(path)) + ". u takes the last answer back."); }
     else { refuse(form, "Key " + key + " is not an answer to \u201c" + protocol.step(next).question + "\u201d: it was not applied."); }
   });
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from itertools import islice
 
 from annotator.domain.claims import counts_as_hallucination
-from annotator.domain.vocabulary import HALLUCINATED_LABELS
+from annotator.domain.protocol_groups import reading
+from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import IMPORTED_SENTENCE_EXTRAS
 from annotator.models import Dialogue, Sentence, Turn
 from annotator.corpus.draws.services import draws_of_turns
@@ -66,6 +67,7 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
         try:
             done = 0
             state = {"dialogue": None, "golds": {}, "project": project, "min_severity": min_severity,
+                     "protocol": reading(protocol_for(project)), "walk": protocol_for(project),
                      "sentences": sentences, "next_sentence": next(sentences, None),
                      "in_use": _side_tables_in_use(project)}
             while chunk := list(islice(rows, chunk_size)):
@@ -122,8 +124,9 @@ def _chunk(chunk, state):
     dialogues = _dialogues(chunk, state)
     sentences = _sentences_of(turn_ids, state)
     in_use = state["in_use"]
-    annotations = _annotations(turn_ids) if in_use["annotations"] else _NOTHING
-    adjudications = _adjudications(turn_ids) if in_use["adjudications"] else _NOTHING
+    walk = state["walk"]
+    annotations = _annotations(turn_ids, walk) if in_use["annotations"] else _NOTHING
+    adjudications = _adjudications(turn_ids, walk) if in_use["adjudications"] else _NOTHING
     triplets = _triplets(turn_ids) if in_use["triplets"] else _NOTHING
     predictions = (_predictions(state["project"], [row[1] for rows in sentences.values() for row in rows])
                    if in_use["predictions"] else _NOTHING)
@@ -146,7 +149,7 @@ def _chunk(chunk, state):
                 gold = golds.get(key)
                 if gold is None:
                     gold = golds[key] = {
-                        "label": label, "path": _shared_path(path) if path is not None else None,
+                        "label": label, "path": _shared_path(path, walk) if path is not None else None,
                         "provenance": provenance, "reason": reason, "severity": severity, "error_type": error_type,
                         "decided_by": key[6],
                     }
@@ -154,16 +157,17 @@ def _chunk(chunk, state):
                         # The gold of a drawn turn names the draws that sent the turn to people (how it was chosen).
                         gold["draws"] = turn_draws
                     # Same key, same verdict: safe on the shared dict.
-                    if state.get("min_severity") is not None and label in HALLUCINATED_LABELS:
-                        gold["severe"] = counts_as_hallucination(label, severity, state["min_severity"])
+                    if state.get("min_severity") is not None and label in state["protocol"].hallucinated:
+                        gold["severe"] = counts_as_hallucination(state["protocol"], label, severity,
+                                                                 state["min_severity"])
             live = annotations.get(sentence_id, _NONE) if annotations else _NONE
             adjudication = adjudications.get(sentence_id) if adjudications else None
             if extra:
-                imported = [_shaped(a, ANNOTATION_KEYS) for a in extra.get("annotations", [])]
+                imported = [_shaped(a, ANNOTATION_KEYS, walk) for a in extra.get("annotations", [])]
                 sentence = {
                     "index": s_index, "start": start, "end": end, "text": text, "gold": gold,
                     "annotations": imported + list(live),
-                    "adjudication": adjudication or _shaped(extra.get("adjudication"), ADJUDICATION_KEYS),
+                    "adjudication": adjudication or _shaped(extra.get("adjudication"), ADJUDICATION_KEYS, walk),
                 }
                 kept = {k: v for k, v in extra.items() if k not in _EXTRAS_WITH_A_PLACE}
                 if kept:

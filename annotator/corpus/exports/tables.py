@@ -12,7 +12,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotator import extensions
-from annotator.domain.protocol import ordered
+from annotator.domain.protocol_document import default_protocol
 from annotator.corpus.imports.importers import IMPORTED_TRIPLET_EXTRAS
 from annotator.models import Adjudication, Assignment, ClaimTriplet, DrawnTurn, EvidenceSpan, SentenceAnnotation, TripletAnnotation, Turn
 
@@ -23,9 +23,10 @@ def _text(field):
 
 
 @lru_cache(maxsize=1024)
-def _shared_path(text):
-    """Decision paths repeat (one per label): decode each once. The dict is shared: do not modify it."""
-    return ordered(json.loads(text))
+def _shared_path(text, protocol=None):
+    """Decision paths repeat (one per label): decode each once, in the order of the project's ``protocol``.
+    The dict is shared: do not modify it."""
+    return (protocol or default_protocol()).ordered(json.loads(text))
 
 
 # The export must not depend on the database: PostgreSQL's jsonb sorts object keys,
@@ -45,8 +46,9 @@ def _sorted(value):
     return value
 
 
-def _shaped(obj, keys):
-    """``obj`` with ``keys`` first in that order, any other key after them, sorted."""
+def _shaped(obj, keys, protocol=None):
+    """``obj`` with ``keys`` first in that order, any other key after them, sorted (a path in the order of the
+    project's ``protocol``)."""
     if not isinstance(obj, dict):
         return obj
     out = {key: obj[key] for key in keys if key in obj}
@@ -54,7 +56,7 @@ def _shaped(obj, keys):
         if key not in out:
             out[key] = _sorted(obj[key])
     if isinstance(out.get("path"), dict):
-        out["path"] = ordered(out["path"])
+        out["path"] = (protocol or default_protocol()).ordered(out["path"])
     if isinstance(out.get("evidence"), list):
         out["evidence"] = [_shaped(span, EVIDENCE_KEYS) for span in out["evidence"]]
     return out
@@ -108,7 +110,7 @@ def _evidence(**filters):
     return spans
 
 
-def _annotations(turn_ids):
+def _annotations(turn_ids, protocol=None):
     """Submitted annotations per sentence id: who said what, by which path, with which evidence."""
     rows = list(
         SentenceAnnotation.objects.filter(
@@ -125,13 +127,13 @@ def _annotations(turn_ids):
     out = defaultdict(list)
     for pk, sentence_id, annotator, label, path, note, severity, justification, error_type in rows:
         out[sentence_id].append({
-            "annotator": annotator, "label": label, "path": ordered(path or {}), "note": note, "severity": severity,
+            "annotator": annotator, "label": label, "path": (protocol or default_protocol()).ordered(path or {}), "note": note, "severity": severity,
             "justification": justification, "error_type": error_type, "evidence": evidence.get(pk, []),
         })
     return out
 
 
-def _adjudications(turn_ids):
+def _adjudications(turn_ids, protocol=None):
     """The latest resolved adjudication per sentence id."""
     rows = list(
         Adjudication.objects.filter(turn_id__in=turn_ids, status=Adjudication.Status.RESOLVED)
@@ -143,7 +145,7 @@ def _adjudications(turn_ids):
     evidence = _evidence(adjudication__turn_id__in=turn_ids)
     out = {}
     for pk, sentence_id, adjudicator, label, path, reason in rows:
-        out[sentence_id] = {"adjudicator": adjudicator, "label": label, "path": ordered(path or {}), "reason": reason,
+        out[sentence_id] = {"adjudicator": adjudicator, "label": label, "path": (protocol or default_protocol()).ordered(path or {}), "reason": reason,
                             "evidence": evidence.get(pk, [])}
     return out
 

@@ -8,9 +8,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
-from autolabel.evaluation.page import STEP_SCOPES, figure
+from autolabel.evaluation.page import figure
 from autolabel.models import AutoLabelJob
-from autolabel.evaluation.rater_agreement import STEP_NAMES
 
 NAMES = [MACRO, *VIEWS]
 
@@ -79,7 +78,7 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(f"Calibration at threshold {calibration['threshold']} ({calibration['abstained']} sentences where every "
           "sample abstained left out):")
-        for kind, name in (("binary", "hallucinated or not"), ("label", "seven-way label")):
+        for kind, name in (("binary", "hallucinated or not"), ("label", "the protocol's label")):
             c = calibration[kind]
             w(f"  {name}: n {c['n']}, ECE {_fmt(c['ece'])}, Brier {_fmt(c['brier'])}, accuracy {_fmt(c['accuracy'])}, "
               f"mean confidence {_fmt(c['mean_confidence'])}")
@@ -97,7 +96,7 @@ class Command(BaseCommand):
             cells = [figures["kappa_gold"]] + [figures["kappa_annotators"][n] for n in rater["annotators"]]
             values = [f"{figure(c['kappa'])} ({c['n']})" for c in cells]
             values += [f"{figure(figures[k]['alpha'])} ({figures[k]['n']})" for k in ("alpha_humans", "alpha_with_prelabeler")]
-            w(f"  {STEP_NAMES[variable]:<34} " + " ".join(f"{v:>16}" for v in values) + f"   [{STEP_SCOPES[variable]}]")
+            w(f"  {figures['name']:<34} " + " ".join(f"{v:>16}" for v in values) + f"   [{figures['scope']}]")
 
     def _comparison(self, job, other, comparison):
         w = self.stdout.write

@@ -1,0 +1,192 @@
+"""What the rest of the studio reads of a protocol: its labels, steps and groups, from the document.
+
+A protocol's document (annotator/protocols/protocol.schema.json, docs/protocols.md) names the labels, the
+steps and their answers, and the groups the reports, the pre-labeler and the evaluation read: which labels
+are a hallucination, the families shares are counted within, the evaluation views and their macro, the
+steps agreement is measured on, the steps a pre-labeler asks in a second request, the labels that take a
+severity or an error type. This module reads them once per protocol (``reading(protocol)``, cached by the
+protocol's id and version), so no feature spells a label or a step of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+NEUTRAL_COLOUR = "#5d4037"
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    id: str
+    name: str
+    positive: frozenset
+    scope: frozenset | None  # None: every label
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    name: str
+    colour: str
+    labels: tuple
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One protocol's labels, steps and groups, as plain values."""
+
+    id: str
+    version: int
+    name: str
+    labels: tuple
+    label_names: dict
+    label_definitions: dict
+    label_colours: dict
+    label_keys: dict
+    steps: tuple
+    step_questions: dict
+    step_definitions: dict
+    step_options: dict  # step -> tuple of {"value", "label", "key", "yn"} in key order
+    step_answers: dict  # step -> tuple of answer values, in key order
+    answer_names: dict  # (step, value) -> wording
+    evidence_answers: frozenset  # (step, value) pairs that need evidence
+    evidence_labels: frozenset
+    hallucinated: frozenset
+    families: tuple
+    views: tuple
+    macro: tuple  # the views the macro averages
+    macro_name: str
+    agreement_steps: tuple
+    stage_two_steps: tuple
+    severity_labels: frozenset
+    error_type_labels: frozenset
+    label_paths: dict = field(default_factory=dict)  # label -> list of the paths that reach it
+    step_parents: dict = field(default_factory=dict)  # step -> ((step, answer value), ...) that lead to it
+    start: str = ""
+
+    def step_title(self, step: str) -> str:
+        """"Step 3 · Faithful or invented?": its place in the document and its question."""
+        if step == "label":
+            return f"Final label ({len(self.labels)} categories)"
+        return f"Step {self.steps.index(step) + 1} · {self.step_questions[step]}"
+
+    def step_scope(self, step: str) -> str:
+        """Which sentences a step's agreement is measured over: those both annotators were asked it on."""
+        if step == "label":
+            return "all sentences both annotators labelled"
+        if step == self.start:
+            return "all sentences"
+        answers = [f"“{self.answer_names[parent]}” to “{self.step_questions[parent[0]]}”"
+                   for parent in self.step_parents.get(step, ())]
+        return "sentences both answered " + " or ".join(answers) if answers else "sentences both were asked it on"
+
+    def label_name(self, label: str) -> str:
+        return self.label_names.get(label, label)
+
+    def colour(self, label: str) -> str:
+        return self.label_colours.get(label) or NEUTRAL_COLOUR
+
+    def family_of(self, label: str) -> Family | None:
+        return next((family for family in self.families if label in family.labels), None)
+
+    def view(self, view_id: str) -> EvaluationView | None:
+        return next((view for view in self.views if view.id == view_id), None)
+
+    def evidence_required(self, path: dict, label: str | None = None) -> bool:
+        """Whether an answer on ``path`` (or the label it reached) needs evidence when the project requires it."""
+        if label and label in self.evidence_labels:
+            return True
+        return any((step, value) in self.evidence_answers for step, value in path.items())
+
+    @property
+    def relevant_labels(self) -> frozenset:
+        """The labels rates are taken over: those the macro's views count (CogniBench: every label but
+        irrelevant); every label when the macro or one of its views names no scope."""
+        scopes = [self.view(view_id) for view_id in self.macro]
+        if not scopes or any(view is None or view.scope is None for view in scopes):
+            return frozenset(self.labels)
+        return frozenset().union(*(view.scope for view in scopes))
+
+    @property
+    def supported_labels(self) -> frozenset:
+        """Labels backed by the reference: those that need evidence, or whose path has an answer that does."""
+        return frozenset(label for label in self.labels if label in self.evidence_labels or any(
+            (step, value) in self.evidence_answers for path in self.label_paths.get(label, ())
+            for step, value in path.items()))
+
+
+_BY_CHECKSUM: dict = {}
+
+
+def reading(protocol) -> Reading:
+    """The protocol's reading, computed once per distinct document (its checksum: two projects may hold
+    different documents under the same id and version)."""
+    found = _BY_CHECKSUM.get(protocol.checksum)
+    if found is None:
+        found = _BY_CHECKSUM[protocol.checksum] = _read(protocol.document)
+    return found
+
+
+def _paths(document: dict) -> dict:
+    steps = {step["id"]: step for step in document["steps"]}
+    found: dict = {}
+
+    def walk(step_id, path, seen):
+        if step_id in seen:  # a cycle is refused by validation; never loop here
+            return
+        for answer in steps[step_id]["answers"]:
+            after = {**path, step_id: answer["value"]}
+            if "yields" in answer:
+                found.setdefault(answer["yields"], []).append(after)
+            elif answer.get("next") in steps:
+                walk(answer["next"], after, seen | {step_id})
+
+    if document.get("start") in steps:
+        walk(document["start"], {}, frozenset())
+    return found
+
+
+def _read(document: dict) -> Reading:
+    labels = tuple(label["id"] for label in document["labels"])
+    steps = tuple(step["id"] for step in document["steps"])
+    groups = document.get("groups") or {}
+    evaluation = groups.get("evaluation") or {}
+    views = tuple(
+        EvaluationView(view["id"], view["name"], frozenset(view["positive"]),
+                       frozenset(view["scope"]) if view.get("scope") else None)
+        for view in evaluation.get("views", ()))
+    macro = evaluation.get("macro") or {}
+    return Reading(
+        id=document.get("id", ""), version=document.get("version", 0), name=document.get("name", ""),
+        labels=labels,
+        label_names={label["id"]: label["name"] for label in document["labels"]},
+        label_definitions={label["id"]: label.get("definition", "") for label in document["labels"]},
+        label_colours={label["id"]: label.get("colour", "") for label in document["labels"]},
+        label_keys={label["id"]: label.get("key") or str(n) for n, label in enumerate(document["labels"], start=1)},
+        steps=steps,
+        step_questions={step["id"]: step["question"] for step in document["steps"]},
+        step_definitions={step["id"]: step.get("definition", "") for step in document["steps"]},
+        step_options={step["id"]: tuple({"value": a["value"], "label": a["label"], "key": a.get("key") or str(n),
+                                         "yn": a.get("yn", "")} for n, a in enumerate(step["answers"], start=1))
+                      for step in document["steps"]},
+        step_answers={step["id"]: tuple(a["value"] for a in step["answers"]) for step in document["steps"]},
+        answer_names={(step["id"], a["value"]): a["label"] for step in document["steps"] for a in step["answers"]},
+        evidence_answers=frozenset((step["id"], a["value"]) for step in document["steps"] for a in step["answers"]
+                                   if a.get("evidence")),
+        evidence_labels=frozenset(label["id"] for label in document["labels"] if label.get("requires_evidence")),
+        hallucinated=frozenset(groups.get("hallucination", ())),
+        families=tuple(Family(f["id"], f["name"], f.get("colour") or NEUTRAL_COLOUR, tuple(
+            label for label in labels if label in f["labels"])) for f in groups.get("families", ())),
+        views=views,
+        macro=tuple(macro.get("views", ())),
+        macro_name=macro.get("name", ""),
+        agreement_steps=tuple(step for step in steps if step in groups["agreement_steps"])
+        if groups.get("agreement_steps") else steps,
+        stage_two_steps=tuple(groups.get("stage_two_steps", ())),
+        severity_labels=frozenset(groups.get("severity", ())),
+        error_type_labels=frozenset(groups.get("error_type", ())),
+        label_paths=_paths(document),
+        step_parents={step: tuple((s["id"], a["value"]) for s in document["steps"] for a in s["answers"]
+                                  if a.get("next") == step) for step in steps},
+        start=document.get("start", ""),
+    )
