@@ -21,7 +21,9 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from annotator.domain.protocol_document import COGNIBENCH
 from annotator.models import Turn
+from annotator.projects.protocols import protocol_for
 from annotator.queue import task_send
 
 from autolabel.jobs import llm
@@ -69,6 +71,18 @@ def prompt_version_create(project, stage1_template=None, stage2_template=None, n
 # Jobs: create, cancel
 # ---------------------------------------------------------------------------
 
+def protocol_refusal(project) -> str | None:
+    """Why the pre-labeler cannot label this project, or None.
+
+    Its prompts, reply format, vote and evaluation are still CogniBench's two stages (docs/protocols.md): on a
+    protocol whose labels or walk differ they would record labels the project's annotators cannot choose."""
+    protocol = protocol_for(project)
+    if protocol.labels == COGNIBENCH.labels and protocol.paths() == COGNIBENCH.paths():
+        return None
+    return (f"the pre-labeler labels with CogniBench's protocol only, and this project follows "
+            f"{protocol.document['name']!r} (other labels or steps): no job can be started on it yet")
+
+
 def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 5, threshold: int = 3,
                prompt_version: PromptVersion | None = None, turn_ids=None, use_n: bool = True,
                batch_mode: bool = False, created_by=None, enqueue: bool = True) -> AutoLabelJob:
@@ -80,6 +94,8 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
     if batch_mode and not profile.supports_batch:
         raise JobError(f"the endpoint profile {profile.name!r} does not offer the Batch API")
     if refusal := llm.api_key_env_refusal(profile.api_key_env):
+        raise JobError(refusal)
+    if refusal := protocol_refusal(project):
         raise JobError(refusal)
     if prompt_version is None:
         prompt_version = prompt_version_current(project)
