@@ -101,13 +101,13 @@
   };
 
 
-  // view: sentences, active, closed, independent, message, stopped, hasNext, hasOpenChange(sentenceId),
+  // view: sentences, active, closed, independent, message, stopped, notice (what a conflict cost), hasNext, hasOpenChange(sentenceId),
   // refused ({sentence, error}: a change the server refused, or null)
   AnnotationPanel.prototype.draw = function (element, view) {
     const protocol = this.protocol;
     const data = this.data;
     const labelName = (value) => protocol.labelNames[value] || value;
-    const { sentences, active, closed, independent, message, stopped } = view;
+    const { sentences, active, closed, independent, message, stopped, notice } = view;
     element.dataset.sentence = active ? active.id : "";
     element.dataset.closed = closed ? "true" : "false";
     const extras = document.getElementById("claims-extras");
@@ -119,6 +119,7 @@
       parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-stopped" }, stopped.text + " ",
         h("button", { type: "button", id: "reload-saved", class: "small" }, "Reload and show what is saved")));
     }
+    if (notice) { parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-conflict" }, notice)); }
     if (view.refused && view.refused.sentence) {
       // A change the server refused (annotation_outbox.js): changing the sentence again sends it with the fix.
       const sentence = view.refused.sentence;

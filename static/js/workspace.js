@@ -32,7 +32,9 @@
   let since = performance.now();
   let message = null;      // {text, error} shown at the top of the panel until the next key
   let submitting = false;
-  let stopped = null;      // a conflict or a refusal: the page stops saving and says why
+  let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
+  const landing = window.AnnotationLanding;
+  let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
 
   const outbox = new window.AnnotationOutbox({
     assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
@@ -48,7 +50,15 @@
       showStatus();
       if (active && body.saved.some((s) => s.sentence === active.id)) { loadExtras(active); }
     },
-    onStopped: (kind, text) => { stopped = { kind, text }; render(); showStatus(); },
+    onStopped: (kind, text) => {
+      stopped = { kind, text };
+      if (kind === "conflict") { // nothing this tab holds can be saved: forget it, show what is saved (annotation_landing.js)
+        stopped.text = text + " Reloading to show what is saved…";
+        landing.forgetAndReload(data.assignment, outbox, (c) => byId.get(c.sentence) && "sentence " + byId.get(c.sentence).number +
+          " (" + (labelName(protocol.labelOf(protocol.ordered(c.path || {}))) || "unfinished") + ")", warnBeforeLeaving);
+      }
+      render(); showStatus();
+    },
     onRefused: () => { render(); showStatus(); },
   });
   if (!data.closed && outbox.refetchIfBehind(data.version)) { return; }
@@ -60,28 +70,17 @@
     // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
     setVersion: (v, saved) => { if (saved) { outbox.advance(outbox.version, Number(v)); } setVersion(outbox.version); } };
 
-  function restore(changes) { // returns the sentence of the last change restored: where the unsent work was
-    return changes.reduce((last, change) => {
-      const sentence = byId.get(change.sentence);
-      if (!sentence) { return last; }
-      sentence.path = protocol.ordered(change.path || {});
-      if (change.note !== undefined) { sentence.note = change.note; }
-      if (change.evidence !== undefined) { sentence.evidence = change.evidence; }
-      return sentence;
-    }, null);
-  }
-
+  const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
   const drawer = new window.AnnotationPanel(protocol, data);
   const h = window.AnnotationPanel.h;
-  const chipOf = (sentence, id) => drawer.chip(sentence, id);
   const labelName = (value) => protocol.labelNames[value] || value;
   const panel = () => document.getElementById("decision-panel");
   function drawPanel() {
     const element = panel();
     if (!element) { return; }
     const refusal = outbox.refused[0] && (outbox.refusalOf(active && active.id) || outbox.refused[0]);
-    drawer.draw(element, { sentences, active, closed, independent, message, stopped, hasNext: !!neighbour(+1),
+    drawer.draw(element, { sentences, active, closed, independent, message, stopped, notice, hasNext: !!neighbour(+1),
                            hasOpenChange: (id) => outbox.hasOpenChange(id),
                            refused: refusal && { sentence: byId.get(refusal.change.sentence), error: refusal.error } });
   }
@@ -94,7 +93,7 @@
       const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
       if (sentence.chipState === state) { return; }
       const old = document.getElementById("chip-" + sentence.id);
-      const fresh = chipOf(sentence, "chip-" + sentence.id);
+      const fresh = drawer.chip(sentence, "chip-" + sentence.id);
       if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
       sentence.chipState = state;
     });
@@ -177,6 +176,7 @@
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
   function applyPath(newPath, step) {
+    notice = null;
     const before = protocol.labelOf(active.path);
     active.path = newPath;
     const after = protocol.labelOf(newPath);
@@ -307,6 +307,7 @@
     else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
     else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
     else if (!active) { handled = false; }
+    else if (stopped && (answerKeys.has(key) || key === "u" || key === "e")) { refuse(stopped.text + " The key was not applied."); }
     else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
     else if (key === "u") { undo(); }
     else if (key === "e") { attachEvidence(); }
@@ -339,7 +340,7 @@
       // What the page shows of that sentence includes the dropped change: reload it from the server (the other
       // unsent changes are kept in this browser and come back).
       outbox.drop(Number(target.closest("#drop-refused").dataset.sentence));
-      if (active) { history.replaceState(null, "", "?sentence=" + active.id); } // back on this sentence
+      if (active) { landing.stayOn(data.assignment, active.id); } // back on this sentence
       window.removeEventListener("beforeunload", warnBeforeLeaving);
       window.location.reload();
       return;
@@ -387,7 +388,8 @@
       "this assignment can no longer be changed." };
     outbox.discard();
   } else if (!closed) {
-    active = restore(outbox.batches.flatMap((b) => b.changes).concat(outbox.records)) || active; // the address lags
+    const restored = restore(outbox.batches.flatMap((b) => b.changes).concat(outbox.records));
+    active = landing.landing(protocol, sentences, active, restored, data.assignment); // the first work, not a finished one
     outbox.adoptOrphans((changes) => { restore(changes); render(); showStatus(); });
   }
   sentences.forEach((sentence) => { if (links.get(sentence.id)) { drawer.tagPrelabel(links.get(sentence.id), sentence); } });
