@@ -100,3 +100,23 @@ def test_a_reload_opens_the_sentence_being_walked(page_for):
     saved(page)  # (the time spent on sentence 2 is saved too: nothing of it is kept in the browser)
     page.reload()
     expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
+
+
+def test_v_right_after_labelling_invented_opens_that_sentences_severity_panel(page_for):
+    from tests.factories_claims import turn_with_triplets, views_project
+
+    project = views_project(error_types=["conflation", "other"])
+    turn_with_triplets(project, triplets=(("Amazon", "flows through", "Brazil"),))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    type_keys(page, ["1", "1", "2"])  # sentence 1: invented; the panel moves on to sentence 2
+    expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
+    page.keyboard.press("v")  # at once, before the save is answered
+    expect(page.locator("#panel-title")).to_have_text("Sentence 1 of 3")
+    expect(page.locator("#claims-extras .severity-picker button").first).to_be_focused()
+    page.keyboard.press("4")
+    expect(page.locator('#claims-extras button[data-severity="4"]')).to_have_attribute("aria-pressed", "true")
+    saved(page)
+    from annotator.models import SentenceAnnotation
+    annotation = SentenceAnnotation.objects.get(sentence__index=0, assignment__annotator=user)
+    assert (annotation.label, annotation.severity) == (Label.INVENTED, 4)

@@ -210,5 +210,20 @@
     }
   };
 
+  // The severity / error type panel of a saved sentence, from the server (static/js/claims.js drives it), put in the
+  // panel while `current()` holds. Resolves to the panel (null: the sentence has none), undefined when not put in.
+  AnnotationPanel.prototype.loadExtras = function (url, sentence, current) {
+    return fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then((response) => (response.ok ? response.text() : ""))
+      .then((html) => {
+        const slot = document.getElementById("claims-extras") || document.getElementById("extras-slot");
+        if (!current() || !slot) { return undefined; }
+        const found = new DOMParser().parseFromString(html, "text/html").getElementById("claims-extras");
+        if (found) { found.dataset.sentence = String(sentence.id); slot.replaceWith(document.adoptNode(found)); return found; }
+        slot.replaceWith(h("div", { id: "extras-slot" }));
+        return null;
+      }).catch(() => undefined);
+  };
+
   window.AnnotationPanel = AnnotationPanel;
 })();

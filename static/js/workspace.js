@@ -32,6 +32,8 @@
   let since = performance.now();
   let message = null;      // {text, error} shown at the top of the panel until the next key
   let submitting = false;
+  let justLabelled = null; // the sentence auto-advance just left: `v` opens its severity panel (issue 26 item 8)
+  let extrasWanted = null; // `v` asked for this sentence's severity panel: focus it when it arrives
   let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
   const landing = window.AnnotationLanding;
   let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
@@ -62,8 +64,7 @@
     onRefused: () => { render(); showStatus(); },
   });
   if (!data.closed && outbox.refetchIfBehind(data.version)) { return; }
-  // The claims panels (claims.js) send on the same line and continue from the version they get back.
-  // qa_workspace.js sends a question after the answers on screen are saved (the server reads the saved path).
+  // The claims panels (claims.js) share the line; qa_workspace.js asks a question once the answers on screen are saved.
   window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
     pathOf: (id) => ({ ...((byId.get(Number(id)) || {}).path || {}) }),
     drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
@@ -73,7 +74,6 @@
   const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
   const drawer = new window.AnnotationPanel(protocol, data);
-  const h = window.AnnotationPanel.h;
   const labelName = (value) => protocol.labelNames[value] || value;
   const panel = () => document.getElementById("decision-panel");
   function drawPanel() {
@@ -126,7 +126,7 @@
     drawReference();
     if (render.shown === active) { return; }
     render.shown = active;
-    // The address (a reload comes back to this sentence) follows once the keys pause: replaceState costs a few ms.
+    // The address (a link to this sentence; a reload lands where work is) follows once the keys pause: replaceState costs ms.
     clearTimeout(render.addressTimer);
     if (active) { render.addressTimer = setTimeout(() => history.replaceState(null, "", "?sentence=" + active.id), 250); }
     document.title = document.title.replace(/^Sentence \d+/, "Sentence " + (active ? active.number : ""));
@@ -148,16 +148,11 @@
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
   function loadExtras(sentence) {
     if (!data.extras || outbox.hasOpenChange(sentence.id)) { return; }
-    fetch(data.urls.panel + "?sentence=" + sentence.id, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
-      .then((response) => (response.ok ? response.text() : ""))
-      .then((html) => {
-        if (active !== sentence || outbox.hasOpenChange(sentence.id)) { return; }
-        const found = new DOMParser().parseFromString(html, "text/html").getElementById("claims-extras");
-        const current = document.getElementById("claims-extras") || document.getElementById("extras-slot");
-        if (!current) { return; }
-        if (found) { found.dataset.sentence = String(sentence.id); current.replaceWith(document.adoptNode(found)); }
-        else { current.replaceWith(h("div", { id: "extras-slot" })); }
-      }).catch(() => {});
+    drawer.loadExtras(data.urls.panel + "?sentence=" + sentence.id, sentence, () => active === sentence && !outbox.hasOpenChange(sentence.id))
+      .then((found) => { // `v` asked for it: focus it, or say there is none
+        if (found === undefined || extrasWanted !== sentence) { return; } extrasWanted = null;
+        if (found) { (found.querySelector(".severity-picker button.chosen, .severity-picker button, select") || found).focus(); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
+      });
   }
 
   // ---- changes -------------------------------------------------------------------------------------
@@ -186,7 +181,7 @@
       // A sentence that got its label: on to the next one without a label.
       const position = sentences.indexOf(active);
       const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
-      if (next) { active = next; }
+      if (next) { justLabelled = data.extras ? active : null; active = next; }
     }
     outbox.touched();
     render();
@@ -210,6 +205,7 @@
   function goTo(sentence) {
     if (!sentence || sentence === active) { return; }
     const leaving = active;
+    justLabelled = null;
     const seconds = takeSeconds();
     const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.addTime(leaving, seconds) : null;
     if (record) { record.ready = true; outbox.touched(); }
@@ -281,7 +277,7 @@
   // ---- keys and clicks -----------------------------------------------------------------------------
   // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the rest are the page's.
   const answerKeys = protocol.answerKeys();
-  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecs?/]|Arrow(Up|Down|Left|Right))$/.test(key);
+  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecsv?/]|Arrow(Up|Down|Left|Right))$/.test(key);
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
@@ -311,6 +307,10 @@
     else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
     else if (key === "u") { undo(); }
     else if (key === "e") { attachEvidence(); }
+    else if (key === "v" && data.extras) { // no panel on screen (claims.js opens one): the sentence just labelled's, or this one's once saved
+      extrasWanted = justLabelled || active;
+      if (extrasWanted !== active) { goTo(extrasWanted); } else { message = { text: "The severity panel opens once this sentence is saved.", error: false }; drawPanel(); loadExtras(active); }
+    }
     else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
     else if (independent && answerKeys.has(key)) {
       const option = protocol.labels().find((l) => l.key === key);
