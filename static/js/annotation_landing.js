@@ -63,7 +63,9 @@
   function conflictNotice(assignment) { return take(noticeKey(assignment)); }
   // Everything the outbox holds (refused, in flight, queued) is said, forgotten, and the page shows what is saved.
   function forgetAndReload(assignment, outbox, describe, warnBeforeLeaving) {
-    rememberConflict(assignment, outbox.refused.map((r) => r.change).concat(outbox.batches.flatMap((b) => b.changes), outbox.records), describe);
+    const changes = outbox.refused.map((r) => r.change).concat(outbox.batches.flatMap((b) => b.changes), outbox.records);
+    // Time alone is not work the annotator would redo: only answers, notes and evidence are named.
+    rememberConflict(assignment, changes.filter((c) => c.steps.length || c.note !== undefined || c.evidence !== undefined), describe);
     outbox.discard();
     window.removeEventListener("beforeunload", warnBeforeLeaving);
     window.location.reload();

@@ -108,6 +108,7 @@
     const data = this.data;
     const labelName = (value) => protocol.labelNames[value] || value;
     const { sentences, active, closed, independent, message, stopped, notice } = view;
+    const another = element.dataset.sentence !== String(active ? active.id : "");
     element.dataset.sentence = active ? active.id : "";
     element.dataset.closed = closed ? "true" : "false";
     const extras = document.getElementById("claims-extras");
@@ -198,6 +199,7 @@
     }
     const focusWasInPanel = element.contains(document.activeElement) || document.activeElement === document.body;
     reconcile(element, parts);
+    if (another) { element.scrollTop = 0; } // each sentence opens at its head, not where the last one was scrolled
     this.drawn = drawing;
     const note = document.getElementById("note-input");
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
