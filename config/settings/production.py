@@ -21,7 +21,7 @@ if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("dev-only"):
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "config.static_storage.ModuleAwareStaticFilesStorage"},
 }
 
 SESSION_COOKIE_SECURE = True

@@ -1,4 +1,4 @@
-// Where the annotation page opens, and what it says after a conflict: window.AnnotationLanding.
+// Where the annotation page opens, and what it says after a conflict (an ES module).
 //
 // A reload lands where work is: the sentence being walked (answered in part), else the first sentence without a
 // label; never a sentence just finished (the address follows the keys with a delay, so it may name one). An address
@@ -8,8 +8,6 @@
 // After a conflict (another tab or window wrote this assignment since this tab's copy was made) nothing this tab
 // still holds can be saved: the page forgets it, reloads to show what is saved, and says on the new page which
 // sentences' changes were not kept (sessionStorage carries that across the reload, for this tab only).
-(function () {
-  "use strict";
 
   const stayKey = (assignment) => "annotator-stay:" + assignment;
   const noticeKey = (assignment) => "annotator-conflict:" + assignment;
@@ -71,5 +69,4 @@
     window.location.reload();
   }
 
-  window.AnnotationLanding = { landing, restore, stayOn, conflictNotice, forgetAndReload };
-})();
+  export { landing, restore, stayOn, conflictNotice, forgetAndReload };

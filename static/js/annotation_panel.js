@@ -4,12 +4,11 @@
 // button that changes it), the question asked next with its definition, answers, keys and the project's
 // examples, or the label reached; in independent mode the seven labels; then undo, evidence and the note.
 // Text is always inserted as text (never as HTML).
-(function () {
-  "use strict";
+import { h, kbd } from "./dom.js";
 
-  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
-  function AnnotationPanel(protocol, data) {
+
+  export function AnnotationPanel(protocol, data) {
     this.protocol = protocol;
     this.data = data;
     this.drawn = new Map();   // signature -> node, the sections of the last drawing
@@ -227,5 +226,3 @@
       }).catch(() => undefined);
   };
 
-  window.AnnotationPanel = AnnotationPanel;
-})();

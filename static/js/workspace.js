@@ -5,28 +5,29 @@
 // the next question is on screen in the frame that follows the key, and the next key always applies to what the
 // annotator sees. A key that cannot apply is refused with a short message. Saving is the outbox's business
 // (annotation_outbox.js); the status in the bar says what it is doing.
-(function () {
-  "use strict";
+// Started by the page's entry point, annotation_page.js; what it uses is imported.
+import { AnnotationProtocol } from "./protocol_walk.js";
+import { AnnotationOutbox } from "./annotation_outbox.js";
+import * as landing from "./annotation_landing.js";
+import { AnnotationPanel } from "./annotation_panel.js";
+import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
+import { line } from "./annotation_saving.js";
+function start() {
   const root = document.getElementById("workspace");
   const dataElement = document.getElementById("annotation-data");
   if (!root || !dataElement) { return; }
   const data = JSON.parse(dataElement.textContent);
-  const protocol = new window.AnnotationProtocol(data.protocol);
+  const protocol = new AnnotationProtocol(data.protocol);
   const independent = data.mode === "independent";
-  let csrf = "";
-  try { csrf = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { csrf = ""; }
+  const csrf = (() => { try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; } })();
   const sentences = data.sentences.map((s) => ({ ...s, path: protocol.ordered(s.path || {}) }));
   const byId = new Map(sentences.map((s) => [s.id, s]));
   const referenceElement = document.getElementById("reference-text");
   const referenceText = referenceElement ? referenceElement.textContent : "";
   const statusElement = document.getElementById("save-status");
   // The reference's tools (static/js/reference_tools.js): find with /, and the resizable split under it.
-  const finder = window.ReferenceFind && referenceElement
-    ? new window.ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } })
-    : null;
-  if (window.ResizableSplit) {
-    window.ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history"));
-  }
+  const finder = referenceElement && new ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } });
+  if (document.querySelector(".ws-split")) { ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history")); }
   let active = byId.get(data.active) || sentences[0] || null;
   let closed = data.closed;
   let since = performance.now();
@@ -35,10 +36,9 @@
   let justLabelled = null; // the sentence auto-advance just left: `v` opens its severity panel (issue 26 item 8)
   let extrasWanted = null; // `v` asked for this sentence's severity panel: focus it when it arrives
   let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
-  const landing = window.AnnotationLanding;
   let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
 
-  const outbox = new window.AnnotationOutbox({
+  const outbox = new AnnotationOutbox({
     assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
     onChange: showStatus,
     onSaved: (body) => {
@@ -65,7 +65,7 @@
   });
   if (!data.closed && outbox.refetchIfBehind(data.version)) { return; }
   // The claims panels (claims.js) share the line; qa_workspace.js asks a question once the answers on screen are saved.
-  window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
+  line.current = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
     pathOf: (id) => ({ ...((byId.get(Number(id)) || {}).path || {}) }),
     drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
     // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
@@ -73,7 +73,7 @@
 
   const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
-  const drawer = new window.AnnotationPanel(protocol, data);
+  const drawer = new AnnotationPanel(protocol, data);
   const labelName = (value) => protocol.labelNames[value] || value;
   const panel = () => document.getElementById("decision-panel");
   function drawPanel() {
@@ -116,7 +116,7 @@
     if (!referenceElement || (drawReference.sentence === active && drawReference.evidence === (active && active.evidence))) { return; }
     drawReference.sentence = active;
     drawReference.evidence = active && active.evidence;
-    referenceElement.replaceChildren(...window.AnnotationPanel.marked(referenceText, active ? active.evidence : []));
+    referenceElement.replaceChildren(...AnnotationPanel.marked(referenceText, active ? active.evidence : []));
     if (finder) { finder.redrawn(); }
   }
 
@@ -144,7 +144,6 @@
     statusElement.textContent = text;
     statusElement.dataset.state = state;
   }
-
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
   function loadExtras(sentence) {
     if (!data.extras || outbox.hasOpenChange(sentence.id)) { return; }
@@ -217,7 +216,7 @@
   const neighbour = (delta) => (active ? sentences[sentences.indexOf(active) + delta] || null : null);
 
   function attachEvidence() {
-    const span = referenceElement ? window.referenceSelection(referenceElement, referenceText) : null;
+    const span = referenceElement ? referenceSelection(referenceElement, referenceText) : null;
     if (!span) { refuse("Select some text in the reference first, then press e to attach it."); return; }
     if (active.evidence.some((s) => s.start === span.start && s.end === span.end)) { refuse("That span is already attached to this sentence."); return; }
     active.evidence = active.evidence.concat([span]);
@@ -292,7 +291,7 @@
     const help = document.getElementById("help");
     if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
     if (document.querySelector("dialog[open]")) {
-      if (isShortcut(key)) { event.preventDefault(); window.AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
+      if (isShortcut(key)) { event.preventDefault(); AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
       return;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
@@ -396,4 +395,5 @@
   render(); showStatus(); setVersion(outbox.version);
   if (active) { loadExtras(active); }
   if (!closed) { outbox.pump(); }
-})();
+}
+start();
