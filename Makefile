@@ -6,7 +6,7 @@ PORT ?= 8000
 # Two test processes: the machine (and CI) has two cores.
 PYTEST_ARGS ?= -n 2 --durations=15
 
-.PHONY: run test install migrate demo chromium bench clean
+.PHONY: run test test-schema-deep install migrate demo chromium bench clean
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -38,6 +38,11 @@ chromium:
 test: install chromium
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The schema tests' deeper run: schemathesis's coverage phase and 100 generated requests an operation
+# (tests/test_api_schemathesis.py); `make test` sends a few requests an operation.
+test-schema-deep: install
+	SCHEMATHESIS_DEEP=1 $(PY) -m pytest $(PYTEST_ARGS) tests/test_api_schemathesis.py
 
 bench: install
 	$(PY) bench/run_all.py $(BENCH)

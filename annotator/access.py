@@ -76,6 +76,12 @@ def led_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user, memberships__role=Role.LEAD)
 
 
+def may_create_projects(user) -> bool:
+    """Creating projects is for people the site administrator allows to: the permission ``annotator.add_project``
+    (on the user or a group of theirs; superusers have every permission). The creator leads the new project."""
+    return user.is_authenticated and user.is_active and user.has_perm("annotator.add_project")
+
+
 def access_project(user, slug: str, roles=None) -> Project:
     """The project with this slug, if the user has one of ``roles`` in it (any role if None).
 
@@ -177,6 +183,13 @@ def blind_turn_ids(user, project: Project) -> QuerySet:
     return Assignment.objects.filter(project=project, annotator=user, status__in=UNSUBMITTED).values("turn_id")
 
 
+def blind_turn_ids_everywhere(user) -> QuerySet:
+    """The turns of every project on which ``user`` holds an unsubmitted slot (the admin spans projects)."""
+    if not user.is_authenticated:
+        return Assignment.objects.none().values("turn_id")
+    return Assignment.objects.filter(annotator=user, status__in=UNSUBMITTED).values("turn_id")
+
+
 def is_blind_on(user, turn) -> bool:
     """Whether ``user`` holds an unsubmitted slot on ``turn`` (a Turn or its id)."""
     return user.is_authenticated and Assignment.objects.filter(
@@ -235,7 +248,11 @@ ANNOTATOR_METADATA_KEYS = {
 
 class MetadataAccess:
     """Who reads the whole metadata of what: a lead, except on the turns (and their dialogues) they are
-    blind on. Built once per request (``metadata_access``); serializers ask ``visible``."""
+    blind on. Built once per request (``metadata_access``); serializers ask ``visible``.
+
+    The source's record ids follow the same rule (``record_id``, ``turn_name``): CogniBench's public release
+    keys its labels by them (``labels.json["4183_en_3"]``), so whoever reads a turn's record id while
+    annotating it can look its answers up. Everyone else names a turn by its neutral ``Turn <pk>``."""
 
     def __init__(self, is_lead: bool = False, blind_turns=(), blind_dialogues=()):
         self.is_lead = is_lead
@@ -250,12 +267,39 @@ class MetadataAccess:
         allowed = ANNOTATOR_METADATA_KEYS[kind]
         return {key: value for key, value in metadata.items() if key in allowed}
 
+    def sees_record_ids(self, *, turn_id=None, dialogue_id=None) -> bool:
+        return self.is_lead and turn_id not in self.blind_turns and dialogue_id not in self.blind_dialogues
+
+    def record_id(self, value, *, turn_id=None, dialogue_id=None):
+        """A dialogue's or turn's ``external_id`` as this reader may see it: the id for a lead, else None."""
+        return value if self.sees_record_ids(turn_id=turn_id, dialogue_id=dialogue_id) else None
+
+    def turn_name(self, turn) -> str:
+        """How pages name ``turn`` to this reader: its dialogue's record id and index for a lead, else ``Turn <pk>``."""
+        if self.sees_record_ids(turn_id=turn.pk, dialogue_id=turn.dialogue_id):
+            return f"{turn.dialogue.external_id} · turn {turn.index}"
+        return neutral_turn_name(turn.pk)
+
+
+def neutral_turn_name(turn_id) -> str:
+    """A turn's name that says nothing about the source: its database id (a sequence, not the record id)."""
+    return f"Turn {turn_id}"
+
 
 ANNOTATOR_METADATA = MetadataAccess()  # what anyone but a lead gets (the default of every serializer)
 
 
 def metadata_access(user, project: Project) -> MetadataAccess:
+    """What ``user`` may read of the source's metadata and record ids in ``project``."""
     if role_in(user, project) not in LEAD_ROLES:
         return ANNOTATOR_METADATA
     blind = list(Turn.objects.filter(pk__in=blind_turn_ids(user, project)).values_list("pk", "dialogue_id"))
     return MetadataAccess(True, [turn for turn, _ in blind], [dialogue for _, dialogue in blind])
+
+
+def turn_name(user, turn, project: Project | None = None) -> str:
+    """``turn`` named for ``user``: record ids for a lead who is not blind on it, ``Turn <pk>`` for anyone else."""
+    project = project if project is not None and project.pk == turn.dialogue.project_id else turn.dialogue.project
+    if role_in(user, project) not in LEAD_ROLES or is_blind_on(user, turn):
+        return neutral_turn_name(turn.pk)
+    return MetadataAccess(True).turn_name(turn)

@@ -1,14 +1,19 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 
 from . import models
-from .admin_scoping import LedProjectsAdmin, led_list_filter, scope_to_led_projects
+from .projects.services import membership_remove
+from .admin_scoping import LedProjectsAdmin, NotOnBlindTurnsAdmin, led_list_filter, scope_to_led_projects
 
 
 class MembershipInline(admin.TabularInline):
     model = models.Membership
     extra = 1
     autocomplete_fields = ["user"]
+    # Removing someone releases their slots and closes their flags (projects.services.membership_remove):
+    # done from the Memberships list or the project's People page, never by deleting an inline row.
+    can_delete = False
 
 
 class GuidelineExampleInline(admin.StackedInline):
@@ -38,6 +43,9 @@ class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]
+    # The protocol is set on the project's Protocol page (or protocol_set / the API), where it is checked and
+    # versioned; the admin only shows which version is current.
+    readonly_fields = ["protocol_version"]
     actions = [_export_action("jsonl", "Export gold JSONL"),
                _export_action("cognibench", "Export CogniBench labels.json")]
 
@@ -48,6 +56,19 @@ class MembershipAdmin(LedProjectsAdmin, admin.ModelAdmin):
     list_filter = ["project", "role"]
     autocomplete_fields = ["user"]
 
+    # The one write path of a removal: the member's unsubmitted slots are released and open flags closed.
+    def delete_model(self, request, obj):
+        try:
+            effects = membership_remove(obj, actor=request.user)
+        except ValidationError as error:
+            self.message_user(request, " ".join(error.messages), level=messages.ERROR)
+        else:
+            self.message_user(request, f"Removed {effects.summary()}")
+
+    def delete_queryset(self, request, queryset):
+        for membership in queryset:
+            self.delete_model(request, membership)
+
 
 @admin.register(models.GuidelineExample)
 class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
@@ -56,7 +77,8 @@ class GuidelineExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
 
 
 @admin.register(models.Dialogue)
-class DialogueAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class DialogueAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
+    blind_turn_path = "turns"  # a dialogue with a turn the user is annotating is hidden whole
     list_display = ["external_id", "project", "topic", "language", "generator_model"]
     list_filter = ["project", "language", "generator_model"]
     search_fields = ["external_id", "topic"]
@@ -71,7 +93,7 @@ class SentenceInline(admin.TabularInline):
 
 
 @admin.register(models.Turn)
-class TurnAdmin(LedProjectsAdmin, admin.ModelAdmin):
+class TurnAdmin(NotOnBlindTurnsAdmin, LedProjectsAdmin, admin.ModelAdmin):
     project_path = "dialogue__project"
     list_display = ["__str__", "dialogue", "index", "is_qualification", "created_at"]
     list_filter = ["dialogue__project", "is_qualification"]

@@ -10,7 +10,7 @@ scoped lists. Superusers (site administrators) see everything.
 from django.contrib import admin
 from django.db.models import Q
 
-from .access import UNSUBMITTED, led_projects
+from .access import blind_turn_ids_everywhere, led_projects
 from .models import Assignment, Dialogue, ImportBatch, Project, Sentence, Turn
 
 # How each project-bound model reaches its project, for the foreign-key choices of admin forms.
@@ -75,5 +75,19 @@ def led_list_filter(filters, user):
 def others_not_on_blind_turns(queryset, user, assignment_prefix: str):
     """Assignments (or records of one, through ``assignment_prefix``) without those of other people on the
     turns ``user`` holds an unsubmitted slot on: the slot-holder rule holds in the admin too."""
-    blind = Assignment.objects.filter(annotator=user, status__in=UNSUBMITTED).values("turn_id")
+    blind = blind_turn_ids_everywhere(user)
     return queryset.exclude(~Q(**{f"{assignment_prefix}annotator": user}), **{f"{assignment_prefix}turn_id__in": blind})
+
+
+class NotOnBlindTurnsAdmin:
+    """Mixin for the admin of turns and what hangs on them (dialogues, sentences): the objects of a turn the
+    user holds an unsubmitted slot on are not listed, not found by search, and their change, history and
+    delete pages answer as the admin does for a missing object (``get_object`` finds none), whatever the
+    user's role: their metadata holds the source's relevance marks and record ids (``annotator.access``).
+    ``blind_turn_path`` leads from the model to the turn (``pk`` for a Turn, ``turns`` for a Dialogue)."""
+
+    blind_turn_path = "pk"
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        return queryset.exclude(**{f"{self.blind_turn_path}__in": blind_turn_ids_everywhere(request.user)})

@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from . import models
+from .access import blind_turn_ids_everywhere
 from .admin_scoping import LedProjectsAdmin, others_not_on_blind_turns
 
 
@@ -32,6 +33,13 @@ class AssignmentAdmin(LedProjectsAdmin, admin.ModelAdmin):
     def get_queryset(self, request):
         # Not another person's slot (with its audit history) on a turn the user holds an unsubmitted slot on.
         return others_not_on_blind_turns(super().get_queryset(request), request.user, "")
+
+    def get_search_results(self, request, queryset, search_term):
+        # The search reads the source's record id: it must not say which of the user's own open slots has it.
+        found, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        if search_term:
+            found = found.exclude(turn_id__in=blind_turn_ids_everywhere(request.user))
+        return found, may_have_duplicates
 
     def has_add_permission(self, request):
         return False

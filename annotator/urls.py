@@ -7,6 +7,8 @@ from .claims import views as claims
 from .corpus import views as data
 from annotator.corpus.units import views as units
 from .gold import views as gold
+from .projects import console_views as console
+from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
 from .work import views as workspace
@@ -14,6 +16,18 @@ from .work import views as workspace
 urlpatterns = [
     path("", home.home, name="home"),
     path("p/<slug:slug>/", home.project_detail, name="project_detail"),
+    # The lead's console: a new project, its settings, its people and invite links (projects/console_views.py)
+    path("projects/new/", console.project_create, name="project_create"),
+    path("p/<slug:slug>/settings/", console.project_settings, name="project_settings"),
+    path("p/<slug:slug>/people/", console.people, name="project_people"),
+    path("p/<slug:slug>/people/add/", console.member_add, name="project_member_add"),
+    path("p/<slug:slug>/people/<int:user_id>/role/", console.member_role, name="project_member_role"),
+    path("p/<slug:slug>/people/<int:user_id>/remove/", console.member_remove, name="project_member_remove"),
+    path("p/<slug:slug>/invites/new/", console.invite_create, name="project_invite_create"),
+    path("p/<slug:slug>/invites/<int:invite_id>/revoke/", console.invite_revoke, name="project_invite_revoke"),
+    path("join/<str:token>/", console.project_join, name="project_join"),
+    path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
+    path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)
     path("p/<slug:slug>/turns/", data.turn_list, name="turn_list"),
     path("p/<slug:slug>/turns/<int:turn_id>/", data.turn_detail, name="turn_detail"),

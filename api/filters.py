@@ -20,7 +20,7 @@ class DialogueFilter(django_filters.FilterSet):
     topic = django_filters.CharFilter(help_text="Exact topic.")
     generator_model = django_filters.CharFilter(help_text="Exact name of the model that wrote the responses.")
     language = django_filters.CharFilter()
-    external_id = django_filters.CharFilter()
+    external_id = django_filters.CharFilter(help_text="Leads only: the source's record id (400 for anyone else).")
 
     class Meta:
         model = Dialogue

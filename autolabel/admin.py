@@ -262,11 +262,16 @@ def autolabel_selected(modeladmin, request, queryset):
         turns = Turn.objects.filter(dialogue__in=queryset.values("pk"), is_qualification=False)
     else:
         turns = Turn.objects.filter(dialogue__project__in=queryset.values("pk"), is_qualification=False)
-    projects = set(turns.values_list("dialogue__project", flat=True).distinct()[:2])
+    # Without order_by(), the turns' ordering (dialogue, index) would take part in DISTINCT: two turns of one
+    # project would fill the slice and a second project would pass unseen (its turns refused only later).
+    projects = list(Project.objects.filter(pk__in=turns.order_by().values("dialogue__project")).order_by("name")[:3])
     if len(projects) != 1:
-        messages.error(request, "Select turns of exactly one project (a job labels one project).")
+        names = ", ".join(project.name for project in projects[:2]) + (", …" if len(projects) > 2 else "")
+        messages.error(request, (f"The selection holds turns of several projects ({names}): select turns of exactly "
+                                 "one project (a job labels one project).") if projects else
+                       "The selection holds no turn to label: select turns of exactly one project.")
         return None
-    request.session[SESSION_KEY] = {"project": projects.pop(), "turns": list(turns.values_list("pk", flat=True))}
+    request.session[SESSION_KEY] = {"project": projects[0].pk, "turns": list(turns.values_list("pk", flat=True))}
     return redirect(reverse("admin:autolabel_job_start") + "?selection=1")
 
 

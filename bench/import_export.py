@@ -1,6 +1,10 @@
 """Benchmark: import and export of the synthetic CogniBench-L corpus on SQLite and PostgreSQL.
 
-    .venv/bin/python bench/import_export.py [--turns 24000] [--db sqlite,postgres]
+    .venv/bin/python bench/import_export.py [--turns 24000] [--db sqlite,postgres] [--imports-only]
+
+A Chinese corpus of the same size (``synthetic.write_jsonl(language="zh")``: no units in the file,
+the studio cuts each response with sentencex) is imported too, and its rate and memory are
+compared with the English import without gold in the same run.
 
 Each step runs the real management command in a child process on a fresh
 database and reports wall time, sentences per second and the child's peak RSS
@@ -58,6 +62,7 @@ def main():
     parser = argparse.ArgumentParser(description="import/export benchmark")
     parser.add_argument("--turns", type=int, default=24_000)
     parser.add_argument("--db", default="sqlite,postgres")
+    parser.add_argument("--imports-only", action="store_true", help="skip the exports")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
@@ -73,13 +78,17 @@ def main():
         if not path.exists():
             write_jsonl(path, turns=args.turns, labelled=labelled)
         corpora[labelled] = path
+    chinese = OUT / f"synthetic-{args.turns}-zh.jsonl"
+    if not chinese.exists():
+        write_jsonl(chinese, turns=args.turns, labelled=False, language="zh")
     quarter = OUT / f"synthetic-{args.turns // 4}-gold.jsonl"
     if not quarter.exists():
         write_jsonl(quarter, turns=args.turns // 4, labelled=True)
     sentences = args.turns * 10
 
     print(f"corpus: {args.turns} turns x 10 sentences = {sentences} sentences, ~700-word references, "
-          f"{corpora[False].stat().st_size / 1e6:.0f} MB (plain) / {corpora[True].stat().st_size / 1e6:.0f} MB (with gold)")
+          f"{corpora[False].stat().st_size / 1e6:.0f} MB (plain) / {corpora[True].stat().st_size / 1e6:.0f} MB (with gold); "
+          f"Chinese: same turns, no units in the file, ~700-character references, {chinese.stat().st_size / 1e6:.0f} MB")
     print(f"machine: {os.cpu_count()} cores, shared with other work (load average {os.getloadavg()[0]:.1f})")
     print()
     # What every step pays before it reads a byte: Python, Django and the command's imports
@@ -96,12 +105,24 @@ def main():
         print(f"{kind:<10} {what:<34} {seconds:>7.2f} {count / seconds:>12,.0f} {count / (seconds - startup):>14,.0f} "
               f"{cpu:>6.2f} {rss:>11.0f}", flush=True)
 
+    comparisons = []
     for kind in args.db.split(","):
+        measured = {}
         for labelled, what in ((False, "import (sentences only)"), (True, "import (sentences + gold)")):
             env = fresh_database(kind, "gold" if labelled else "plain")
             seconds, rss, cpu = run([PYTHON, "manage.py", "import_jsonl", "--project", "bench", "--create",
                                      str(corpora[labelled])], env, what)
             row(kind, what, seconds, rss, cpu, sentences)
+            measured.setdefault("en", (seconds, rss, cpu))
+        what = "import zh (studio cuts units)"
+        zh_env = fresh_database(kind, "zh")
+        seconds, rss, cpu = run([PYTHON, "manage.py", "import_jsonl", "--project", "bench", "--create", str(chinese)],
+                                zh_env, what)
+        row(kind, what, seconds, rss, cpu, sentences)
+        measured["zh"] = (seconds, rss, cpu)
+        comparisons.append((kind, measured))
+        if args.imports_only:
+            continue
         # env now holds the database with gold: export it, then a quarter-size project for the memory trend.
         for fmt in ("jsonl", "cognibench"):
             seconds, rss, cpu = run([PYTHON, "manage.py", "export_gold", "--project", "bench", "--format", fmt,
@@ -112,6 +133,11 @@ def main():
         seconds, rss, cpu = run([PYTHON, "manage.py", "export_gold", "--project", "bench", "--format", "jsonl",
                                  "--out", str(OUT / f"export-{kind}-quarter.jsonl")], env, "export quarter")
         row(kind, f"export jsonl ({args.turns // 4} turns)", seconds, rss, cpu, sentences // 4)
+    for kind, measured in comparisons:
+        (en_seconds, en_rss, en_cpu), (zh_seconds, zh_rss, zh_cpu) = measured["en"], measured["zh"]
+        print(f"{kind}: Chinese import at {en_seconds / zh_seconds:.2f}x the English sentences/s wall "
+              f"({en_cpu / zh_cpu:.2f}x by CPU time; goal >= 0.5), peak memory {zh_rss / en_rss:.2f}x English "
+              "(goal <= 1.5)")
     print(f"load average after the run: {os.getloadavg()[0]:.1f}")
 
 

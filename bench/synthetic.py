@@ -16,7 +16,11 @@ Two uses:
   same bulk writer the importers use), for benchmarks of the workspace, gold
   and API at scale.
 
-Command line: ``.venv/bin/python bench/synthetic.py OUT.jsonl [--turns N]``.
+``write_jsonl(path, ..., language="zh")`` writes a Chinese corpus instead: the same shape, sentences
+assembled from Chinese word lists, and no ``sentences`` field, so the studio cuts every response into
+units on import (the import benchmark's Chinese row).
+
+Command line: ``.venv/bin/python bench/synthetic.py OUT.jsonl [--turns N] [--language zh]``.
 """
 
 from __future__ import annotations
@@ -65,6 +69,22 @@ LABELS = ("faithful", "faithful", "faithful", "invented", "speculative", "reliab
           "misleading", "irrelevant")
 
 
+# The Chinese corpus: sentences end in 。！？ (as the studio's segmenter expects), numbers and a few Latin words inside.
+ZH_SUBJECTS = ("北方盆地", "老港口", "河口三角洲", "沿海铁路", "市议会", "研究站", "山口", "乡村学校", "东部省份", "皇家图书馆",
+               "棉纺厂", "天文台", "海岛渡轮", "盐沼", "玻璃厂", "管弦乐团", "植物园", "矿业公司", "灯塔", "大教堂合唱团")
+ZH_VERBS = ("始建于", "扩建于", "重建于", "衰落于", "更名于", "产量翻倍于", "首次对游客开放于", "与邻近机构合并于", "被调查于")
+ZH_COMPLEMENTS = ("经过一场漫长的土地纠纷之后", "在当地家庭的支持下", "尽管洪水反复发生", "依照一项新的章程", "在所有权变更之后",
+                  "作为区域规划的一部分", "在旧桥倒塌之时", "在快速发展的时期", "依靠认购筹集的资金", "在工程师的监督下")
+ZH_OPINIONS = ("这说明该项目比创始人承认的更有雄心！", "这一决定很可能影响了该地区后来的历史。", "许多游客认为它是同类建筑中最出色的。",
+               "这种变化大概反映了更广泛的经济压力。", "如果没有廉价的交通，这样的增长能实现吗？", "历史学家至今仍对其衰落的原因存在分歧。",
+               "按GDP计算，增长率约为3.5%。")
+ZH_FILLERS = ("当然！", "好问题。", "很高兴为您解答。")
+
+
+def _zh_fact(rng: random.Random) -> str:
+    return f"{rng.choice(ZH_SUBJECTS)}{rng.choice(ZH_VERBS)}{rng.choice(YEARS)}年，{rng.choice(ZH_COMPLEMENTS)}。"
+
+
 def _fact(rng: random.Random) -> str:
     subject = rng.choice(SUBJECTS)
     return f"{subject[0].upper()}{subject[1:]} {rng.choice(VERBS)} {rng.choice(YEARS)} {rng.choice(COMPLEMENTS)}."
@@ -73,37 +93,48 @@ def _fact(rng: random.Random) -> str:
 class _Pool:
     """Pre-assembled sentences, so generating 24,000 turns takes seconds."""
 
-    def __init__(self, rng: random.Random, size: int = 4000):
-        self.facts = [_fact(rng) for _ in range(size)]
+    def __init__(self, rng: random.Random, size: int = 4000, language: str = "en"):
+        self.chinese = language == "zh"
+        fact = _zh_fact if self.chinese else _fact
+        self.facts = [fact(rng) for _ in range(size)]
+        self.fillers, self.opinions = (ZH_FILLERS, ZH_OPINIONS) if self.chinese else (FILLERS, OPINIONS)
+        self.joiner = "" if self.chinese else " "
 
     def sentences(self, rng: random.Random, count: int) -> list[str]:
         out = []
         for _ in range(count):
             roll = rng.random()
             if roll < 0.05:
-                out.append(rng.choice(FILLERS))
+                out.append(rng.choice(self.fillers))
             elif roll < 0.30:
-                out.append(rng.choice(OPINIONS))
+                out.append(rng.choice(self.opinions))
             else:
                 out.append(rng.choice(self.facts))
         return out
 
     def reference(self, rng: random.Random, words: int) -> str:
+        """About ``words`` words (characters in Chinese: the studio's word count, domain/languages.py)."""
         parts, count = [], 0
         while count < words:
             sentence = rng.choice(self.facts)
             parts.append(sentence)
-            count += sentence.count(" ") + 1
-        return " ".join(parts)
+            count += len(sentence) if self.chinese else sentence.count(" ") + 1
+        return self.joiner.join(parts)
 
 
 def iter_turn_objects(turns=24_000, sentences_per_turn=10, reference_words=700, turns_per_dialogue=4,
-                      labelled=True, seed=7):
-    """Yield one JSON-able object per turn, in the project's JSONL format."""
+                      labelled=True, seed=7, language="en"):
+    """Yield one JSON-able object per turn, in the project's JSONL format.
+
+    ``language="zh"``: a Chinese corpus without units (and so without gold): the studio cuts each response.
+    """
     from annotator.domain.protocol import path_for_label
 
     rng = random.Random(seed)
-    pool = _Pool(rng)
+    pool = _Pool(rng, language=language)
+    if pool.chinese:
+        yield from _chinese_turn_objects(rng, pool, turns, sentences_per_turn, reference_words, turns_per_dialogue)
+        return
     paths = {label: path_for_label(label) for label in set(LABELS)}
     reference = topic = model = None
     for number in range(turns):
@@ -130,6 +161,23 @@ def iter_turn_objects(turns=24_000, sentences_per_turn=10, reference_words=700, 
                      "user_message": f"Tell me more about {rng.choice(SUBJECTS)}.",
                      "response": " ".join(texts), "history": [], "metadata": {}},
             "sentences": sentences,
+        }
+
+
+def _chinese_turn_objects(rng, pool, turns, sentences_per_turn, reference_words, turns_per_dialogue):
+    reference = topic = model = None
+    for number in range(turns):
+        turn_index = number % turns_per_dialogue
+        if turn_index == 0:
+            reference = pool.reference(rng, reference_words)
+            topic, model = rng.choice(TOPICS), rng.choice(MODELS)
+        dialogue_id = f"zh-{number // turns_per_dialogue:06d}"
+        yield {
+            "dialogue": {"id": dialogue_id, "topic": topic, "language": "zh", "generator_model": model,
+                         "reference": reference, "metadata": {}},
+            "turn": {"index": turn_index, "id": f"{dialogue_id}_{turn_index}",
+                     "user_message": f"请再介绍一下{rng.choice(ZH_SUBJECTS)}。",
+                     "response": "".join(pool.sentences(rng, sentences_per_turn)), "history": [], "metadata": {}},
         }
 
 
@@ -172,7 +220,8 @@ if __name__ == "__main__":
     parser.add_argument("--sentences", type=int, default=10)
     parser.add_argument("--reference-words", type=int, default=700)
     parser.add_argument("--unlabelled", action="store_true")
+    parser.add_argument("--language", default="en", choices=("en", "zh"))
     args = parser.parse_args()
     out = write_jsonl(args.out, turns=args.turns, sentences_per_turn=args.sentences,
-                      reference_words=args.reference_words, labelled=not args.unlabelled)
+                      reference_words=args.reference_words, labelled=not args.unlabelled, language=args.language)
     print(f"wrote {args.turns} turns to {out} ({out.stat().st_size / 1e6:.1f} MB)")

@@ -7,6 +7,7 @@ import sys
 import threading
 import time
 import uuid
+import warnings
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,15 @@ def empty_cache():
     yield
 
 
+@pytest.fixture(autouse=True)
+def fresh_protocols():
+    """Loaded protocol versions are cached by row id, and a rolled-back test reuses ids."""
+    from annotator.projects.protocols import forget_loaded_protocols
+
+    forget_loaded_protocols()
+    yield
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_celery_queue():
     """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""
@@ -75,11 +85,11 @@ def database_url_for_worker():
 
 @pytest.fixture
 def start_celery_worker(isolated_celery_queue, transactional_db):
-    """Start a real ``celery worker`` process on the test database; killed at teardown.
+    """Start a real ``celery worker`` process on the test database; shut down at teardown (stop_workers).
 
     Returns a function; call it (again) to start a worker, e.g. after killing one.
     """
-    processes = []
+    processes = {}  # node name -> process
 
     def start(concurrency=2, extra_env=None):
         env = dict(os.environ)
@@ -88,14 +98,18 @@ def start_celery_worker(isolated_celery_queue, transactional_db):
         env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
         env.pop("TEST_DATABASE_NAME", None)
         env.update(extra_env or {})
+        # A node name of its own, so that the shutdown at teardown reaches this worker only (the broker, and
+        # Redis in CI, may be shared with other test sessions).
+        nodename = f"{isolated_celery_queue}-{uuid.uuid4().hex[:6]}@pytest"
         log = open(ROOT / "var" / f"worker-{isolated_celery_queue}-{len(processes)}.log", "w")
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", isolated_celery_queue,
+             "--hostname", nodename,
              "--concurrency", str(concurrency), "--pool", "threads", "--without-gossip", "--without-mingle",
              "--without-heartbeat", "-l", "INFO"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
-        processes.append(proc)
+        processes[nodename] = proc
         # Wait until it is ready to consume (it logs "ready").
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -107,8 +121,26 @@ def start_celery_worker(isolated_celery_queue, transactional_db):
         raise RuntimeError("celery worker did not become ready within 60 s")
 
     yield start
-    for proc in processes:
-        if proc.poll() is None:
+    stop_workers(processes)
+
+
+def stop_workers(processes):
+    """Shut the running workers down by remote control, all at once, and wait for them to exit.
+
+    A warm shutdown like SIGTERM's (the worker stops consuming and finishes a task it is running), without
+    SIGTERM's idle wait: on a signal the worker's loop first waits out its broker poll (2 s, twice), where
+    the shutdown command arrives with the next message (config/settings/test.py polls every 0.1 s).
+    """
+    from config.celery import app
+
+    running = {name: proc for name, proc in processes.items() if proc.poll() is None}
+    if running:
+        app.control.shutdown(destination=list(running))
+    for proc in running.values():
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:  # the command did not arrive: a signal then, and a kill
+            warnings.warn(f"a celery worker ignored the shutdown command for 30 s (pid {proc.pid})", stacklevel=1)
             proc.terminate()
             try:
                 proc.wait(10)

@@ -79,14 +79,10 @@ def make_world() -> World:
     return world
 
 
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 # Shared by the API test modules, which import these names (pytest then uses the fixtures there).
 @pytest.fixture(autouse=True)
-def fast(settings):
-    """Fast password hashing, and no throttle counters or cached reports carried between tests."""
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def fast():
+    """No throttle counters or cached reports carried between tests."""
     cache.clear()
     yield
     cache.clear()

@@ -3,6 +3,7 @@ annotator half way through a turn, a peer's submitted and disputed turn, a tripl
 feedback, a qualification result, an import, an export and an auto-label job; and a snapshot of every row
 a POST of the HTML routes could change."""
 
+from django.contrib.auth.models import Permission
 from rest_framework.authtoken.models import Token
 
 from annotator import models
@@ -50,7 +51,13 @@ def make_world():
     w.profile = LLMProfile.objects.create(name="local", base_url="http://127.0.0.1:9/v1")
     prompt = PromptVersion.objects.create(project=w.project, version=1)
     w.job = AutoLabelJob.objects.create(project=w.project, profile=w.profile, prompt_version=prompt, model="m")
-    w.users = {"lead": w.lead, "adjudicator": w.adjudicator, "annotator": w.annotator, "peer": w.peer}
+    w.invite = models.ProjectInvite.objects.create(project=w.project, token="pilot-invite", role=Role.ANNOTATOR,
+                                                   expires_at="2099-01-01T00:00:00Z")
+    # Someone the site administrator lets create projects (and who is in no project yet: joins with the link).
+    w.creator = member(views_project(slug="creators-own"), Role.LEAD, username="creator", password=NO_PASSWORD)
+    w.creator.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="annotator"))
+    w.users = {"lead": w.lead, "adjudicator": w.adjudicator, "annotator": w.annotator, "peer": w.peer,
+               "creator": w.creator}
     return w
 
 
@@ -67,6 +74,7 @@ def path_values(w, route_name):
         "adjudication_id": w.triplet_dispute.pk if route_name == "claims_dispute_resolve" else w.adjudication.pk,
         "annotation_id": w.peer_annotation.pk, "pk": pk, "fmt": "jsonl", "table": "agreement",
         "job_id": w.job.pk if route_name.startswith("autolabel:") else w.export_job.pk,
+        "user_id": w.peer.pk, "invite_id": w.invite.pk, "token": w.invite.token,
     }
 
 
@@ -75,7 +83,8 @@ def snapshot():
     counted = [models.AnnotationEvent, models.SentenceAnnotation, models.EvidenceSpan, models.GoldLabel,
                models.GoldEvent, models.Question, models.QuestionMessage, models.Feedback, models.GuidelineExample,
                models.ClaimTriplet, models.TripletAnnotation, models.ExportJob, models.QualificationResult,
-               models.Assignment, models.ImportBatch, AutoLabelJob, Token, models.UnitFlag, models.SegmentationChange]
+               models.Assignment, models.ImportBatch, AutoLabelJob, Token, models.UnitFlag, models.SegmentationChange,
+               models.Project, models.Membership, models.ProjectInvite]
     state = {model.__name__: model.objects.count() for model in counted}
     state["assignments"] = list(models.Assignment.objects.order_by("pk").values_list(
         "pk", "status", "version", "annotator_id"))
@@ -90,5 +99,9 @@ def snapshot():
     state["qualification"] = (list(models.Turn.objects.filter(is_qualification=True).values_list("pk", flat=True)),
                               models.Project.objects.get(slug="pilot").qualification_pass_mark,
                               models.Project.objects.get(slug="pilot").qualification_auto_retries)
+    state["people"] = list(models.Membership.objects.order_by("pk").values_list("pk", "role"))
+    state["settings"] = list(models.Project.objects.order_by("pk").values_list(
+        "pk", "name", "overlap", "protocol_mode", "imported_gold", "guidelines", "show_prelabels"))
+    state["invites"] = list(models.ProjectInvite.objects.order_by("pk").values_list("pk", "revoked_at", "uses"))
     state["jobs"] = list(AutoLabelJob.objects.values_list("pk", "cancel_requested"))
     return state

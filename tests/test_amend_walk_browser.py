@@ -6,7 +6,6 @@ from playwright.sync_api import expect
 from annotator.domain import protocol
 from annotator.models import AnnotationEvent
 from annotator.domain.vocabulary import Label
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 from tests.test_security_csp_browser import watched
 from tests.test_qa_gating import reviewed  # noqa: F401 (fixture: a submitted turn, feedback on sentence 2)
 
@@ -22,7 +21,7 @@ def open_amend(page):
     form = item.locator("form[data-amend-walk]")
     expect(amend_button(form)).to_be_disabled()
     item.get_by_text("Amend my answer").click()
-    expect(asked(form)).to_have_text("Is the sentence irrelevant?")
+    expect(asked(form)).to_have_text("Is the sentence relevant?")
     expect(form.locator("[data-walk-value]").first).to_be_focused()  # the keys answer at once
     return item, form
 
@@ -50,9 +49,9 @@ def test_the_annotator_walks_to_a_label_by_keyboard_takes_one_back_and_amends(re
     page = watched(page_for(ann), problems)
     item, form = open_amend(page)
 
-    press(page, "n2")  # "Is the sentence irrelevant?" no; cognitive
+    press(page, "y2")  # "Is the sentence relevant?" yes; cognitive
     expect(asked(form)).to_have_text("Is it rational?")
-    expect(walked(form)).to_have_text(["Is the sentence irrelevant? → Relevant", "Factual or cognitive? → Cognitive"])
+    expect(walked(form)).to_have_text(["Is the sentence relevant? → Relevant", "Factual or cognitive? → Cognitive"])
     expect(amend_button(form)).to_be_disabled()
     press(page, "yy")  # rational; grounded: not at a label yet
     expect(asked(form)).to_have_text("Is it unequivocal?")
@@ -79,10 +78,10 @@ def test_the_annotator_walks_to_a_label_by_keyboard_takes_one_back_and_amends(re
 
     # The item htmx swapped in has a form of its own, walked afresh.
     item.get_by_text("Amend my answer").click()
-    expect(asked(form)).to_have_text("Is the sentence irrelevant?")
+    expect(asked(form)).to_have_text("Is the sentence relevant?")
     expect(walked(form)).to_have_count(0)
     expect(amend_button(form)).to_be_disabled()
-    page.keyboard.press("y")
+    page.keyboard.press("n")  # "Is the sentence relevant?" no
     expect(form.locator("[data-walk-result]")).to_have_text("New label: Irrelevant")
     assert problems == [], "\n".join(problems)
 
@@ -94,8 +93,8 @@ def test_a_key_that_is_not_an_answer_is_refused_visibly_and_changes_nothing(revi
     refused = form.get_by_role("alert")
 
     page.keyboard.press("3")
-    expect(refused).to_have_text("Key 3 is not an answer to “Is the sentence irrelevant?”: it was not applied.")
-    expect(asked(form)).to_have_text("Is the sentence irrelevant?")
+    expect(refused).to_have_text("Key 3 is not an answer to “Is the sentence relevant?”: it was not applied.")
+    expect(asked(form)).to_have_text("Is the sentence relevant?")
     expect(walked(form)).to_have_count(0)
     page.keyboard.press("u")
     expect(refused).to_have_text("Nothing to take back: no question is answered yet.")
@@ -144,6 +143,6 @@ def test_every_label_path_walked_in_the_form_ends_on_that_label(reviewed, page_f
         expect(amend_button(form)).to_be_enabled()
         for _ in path:
             undo.click()
-        expect(asked(form)).to_have_text("Is the sentence irrelevant?")
+        expect(asked(form)).to_have_text("Is the sentence relevant?")
         expect(form.locator("input[name=label]")).to_have_value("")
         expect(undo).to_be_disabled()

@@ -205,11 +205,12 @@ def test_token_clients_are_throttled_and_told_when_to_retry(world, settings):
 def test_leads_manage_members_and_keep_a_lead(world):
     client = token_client(world.users["lead"])
     member_url = url("member-list", world)
-    get_user_model().objects.create_user("newbie", password="x")
+    member(world.other_project, Role.ANNOTATOR, username="newbie")
+    member(world.other_project, Role.LEAD, username=world.users["lead"].username)
     added = client.post(member_url, {"username": "newbie", "role": "annotator"}, format="json")
     assert added.status_code == 201 and added.json()["role"] == "annotator"
     unknown = client.post(member_url, {"username": "ghost"}, format="json")
-    assert unknown.status_code == 400 and "No active user named 'ghost'" in unknown.json()["errors"]["username"][0]
+    assert unknown.status_code == 400 and "Nobody you can add" in unknown.json()["errors"]["username"][0]
     lead_id = world.users["lead"].pk
     demote = client.patch(url("member-detail", world, user_id=lead_id), {"role": "annotator"}, format="json")
     assert demote.status_code == 400 and "at least one lead" in demote.json()["errors"]["role"][0]

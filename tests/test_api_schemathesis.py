@@ -1,9 +1,16 @@
 """schemathesis against the OpenAPI schema, as a lead with a token: no 5xx, every response as documented.
 
-Bounded on purpose (a few examples per operation): it runs in the suite, not as
-a fuzzing campaign. The project's slug is pinned to the test world's project so
-that requests reach the views instead of stopping at the project lookup.
+Bounded on purpose in the default run: every operation, its schema examples and three generated
+requests (valid and malformed alike), so that it runs in the suite, not as a fuzzing campaign. The deeper
+run, ``SCHEMATHESIS_DEEP=1`` (``make test-schema-deep``), adds schemathesis's coverage phase (every
+boundary value, missing field and wrong type the schema defines: 2,697 requests for the 13 assignment
+operations where the default run sends 50) and 100 generated requests an operation
+(``SCHEMATHESIS_MAX_EXAMPLES`` sets another number).
+The project's slug is pinned to the test world's project so that requests reach the views instead of
+stopping at the project lookup.
 """
+
+import os
 
 import pytest
 import schemathesis
@@ -12,6 +19,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, Phase, settings
 from rest_framework.authtoken.models import Token
+from schemathesis.config import SchemathesisConfig
 from schemathesis.checks import (
     content_type_conformance,
     not_a_server_error,
@@ -19,14 +27,18 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from tests.factories_api import FAST_HASHERS, make_world
+from tests.factories_api import make_world
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+DEEP = os.environ.get("SCHEMATHESIS_DEEP", "") not in ("", "0")
+MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", 100 if DEEP else 3))
+# The coverage phase's cases are made when the tests are collected (in every pytest-xdist worker) and run
+# as explicit examples; they are what made a case take 3-6 s.
+CONFIG = SchemathesisConfig.from_dict({"phases": {"coverage": {"enabled": DEEP}}})
 
 
 @pytest.fixture
-def lead_token(db, settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def lead_token(db):
     cache.clear()
     world = make_world()
     token, _ = Token.objects.get_or_create(user=world.users["lead"])
@@ -53,7 +65,7 @@ def load_schema():
     from config.wsgi import application
 
     generated = SchemaGenerator().get_schema(request=None, public=True)
-    loaded = schemathesis.openapi.from_dict(json.loads(OpenApiJsonRenderer().render(generated)))
+    loaded = schemathesis.openapi.from_dict(json.loads(OpenApiJsonRenderer().render(generated)), config=CONFIG)
     loaded.app = application
     loaded.location = "/api/schema/"
     return loaded
@@ -66,7 +78,7 @@ schema = load_schema().exclude(method="DELETE", path="/api/v1/auth/token/")
 @pytest.mark.django_db
 @schema.parametrize()
 @settings(
-    max_examples=3, deadline=None, derandomize=True,
+    max_examples=MAX_EXAMPLES, deadline=None, derandomize=True,
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=list(HealthCheck),
 )

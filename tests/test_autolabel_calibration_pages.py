@@ -14,7 +14,6 @@ from annotator.domain.vocabulary import Role
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.models import AutoLabelJob, LLMProfile, Prediction, PromptVersion
 from tests.factories import ProjectFactory, member
-from tests.factories_api import FAST_HASHERS
 from tests.factories_autolabel import gold_turn
 
 pytestmark = pytest.mark.django_db
@@ -53,8 +52,7 @@ def always_faithful(gold):
 
 
 @pytest.fixture
-def world(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def world():
     project = ProjectFactory()
     turns = [gold_turn(project) for _ in range(4)]
     lead = member(project, Role.LEAD, username="lead-lena")

@@ -145,6 +145,18 @@ def test_admin_action_refuses_turns_of_two_projects(admin_client):
     assert "exactly one project" in response.content.decode()
 
 
+def test_admin_action_refuses_two_projects_however_many_turns_the_first_has(admin_client):
+    """Issue 26, item 8: with several turns of one project ticked, a second project's turn went unseen until the
+    start page refused the job. The refusal comes at once, naming the projects, before any page."""
+    first_project, second_project = ProjectFactory(name="Alpha"), ProjectFactory(name="Beta")
+    turns = plain_turns(first_project, 3) + plain_turns(second_project, 1)
+    response = admin_client.post(reverse("admin:annotator_turn_changelist"),
+                                 {"action": "autolabel_selected", "_selected_action": [t.pk for t in turns]})
+    assert response.status_code == 302 and "job_start" not in response["Location"]
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "turns of several projects (Alpha, Beta)" in page
+
+
 def test_admin_start_form_on_a_project(admin_client, profile):
     project = ProjectFactory()
     plain_turns(project, 2)

@@ -12,8 +12,7 @@ from annotator.models import GoldLabel, Membership, Project, Turn
 pytestmark = pytest.mark.django_db
 
 
-def test_load_demo_twice(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed only
+def test_load_demo_twice():
     out = StringIO()
     call_command("load_demo", stdout=out)
     text = out.getvalue()

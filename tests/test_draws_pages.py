@@ -262,3 +262,17 @@ def test_the_checks_page_answers_other_methods_405(client, setup, method):
     project, _, job, lead = setup
     client.force_login(lead)
     assert getattr(client, method)(checks_url(project, job)).status_code == 405
+
+
+def test_the_checks_page_counts_a_randomly_drawn_turn_with_some_gold_as_usable(client, setup):
+    """The faithfulness report uses the gold sentences of every drawn turn (issue 22 item 11), so the page does
+    not say a random draw cannot correct the estimates once one drawn turn has gold on some sentence."""
+    project, turns, job, lead = setup
+    client.force_login(lead)
+    client.post(checks_url(project, job), {"strategy": "random", "size": "2", "seed": "7", "note": ""})
+    assert "No turn drawn at random has any gold" in client.get(checks_url(project, job)).content.decode()
+    drawn = TurnDraw.objects.get().drawn_turns.order_by("position").first().turn
+    sentence = drawn.sentences.order_by("index").first()
+    assert drawn.sentences.count() > 1  # gold on one sentence only: the turn's other sentences stay unlabelled
+    GoldLabel.objects.create(sentence=sentence, label=Label.INVENTED, path={}, provenance="imported")
+    assert "No turn drawn at random has any gold" not in client.get(checks_url(project, job)).content.decode()

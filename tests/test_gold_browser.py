@@ -34,7 +34,7 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
 
     page = page_for(judge)
     page.goto(f"/p/{project.slug}/adjudication/")
-    page.get_by_role("link", name=re.compile(r"^Adjudicate dlg-")).click()
+    page.get_by_role("link", name=re.compile(r"^Adjudicate ")).click()
     dispute = page.locator(f"#dispute-{Adjudication.objects.get(sentence=first).pk}")
     # Both paths side by side, the step where they diverged marked, the note shown.
     assert dispute.locator("tr.diverged").get_attribute("data-diverged") == "faithfulness"
@@ -58,7 +58,7 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     # The next dispute is active: walk the protocol with 1/2 (relevant, cognitive, rational, not grounded).
     second_card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=second).pk}")
     expect(second_card).to_have_class(re.compile(r"\bactive\b"))
-    for key, asked in (("1", "Is the sentence irrelevant?"), ("2", "Factual or cognitive?"),
+    for key, asked in (("1", "Is the sentence relevant?"), ("2", "Factual or cognitive?"),
                        ("1", "Is it rational?"), ("2", "Is it grounded in the reference?")):
         expect(second_card.locator(".question")).to_contain_text(asked)
         page.keyboard.press(key)

@@ -2,6 +2,7 @@
 
 import csv
 import io
+import re
 import json
 
 import pytest
@@ -76,7 +77,9 @@ def test_adjudicators_do_not_see_reports_or_lead_actions(setup):
 
 def test_queue_lists_turns_with_open_disputes(setup):
     page = client_for(setup["judge"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
-    assert setup["turn"].dialogue.external_id in page and "Adjudicate" in page
+    # An adjudicator reads the turn's neutral name, never the source's record id (issue 22 item 2).
+    assert f"Turn {setup['turn'].pk}" in page and "Adjudicate" in page
+    assert setup["turn"].dialogue.external_id not in page
     # An annotator of the turn who is also a lead elsewhere in the project cannot take it.
     Assignment.objects.filter(pk=setup["a1"].pk).update(annotator=setup["lead"])
     page = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/adjudication/").content.decode()
@@ -202,6 +205,21 @@ def test_csv_downloads_raw_numbers_and_quotes_formulas(setup):
     models = list(csv.reader(io.StringIO(client.get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode())))
     assert models[1][0] == "'=SUM(1,2)"
     assert client.get(f"/p/{setup['project'].slug}/reports/nope.csv").status_code == 404
+
+
+@pytest.mark.parametrize("model_name", [";=1+1", "x;=1+1", "a|@SUM(1)", "b\t=1", "c, -2+3", "d;+cmd", "e;\r=1"])
+def test_csv_cells_with_a_formula_after_any_separator_stay_one_text_cell(setup, model_name):
+    """Issue 22 item 8: a spreadsheet may split a CSV line on , ; tab or |; a formula trigger after any of them
+    must not start a cell of its own, whatever separator the spreadsheet picks."""
+    setup["turn"].dialogue.__class__.objects.filter(pk=setup["turn"].dialogue_id).update(generator_model=model_name)
+    raw = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode()
+    for separator in (",", ";", "\t", "|"):
+        for row in csv.reader(io.StringIO(raw), delimiter=separator):
+            for cell in row:
+                if re.fullmatch(r"-?[0-9.eE+-]+", cell):
+                    continue  # a number (a kappa may be negative) is data, not a formula
+                assert cell.lstrip(" ")[:1] not in ("=", "+", "-", "@", "\t", "\r"), (separator, cell, raw)
+    assert "'" + model_name in list(csv.reader(io.StringIO(raw)))[1][0]
 
 
 def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup):

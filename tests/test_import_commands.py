@@ -152,6 +152,8 @@ def test_refchecker_import():
     out = run("import_refchecker", "--project", "rc", str(RC / "dolly_gpt4_answers.json"),
               str(RC / "msmarco_gpt4_answers.json"))
     assert "200 dialogues, 200 turns, 389 sentences, 0 labels, 782 triplets imported" in out
+    # The sample's records carry no reference: the summary warns (issue 26, item 7).
+    assert "warning: 200 turns without a reference (annotators judge them against the question and the dialogue)" in out
     assert counts(project) == (200, 200, 389, 0, 782)
     turn = Turn.objects.get(dialogue__external_id="dolly_gpt4_answers/12646")
     assert turn.dialogue.generator_model == "gpt4" and turn.dialogue.topic == "dolly"

@@ -128,7 +128,7 @@ def test_background_export_job_with_progress_and_download(client, worker):
     assert client.post(reverse("export_job_start", args=["ex", "jsonl"])).status_code == 404
 
 
-def test_a_staff_lead_can_open_the_upload_form_and_the_project_actions(client, settings):
+def test_a_staff_lead_can_open_the_upload_form_and_the_project_actions(client):
     """A lead who is also staff, with the admin permissions for imports, uploads in the admin; the demo's lead
     is not staff (a project role needs no staff flag) and the admin sends them to its login."""
     from django.contrib.auth import get_user_model
@@ -138,7 +138,6 @@ def test_a_staff_lead_can_open_the_upload_form_and_the_project_actions(client, s
     from annotator.domain.vocabulary import Role
     from tests.factories import member
 
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     call_command("load_demo", stdout=open("/dev/null", "w"))
     staff_lead = member(models.Project.objects.get(slug="demo"), Role.LEAD, username="staff-lead", is_staff=True)
     staff_lead.user_permissions.add(*Permission.objects.filter(

@@ -14,16 +14,16 @@ SCRIPTS = ROOT / "static" / "js"
 CLASSIC = {"app.js", "declarative.js", "redoc-init.js", "promote_form.js"}
 
 
-def test_the_annotation_adjudication_and_amend_pages_load_their_scripts_as_modules():
+def test_the_annotation_adjudication_amend_and_protocol_pages_load_their_scripts_as_modules():
     loaded = {}
     for template in (ROOT / "templates").rglob("*.html"):
         for tag in re.findall(r"<script\b[^>]*\bsrc=\"\{% static 'js/([\w-]+\.js)' %\}\"[^>]*>", template.read_text()):
             loaded.setdefault(tag, []).append(template.name)
     text = {t.name: t.read_text() for t in (ROOT / "templates").rglob("*.html")}
-    for name in ("annotate.html", "adjudicate.html", "feedback_inbox.html"):
+    for name in ("annotate.html", "adjudicate.html", "feedback_inbox.html", "protocol.html"):
         tags = re.findall(r"<script\b[^>]*src=\"\{% static 'js/[\w-]+\.js' %\}\"[^>]*>", text[name])
         assert tags and all('type="module"' in tag for tag in tags), (name, tags)
-    assert set(loaded) - CLASSIC <= {"annotation_page.js", "adjudication.js", "amend_walk.js"}, loaded
+    assert set(loaded) - CLASSIC <= {"annotation_page.js", "adjudication.js", "amend_walk.js", "protocol_preview.js"}, loaded
 
 
 def test_no_project_script_shares_anything_through_window():

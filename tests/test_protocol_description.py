@@ -58,3 +58,13 @@ def test_node_extras_mark_each_node_with_what_its_path_needs():
     description = protocol.describe(node_extras=lambda path: {"depth": len(path)})
     assert description["tree"]["depth"] == 0
     assert description["tree"]["then"]["relevant"]["then"]["factual"]["then"]["faithful"] == {"label": "faithful", "depth": 3}
+
+
+def test_y_and_1_give_the_same_kind_of_answer_at_every_step():
+    """Issue 26, item 8: 1 meant "Relevant" ("no" to "Is the sentence irrelevant?") at the first step but "Yes"
+    afterwards. Now every yes/no question is worded so that y is its first answer, the one key 1 gives."""
+    for step in Step:
+        answers = protocol.describe()["steps"][step]["answers"]
+        with_y = [a["key"] for a in answers if a["yn"] == "y"]
+        assert with_y in ([], ["1"]), (step, answers)
+    assert Step.RELEVANCE.label == "Is the sentence relevant?"

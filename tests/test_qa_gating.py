@@ -15,7 +15,6 @@ from annotator.domain.vocabulary import Role
 from tests.factories import member
 from tests.factories_qa import gold_turn
 from tests.factories_workspace import answer_label, project_with_turns
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = pytest.mark.django_db
 

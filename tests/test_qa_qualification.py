@@ -9,7 +9,6 @@ from annotator.qa.qualification import QualificationError, Status
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import finish, gold_turn, submitted_work
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,6 @@ from annotator.qa.services import QAError
 from annotator.domain.vocabulary import Role, Step
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.factories_qa import submitted_work
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,6 @@ from annotator.qa import qualification as q
 from tests.factories import TurnFactory, member
 from tests.factories_qa import finish, gold_turn
 from tests.factories_workspace import project_with_turns
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 

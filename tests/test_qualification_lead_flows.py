@@ -11,7 +11,6 @@ from annotator.qa import qualification as q
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, member
 from tests.factories_api import token_client
 from tests.factories_qa import finish, gold_turn
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from annotator.qa import qualification as q
 from annotator.qa.qualification import Status
 from tests.factories import ProjectFactory, member
 from tests.factories_qa import finish, gold_turn
-from tests.qa_fixtures import fast_passwords  # noqa: F401 (autouse fixture)
 
 
 @pytest.mark.parametrize("failed, auto_retries, opens", [

@@ -30,7 +30,6 @@ from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.conftest import SHARED_DATA
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.test_security_isolation import (
-    FAST_HASHERS,
     MARKERS,
     body_of,
     flip_labels,
@@ -50,7 +49,6 @@ STR_VALUES = {
 
 @pytest.fixture(autouse=True)
 def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
     rest = dict(settings.REST_FRAMEWORK)
     rest["DEFAULT_THROTTLE_RATES"] = {**rest["DEFAULT_THROTTLE_RATES"], "token": None, "user": None}
     settings.REST_FRAMEWORK = rest
@@ -150,7 +148,9 @@ def test_no_route_gives_an_annotator_the_imported_annotations(tmp_path):
     api.force_authenticate(annotator)
     # The holder's own assignment (its turn_detail) and every corpus endpoint, through the API.
     taken = api.post(f"/api/v1/projects/{copy.slug}/assignments/next/")
-    assert taken.status_code == 200 and taken.json()["turn_detail"]["dialogue_external_id"] == "d-1"
+    # The imported turn (of dialogue "d-1"), named to the annotator by its id only (issue 22 item 2).
+    assert taken.status_code == 200 and taken.json()["turn"] == models.Turn.objects.get(dialogue__project=copy).pk
+    assert taken.json()["turn_detail"]["dialogue_external_id"] is None
     assignment = taken.json()["id"]
     answers = [json.dumps(taken.json())]
     for path in ("turns/", "dialogues/", f"assignments/{assignment}/", "sentences/", "annotations/"):

@@ -27,7 +27,6 @@ from tests.url_walk import ids_by_parameter, integer_like, urls
 
 pytestmark = pytest.mark.django_db
 
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STR_VALUES = {
     "fmt": sorted(FORMATS),
     "table": ["agreement", "batches", "pairs", "weekly", "protocols"],
@@ -188,8 +187,7 @@ def snapshot():
 
 
 @pytest.fixture
-def world(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def world():
     from django.core.cache import cache
 
     cache.clear()

@@ -28,12 +28,10 @@ from autolabel.jobs.services import job_create
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 
 pytestmark = pytest.mark.django_db
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
-def fast(settings):
-    settings.PASSWORD_HASHERS = FAST_HASHERS
+def fast():
     from django.core.cache import cache
 
     cache.clear()
@@ -194,7 +192,7 @@ def removed_annotator():
     feedback = models.Feedback.objects.create(project=project, annotation=annotation, lead=lead,
                                               expected_label=Label.INVENTED, comment="SECRET-FEEDBACK")
     result = models.QualificationResult.objects.create(project=project, annotator=annotator, correct=1, total=3)
-    membership_remove(models.Membership.objects.get(project=project, user=annotator))
+    membership_remove(models.Membership.objects.get(project=project, user=annotator), actor=lead)
     return annotator, project, question, feedback, result
 
 

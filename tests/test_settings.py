@@ -1,10 +1,13 @@
 """Production settings are safe: check --deploy passes, and a missing SECRET_KEY is refused."""
 
+import importlib
 import os
 import secrets
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,8 +33,22 @@ def test_production_settings_refuse_to_start_without_a_secret_key():
     assert "SECRET_KEY must be set" in result.stderr
 
 
+@pytest.mark.parametrize(("key", "reason"), [
+    ("a" * 60, "1 distinct characters, fewer than 5"),
+    ("abcd" * 20, "4 distinct characters, fewer than 5"),
+    ("django-insecure-" + "k3J9x_Qm2vLp8RzT4wYb6NcD1fHs0GaE7uViO5eX", "starts with 'django-insecure-'"),
+    ("Zq8" + "x7Rt" * 11, "47 characters, fewer than 50"),
+])
+def test_production_settings_refuse_a_key_django_flags_as_weak_with_the_reason(key, reason):
+    """Issue 22 item 7: a key `check --deploy` would flag (security.W009) is refused at start, with the reason."""
+    result = run_manage("check", env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.production", "SECRET_KEY": key})
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set" in result.stderr
+    assert reason in result.stderr
+
+
 def test_production_cookies_are_secure():
-    env = {"SECRET_KEY": "x7" * 40}
+    env = {"SECRET_KEY": secrets.token_urlsafe(64)}
     code = (
         "import django, os; os.environ['DJANGO_SETTINGS_MODULE']='config.settings.production'; django.setup();"
         "from django.conf import settings as s;"
@@ -39,3 +56,24 @@ def test_production_cookies_are_secure():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, **env}, capture_output=True, text=True)
     assert result.stdout.split() == ["False", "True", "True", "Lax", "True"], result.stderr
+
+
+
+STRONG_HASHERS = ("django.contrib.auth.hashers.PBKDF2PasswordHasher", "django.contrib.auth.hashers.Argon2PasswordHasher")
+
+
+def first_password_hasher(settings_module, monkeypatch):
+    """The hasher new passwords get under ``settings_module``: its PASSWORD_HASHERS, else Django's default."""
+    from django.conf import global_settings
+
+    monkeypatch.setenv("SECRET_KEY", secrets.token_urlsafe(64))  # production settings refuse to load without one
+    module = importlib.import_module(settings_module)
+    module = importlib.reload(module)  # read with this environment, whoever imported it before
+    return getattr(module, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)[0]
+
+
+def test_only_the_test_settings_hash_passwords_with_md5(monkeypatch):
+    """config/settings/test.py trades MD5 for speed; a deployment and `make run` keep a strong hasher first."""
+    assert first_password_hasher("config.settings.production", monkeypatch) in STRONG_HASHERS
+    assert first_password_hasher("config.settings.development", monkeypatch) in STRONG_HASHERS
+    assert first_password_hasher("config.settings.test", monkeypatch) == "django.contrib.auth.hashers.MD5PasswordHasher"

@@ -89,8 +89,8 @@ def test_an_annotator_flags_with_the_keyboard_and_the_lead_splits_the_unit(page_
     expect(lead_page.locator("#unit-2 .unit-words")).to_contain_text("The")
     expect(lead_page.locator("#unit-3 .unit-words")).to_have_text("Hello there!")
     audit = lead_page.locator(".segmentation-change")
-    expect(audit).to_contain_text(f"Before: [1] “{TWO_IN_ONE}”")
-    expect(audit).to_contain_text("[1] “The lighthouse was automated in 1984.”, [2] “The red and white bands")
+    expect(audit).to_contain_text(f"Before: [2] “{TWO_IN_ONE}”")
+    expect(audit).to_contain_text("[2] “The lighthouse was automated in 1984.”, [3] “The red and white bands")
     assert turn.sentences.count() == 4
     assert UnitFlag.objects.get().status == UnitFlag.Status.RESOLVED
     expect(lead_page.locator("#unit-1 .unit-flag")).to_have_count(0)
@@ -100,7 +100,7 @@ def test_an_annotator_flags_with_the_keyboard_and_the_lead_splits_the_unit(page_
     expect(page.locator(".flag-mark")).to_have_count(0)
     page.locator("a.sentence").nth(1).click()
     page.keyboard.press("f")
-    expect(page.locator("[data-flag-outcome]")).to_contain_text("resolved (split or merged) — “Split into units 1 and 2.”")
+    expect(page.locator("[data-flag-outcome]")).to_contain_text("resolved (split or merged) — “Split into units 2 and 3.”")
     page.keyboard.press("Escape")
 
 
@@ -113,7 +113,7 @@ def test_a_split_refused_because_of_a_submitted_annotation_then_done_with_a_rese
     page = page_for(lead)
     split_on_turn_page(page, project, turn, 1, CUT)
     refused = page.locator("#change-refused")
-    expect(refused).to_contain_text(f"Unit 1 cannot be split: 1 submitted annotation ({annotator.username})")
+    expect(refused).to_contain_text(f"Unit 2 cannot be split: 1 submitted annotation ({annotator.username})")
     expect(page.locator(".dependent")).to_contain_text("invented")
     assert turn.sentences.count() == 3
     page.get_by_label("Reset this turn's annotations").check()
@@ -121,7 +121,7 @@ def test_a_split_refused_because_of_a_submitted_annotation_then_done_with_a_rese
     page.get_by_role("button", name="Split and reset").click()
     expect(page.locator(".messages")).to_contain_text("1 record(s) removed, kept in the audit")
     page.locator(".segmentation-change details summary").click()
-    expect(page.locator(".reset-record")).to_contain_text(f"submitted annotation · {annotator.username} · unit 1 · invented")
+    expect(page.locator(".reset-record")).to_contain_text(f"submitted annotation · {annotator.username} · unit 2 · invented")
     assert turn.sentences.count() == 4
     slot.refresh_from_db()
     assert slot.status == Assignment.Status.IN_PROGRESS

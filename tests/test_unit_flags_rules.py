@@ -52,7 +52,7 @@ def test_a_split_that_would_leave_a_part_empty_or_cut_outside_is_refused(text, o
 
 
 def test_a_split_of_a_unit_that_does_not_exist_is_refused():
-    with pytest.raises(SegmentationError, match="no unit 5"):
+    with pytest.raises(SegmentationError, match="no unit 6 "):  # index 5: the sixth unit, as a person counts
         split_unit(TWO_IN_ONE, RESPONSE, 5, 3)
 
 

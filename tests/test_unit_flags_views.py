@@ -109,7 +109,7 @@ def test_a_lead_splits_a_flagged_unit_the_flag_is_resolved_and_the_audit_shows_b
     change = SegmentationChange.objects.get()
     assert (change.action, len(change.before), len(change.after), change.reason) == ("split", 3, 4, "Two sentences.")
     page = lead.get(f"/p/{project.slug}/turns/{turn.pk}/").content.decode()
-    assert "Split a unit" in page and "[1] “The lighthouse was automated in 1984.”" in page
+    assert "Split a unit" in page and "[2] “The lighthouse was automated in 1984.”" in page
 
 
 def test_merge_joins_a_unit_with_the_next_one_and_keeps_the_questions_about_either(world):
@@ -268,12 +268,12 @@ def test_after_a_reset_the_annotators_label_the_new_units_and_submitting_derives
     gold_override(units[2], people[Role.LEAD], Label.FAITHFUL, "Greeting counted as faithful here.")
     assert GoldLabel.objects.count() == 3
     assert split(client_of(people[Role.LEAD]), project, turn, units[1], 37, reset="on").status_code == 302
-    # The split unit's gold is gone with it; the agreement gold of unit 0 is cleared until they submit again;
-    # the lead's override of the last unit stays.
-    assert list(GoldLabel.objects.values_list("sentence_id", "provenance")) == [(units[2].pk, GoldProvenance.OVERRIDE)]
+    # The split unit's gold is gone with it; the agreement gold of unit 0 and the lead's override of the last
+    # unit stay (a reset resets only what it changes); the slots reopen for the new units.
+    assert sorted(GoldLabel.objects.values_list("sentence_id", "provenance")) == sorted(
+        [(units[0].pk, GoldProvenance.AGREEMENT), (units[2].pk, GoldProvenance.OVERRIDE)])
     kinds = sorted(record["kind"] for record in SegmentationChange.objects.get().reset)
-    assert kinds == ["gold label", "gold label (derived again on submission)", "submitted annotation",
-                     "submitted annotation"]
+    assert kinds == ["gold label", "submitted annotation", "submitted annotation"]
     new_units = list(turn.sentences.filter(index__in=[1, 2]).order_by("index"))
     for slot in slots:
         slot.refresh_from_db()
@@ -314,3 +314,65 @@ def test_a_reset_keeps_the_leads_feedback_on_a_removed_annotation_in_the_audit(w
     (record,) = SegmentationChange.objects.get().reset
     assert [(f["lead"], f["expected_label"], f["comment"]) for f in record["feedback"]] == [
         (people[Role.LEAD].username, Label.FAITHFUL, "The reference says 1984.")]
+
+
+def test_a_split_with_reset_keeps_the_adjudicators_decisions_and_the_labels_on_the_units_it_did_not_change(world):
+    """Issue 26, item 6: only the split unit's annotations, gold and decisions go (into the audit); the
+    annotators label the two new units, keeping their other labels; nothing else is decided again."""
+    from annotator.gold.services import adjudication_resolve, gold_derive_for_turn
+    from annotator.work.services import assignment_submit
+
+    project, turn, units, people = world
+    slots = [submit(turn, people["annotator"], [Label.FAITHFUL, Label.INVENTED, Label.IRRELEVANT]),
+             submit(turn, people["peer"], [Label.INVENTED, Label.INVENTED, Label.FAITHFUL])]
+    gold_derive_for_turn(turn)
+    for dispute in Adjudication.objects.filter(turn=turn).order_by("sentence__index"):
+        adjudication_resolve(dispute, people[Role.ADJUDICATOR], reason="The reference decides.", label=Label.FAITHFUL)
+    decided = dict(GoldLabel.objects.values_list("sentence_id", "provenance"))
+    assert decided == {units[0].pk: GoldProvenance.ADJUDICATION, units[1].pk: GoldProvenance.AGREEMENT,
+                       units[2].pk: GoldProvenance.ADJUDICATION}
+
+    assert split(client_of(people[Role.LEAD]), project, turn, units[1], 37, reset="on").status_code == 302
+    # The adjudicator's two decisions stay, their disputes resolved; only the split unit's gold and answers went.
+    assert dict(GoldLabel.objects.values_list("sentence_id", "provenance")) == {
+        units[0].pk: GoldProvenance.ADJUDICATION, units[2].pk: GoldProvenance.ADJUDICATION}
+    assert Adjudication.objects.filter(turn=turn, status=Adjudication.Status.RESOLVED).count() == 2
+    audit = SegmentationChange.objects.get().reset
+    assert {(record["kind"], record["unit"]) for record in audit if "annotation" in record["kind"]} == {
+        ("submitted annotation", 1)}
+    new_units = list(turn.sentences.filter(index__in=[1, 2]).order_by("index"))
+    for slot in slots:
+        slot.refresh_from_db()
+        assert slot.status == Assignment.Status.IN_PROGRESS  # they must label the new units
+        kept = dict(SentenceAnnotation.objects.filter(assignment=slot).values_list("sentence_id", "label"))
+        assert set(kept) == {units[0].pk, units[2].pk}  # their labels on the other units stay
+        for unit in new_units:
+            slot = answer_label(slot, unit, Label.FAITHFUL, slot.annotator)
+        assignment_submit(slot, actor=slot.annotator)
+    gold = dict(GoldLabel.objects.values_list("sentence__index", "provenance"))
+    assert gold == {0: GoldProvenance.ADJUDICATION, 1: GoldProvenance.AGREEMENT, 2: GoldProvenance.AGREEMENT,
+                    3: GoldProvenance.ADJUDICATION}
+    assert not Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).exists()
+
+
+def test_after_a_reset_a_changed_answer_on_a_kept_unit_is_decided_again(world):
+    from annotator.gold.services import gold_derive_for_turn
+    from annotator.work.services import assignment_submit
+
+    project, turn, units, people = world
+    slots = [submit(turn, people[name], [Label.FAITHFUL, Label.INVENTED, Label.IRRELEVANT])
+             for name in ("annotator", "peer")]
+    gold_derive_for_turn(turn)
+    assert split(client_of(people[Role.LEAD]), project, turn, units[1], 37, reset="on").status_code == 302
+    assert GoldLabel.objects.get(sentence=units[0]).provenance == GoldProvenance.AGREEMENT
+    new_units = list(turn.sentences.filter(index__in=[1, 2]).order_by("index"))
+    for slot in slots:
+        slot.refresh_from_db()
+        for unit in new_units:
+            slot = answer_label(slot, unit, Label.FAITHFUL, slot.annotator)
+        if slot.annotator == people["peer"]:  # changes their mind on the first unit meanwhile
+            SentenceAnnotation.objects.filter(assignment=slot, sentence=units[0]).delete()
+            slot = answer_label(slot, units[0], Label.INVENTED, slot.annotator)
+        assignment_submit(slot, actor=slot.annotator)
+    assert not GoldLabel.objects.filter(sentence=units[0]).exists()
+    assert Adjudication.objects.filter(sentence=units[0], status=Adjudication.Status.OPEN).exists()

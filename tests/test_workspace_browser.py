@@ -72,8 +72,8 @@ def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_ann
     expect(active_number(page)).to_have_text("Sentence 2 of 3")
     expect(page.locator("a.sentence").nth(1)).to_have_attribute("aria-current", "true")
 
-    # Sentence 2: relevant (n answers "Is the sentence irrelevant?" with no), cognitive (2).
-    press(page, "n")
+    # Sentence 2: relevant (y answers "Is the sentence relevant?" with yes, like 1), cognitive (2).
+    press(page, "y")
     press(page, "2")
     expect(page.locator("#question-text")).to_have_text("Is it rational?")
     # Undo, then answer again.
@@ -267,10 +267,10 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
         page.screenshot(path=str(SCREENSHOTS / f"queue-{width}x{height}.png"))
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/a/\d+/"))
-    press(page, "y")  # "Great question!" is irrelevant
-    for key in "n11":  # the lighthouse was built in 1871: relevant, factual, faithful
+    press(page, "n")  # "Great question!" is not relevant
+    for key in "y11":  # the lighthouse was built in 1871: relevant, factual, faithful
         press(page, key)
-    for key in "n11":  # it burned paraffin until 1936: relevant, factual, faithful
+    for key in "y11":  # it burned paraffin until 1936: relevant, factual, faithful
         press(page, key)
     saved(page)
     # The evidence below is added behind the page's back: the time the page would still send from its old copy would be
@@ -284,7 +284,7 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
     wanted = "automated in 1984"
     annotation_evidence_add(assignment, last, reference.index(wanted), reference.index(wanted) + len(wanted), actor=user)
     page.goto(screen + f"?sentence={last.pk}")
-    for key in "n2y":  # "Automation probably saved the town money": relevant, cognitive, rational
+    for key in "y2y":  # "Automation probably saved the town money": relevant, cognitive, rational
         press(page, key)
     expect(page.locator("#question-text")).to_have_text("Is it grounded in the reference?")
     layout = page.evaluate("""() => ({

@@ -43,7 +43,7 @@ def test_start_claims_a_turn_and_opens_the_annotation_screen(client):
     assignment = Assignment.objects.get(annotator=user)
     assert response["Location"] == reverse("annotate", args=[assignment.pk])
     page = client.get(response["Location"]).content.decode()
-    assert "Sentence 1 of 3" in page and "Is the sentence irrelevant?" in page
+    assert "Sentence 1 of 3" in page and "Is the sentence relevant?" in page
     assert turns[0].dialogue.reference in page
     queue = client.get(reverse("workspace_queue", args=[project.slug])).content.decode()
     assert "Continue" in queue and "0 / 3" in queue

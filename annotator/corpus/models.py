@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from ..storage import import_upload_path, private_storage
+from ..domain.languages import word_count
 from ..domain.vocabulary import TripletLabel, TripletSource
 from ..projects.models import Project
 
@@ -100,7 +101,9 @@ class Turn(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.dialogue.external_id} turn {self.index}"
+        # Neutral: the record id finds the source's public labels, so a page that names a turn without asking
+        # who reads it (annotator.access.turn_name) must not show it.
+        return f"Turn {self.pk}"
 
 
 class Sentence(models.Model):
@@ -120,7 +123,7 @@ class Sentence(models.Model):
 
     @property
     def word_count(self):
-        return len(self.text.split())
+        return word_count(self.text)
 
 
 class ClaimTriplet(models.Model):

@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import languages
 from .vocabulary import ERROR_TYPE_LABELS, HALLUCINATED_LABELS, SEVERITY_LABELS, Severity, TripletLabel
 
 JUDGED_TRIPLET_LABELS = (TripletLabel.ENTAILMENT, TripletLabel.NEUTRAL, TripletLabel.CONTRADICTION)
@@ -220,8 +221,8 @@ def tally_hallucinations(
     return dict(sorted(tallies.items()))
 
 
-def word_count(text: str) -> int:
-    return len(text.split())
+# The one word count of the studio (whitespace words; characters in Chinese and Japanese): languages.word_count.
+word_count = languages.word_count
 
 
 # --------------------------------------------------------------------------- Face4RAG

@@ -17,6 +17,7 @@ When only one of them gave evidence, both measures are 0.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -126,3 +127,39 @@ def summarise(pairs: Iterable[tuple[Iterable[Span], Iterable[Span]]]) -> Overlap
         pooled_jaccard=pooled.jaccard,
         pooled_f1=pooled.f1,
     )
+
+
+# --------------------------------------------------------------------------- offsets in a browser
+
+# A browser counts a text in UTF-16 code units and reads CR LF as one line break; evidence offsets are
+# Python string offsets (code points) into Dialogue.reference. A character beyond the basic plane
+# (CJK extensions B-H, emoji) is one character here and two in the page.
+_BROWSER_SPECIAL = re.compile("\r\n|[\U00010000-\U0010FFFF]")
+
+
+def to_browser_offset(reference: str, offset: int) -> int:
+    """The offset in the page's text of the reference's character ``offset``."""
+    if reference.isascii() and "\r" not in reference:
+        return offset
+    shift = 0
+    for match in _BROWSER_SPECIAL.finditer(reference, 0, offset):
+        shift += -1 if match.group() == "\r\n" else 1
+    return offset + shift
+
+
+def from_browser_offset(reference: str, offset: int) -> int:
+    """The reference's character at the page's ``offset`` (the inverse of ``to_browser_offset``)."""
+    if reference.isascii() and "\r" not in reference:
+        return offset
+    seen = position = 0
+    for match in _BROWSER_SPECIAL.finditer(reference):
+        plain = match.start() - position  # characters before the match, one unit each
+        if seen + plain >= offset:
+            break
+        seen += plain
+        width = 1 if match.group() == "\r\n" else 2
+        if seen + width > offset:  # inside a surrogate pair or between CR and LF: the character's start
+            return match.start()
+        seen += width
+        position = match.end()
+    return position + (offset - seen)  # past the end stays past it: evidence_bounds refuses it

@@ -1,225 +1,77 @@
-"""The CogniBench sequential decision protocol, as plain functions.
+"""CogniBench's sequential protocol as module functions, kept for the callers that predate per-project protocols.
 
-A *path* is the ordered mapping of the steps an annotator has answered to the
-answers given, e.g. ``{"relevance": "relevant", "kind": "cognitive",
-"rational": "yes", "grounded": "no"}``. The protocol decides which step comes
-next and which label a complete path yields. Nothing here touches the database,
-so the workspace, the adjudication screen, the importers, the pre-labeler and
-the API all walk the same rules.
+Every function delegates to ``protocol_document.COGNIBENCH``, the protocol loaded from the built-in document
+``annotator/protocols/cognibench.json``; steps and labels come back as the vocabulary's enums, as before. New
+code takes the project's protocol (``annotator.projects.protocols.protocol_for``) and calls the same methods
+on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
-from .vocabulary import STEP_ANSWERS, YES_NO_KEYS, Answer, Label, Step
+from .protocol_document import COGNIBENCH, ProtocolError
+from .vocabulary import Label, Step
 
 Path = dict[str, str]
 
-
-class ProtocolError(ValueError):
-    """An answer that the protocol does not allow at this point."""
+__all__ = ["ProtocolError", "next_step", "label_of", "steps_of", "answer", "undo", "ordered", "validate",
+           "path_for_label", "divergence", "describe", "paths", "COGNIBENCH"]
 
 
 def next_step(path: Mapping[str, str]) -> Step | None:
     """The step to ask next, or None when the path has reached a label."""
-    relevance = path.get(Step.RELEVANCE)
-    if relevance is None:
-        return Step.RELEVANCE
-    if relevance == Answer.IRRELEVANT:
-        return None
-    kind = path.get(Step.KIND)
-    if kind is None:
-        return Step.KIND
-    if kind == Answer.FACTUAL:
-        return None if Step.FAITHFULNESS in path else Step.FAITHFULNESS
-    # Cognitive: rational -> grounded -> unequivocal, stopping at the first 'no'.
-    for criterion in (Step.RATIONAL, Step.GROUNDED, Step.UNEQUIVOCAL):
-        answer = path.get(criterion)
-        if answer is None:
-            return criterion
-        if answer == Answer.NO:
-            return None
-    return None
+    step = COGNIBENCH.next_step(path)
+    return None if step is None else Step(step)
 
 
 def label_of(path: Mapping[str, str]) -> Label | None:
     """The final label a complete path yields; None while it is incomplete."""
-    if next_step(path) is not None:
-        return None
-    if path[Step.RELEVANCE] == Answer.IRRELEVANT:
-        return Label.IRRELEVANT
-    if path[Step.KIND] == Answer.FACTUAL:
-        return Label(path[Step.FAITHFULNESS])
-    if path[Step.RATIONAL] == Answer.NO:
-        return Label.MISLEADING
-    if path[Step.GROUNDED] == Answer.NO:
-        return Label.SPECULATIVE
-    if path[Step.UNEQUIVOCAL] == Answer.NO:
-        return Label.RELIABLE
-    return Label.UNEQUIVOCAL
+    label = COGNIBENCH.label_of(path)
+    return None if label is None else Label(label)
 
 
 def steps_of(path: Mapping[str, str]) -> list[Step]:
     """The steps a valid path answered, in protocol order."""
-    return [step for step in Step if step in path]
+    return [Step(step) for step in COGNIBENCH.steps_of(path)]
 
 
 def answer(path: Mapping[str, str], step: str, value: str) -> Path:
-    """Answer ``step`` with ``value`` and return the new path.
-
-    The step must be one already answered (the annotator changes an earlier
-    answer) or the one asked next. Changing an answer clears every answer after
-    it, because later questions depend on earlier ones.
-    """
-    try:
-        step = Step(step)
-    except ValueError:
-        raise ProtocolError(f"unknown protocol step {step!r}") from None
-    if value not in STEP_ANSWERS[step]:
-        allowed = " or ".join(STEP_ANSWERS[step])
-        raise ProtocolError(f"step {step.value!r} takes {allowed}, not {value!r}")
-    validate(path)
-    kept: Path = {}
-    for answered in steps_of(path):
-        if answered == step:
-            break
-        kept[answered] = path[answered]
-    if next_step(kept) != step:
-        raise ProtocolError(f"step {step.value!r} is not asked after the answers given so far")
-    kept[step] = value
-    return kept
+    """Answer ``step`` with ``value`` and return the new path (changing an answer clears the later ones)."""
+    return COGNIBENCH.answer(path, step, value)
 
 
 def undo(path: Mapping[str, str]) -> Path:
     """Remove the last answer."""
-    steps = steps_of(path)
-    return {s: path[s] for s in steps[:-1]}
+    return COGNIBENCH.undo(path)
 
 
 def ordered(path: Mapping[str, str] | None) -> Path:
-    """The path with its steps in protocol order.
-
-    PostgreSQL's jsonb does not keep the order of an object's keys (it sorts
-    them), so a path read back from the database may come in any order; a path
-    is a set of step -> answer, its order is the protocol's.
-    """
-    path = path or {}
-    known = {str(step): path[step] for step in Step if step in path}
-    known.update((str(k), v) for k, v in path.items() if k not in known)  # unknown steps last, for validate
-    return known
+    """The path with its steps in protocol order (jsonb sorts an object's keys)."""
+    return COGNIBENCH.ordered(path)
 
 
 def validate(path: Mapping[str, str]) -> None:
     """Raise ProtocolError unless ``path`` is a walk the protocol can produce (in any key order)."""
-    walked: Path = {}
-    for key, value in ordered(path).items():
-        expected = next_step(walked)
-        if expected is None:
-            raise ProtocolError(f"step {key!r} comes after the path reached a label")
-        if key != expected:
-            raise ProtocolError(f"step {key!r} answered where {expected.value!r} was asked")
-        if value not in STEP_ANSWERS[expected]:
-            raise ProtocolError(f"step {key!r} takes {' or '.join(STEP_ANSWERS[expected])}, not {value!r}")
-        walked[key] = value
+    COGNIBENCH.validate(path)
 
 
 def path_for_label(label: str) -> Path:
     """The one path that yields ``label`` (used for independent mode and gold)."""
-    label = Label(label)
-    if label == Label.IRRELEVANT:
-        return {Step.RELEVANCE: Answer.IRRELEVANT}
-    path: Path = {Step.RELEVANCE: Answer.RELEVANT}
-    if label in (Label.FAITHFUL, Label.INVENTED):
-        path[Step.KIND] = Answer.FACTUAL
-        path[Step.FAITHFULNESS] = label.value
-        return _plain(path)
-    path[Step.KIND] = Answer.COGNITIVE
-    yes_count = {
-        Label.MISLEADING: 0,
-        Label.SPECULATIVE: 1,
-        Label.RELIABLE: 2,
-        Label.UNEQUIVOCAL: 3,
-    }[label]
-    for position, criterion in enumerate((Step.RATIONAL, Step.GROUNDED, Step.UNEQUIVOCAL)):
-        if position < yes_count:
-            path[criterion] = Answer.YES
-        else:
-            path[criterion] = Answer.NO
-            break
-    return _plain(path)
+    return COGNIBENCH.path_for_label(str(Label(label)))
 
 
 def divergence(first: Mapping[str, str], second: Mapping[str, str]) -> Step | None:
     """The first step at which two paths differ, or None if they are the same walk."""
-    for step in Step:
-        if first.get(step) != second.get(step):
-            return step
-    return None
-
-
-def _plain(path: Mapping[str, str]) -> Path:
-    """Store plain strings, so paths serialise to JSON and compare equal."""
-    return {str(k): str(v) for k, v in path.items()}
+    step = COGNIBENCH.divergence(first, second)
+    return None if step is None else Step(step)
 
 
 def describe(node_extras=None) -> dict:
-    """The protocol as data, for the annotation page to walk in the browser.
-
-    Produced from the functions above (``next_step``, ``label_of``,
-    ``path_for_label``) and the vocabulary, so the page never carries a second
-    copy of the rules:
-
-    - ``steps``: each question's wording, definition and its two answers with
-      their keys (``1``/``2`` and ``y``/``n`` as the question is worded);
-    - ``tree``: from the empty path, the step asked and, for each answer, the
-      node that follows: another step, or ``{"label": ...}`` where a path ends;
-    - ``labels``: the seven labels in key order (``1``-``7``) with their
-      wording, definition and the one path that yields each (independent mode).
-
-    ``node_extras(path)``, if given, adds its keys to the node of each path
-    (the page marks where an answer needs evidence).
-    """
-    steps = {
-        str(step): {
-            "question": str(step.label),
-            "definition": STEP_DEFINITIONS[step],
-            "answers": [
-                {"value": str(value), "label": str(value.label), "key": str(number), "yn": YES_NO_KEYS.get(value, "")}
-                for number, value in enumerate(STEP_ANSWERS[step], start=1)
-            ],
-        }
-        for step in Step
-    }
-
-    def node(path: Path) -> dict:
-        step = next_step(path)
-        extras = node_extras(path) if node_extras else {}
-        if step is None:
-            return {"label": str(label_of(path)), **extras}
-        return {"step": str(step), **extras,
-                "then": {str(value): node({**path, str(step): str(value)}) for value in STEP_ANSWERS[step]}}
-
-    labels = [
-        {"value": str(label), "label": str(label.label), "key": str(number), "definition": LABEL_DEFINITIONS[label],
-         "path": path_for_label(label)}
-        for number, label in enumerate(Label, start=1)
-    ]
-    return {"steps": steps, "tree": node({}), "labels": labels}
+    """The protocol as data, for the annotation page to walk in the browser (see ``Protocol.describe``)."""
+    return COGNIBENCH.describe(node_extras)
 
 
 def paths() -> list[Path]:
     """Every complete path the protocol allows (one per label), in key order of their answers."""
-    found: list[Path] = []
-
-    def walk(path: Path) -> None:
-        step = next_step(path)
-        if step is None:
-            found.append(path)
-            return
-        for value in STEP_ANSWERS[step]:
-            walk({**path, str(step): str(value)})
-
-    walk({})
-    return found
+    return COGNIBENCH.paths()

@@ -7,7 +7,9 @@ segmentation itself (NLTK Punkt) is ``segmentation.py``; this module only edits 
 The rules:
 
 - a split point is snapped to the nearest gap between words (a run of whitespace), so no word is cut in two,
-  and both parts must keep some text ("…in 1984.| The red…" splits; a one-word unit does not);
+  and both parts must keep some text ("…in 1984.| The red…" splits; a one-word unit does not); in Chinese
+  and Japanese, written without spaces, every boundary next to one of their characters is a gap of no width
+  ("故宫始建于明朝。|它是…" splits; ``languages.UNSPACED_RANGES``);
 - a merge joins a unit with the next one: the merged unit runs from the first one's start to the second one's
   end, so the whitespace between them (and only whitespace) becomes part of it;
 - the units stay numbered 0, 1, 2 … in order after either change.
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .languages import is_unspaced
 
 _GAP = re.compile(r"\s+")
 
@@ -39,8 +43,15 @@ class Unit:
 
 
 def word_gaps(text: str) -> list[tuple[int, int]]:
-    """The gaps between words of ``text`` where it can be split: (start, end) of each inner whitespace run."""
-    return [(m.start(), m.end()) for m in _GAP.finditer(text) if 0 < m.start() and m.end() < len(text)]
+    """The gaps between words of ``text`` where it can be split: (start, end) of each inner whitespace run, and
+    (i, i) between two characters of which one is Chinese or Japanese (and neither is whitespace)."""
+    gaps = [(m.start(), m.end()) for m in _GAP.finditer(text) if 0 < m.start() and m.end() < len(text)]
+    if any(is_unspaced(character) for character in text):
+        gaps += [(i, i) for i in range(1, len(text))
+                 if not text[i - 1].isspace() and not text[i].isspace()
+                 and (is_unspaced(text[i - 1]) or is_unspaced(text[i]))]
+        gaps.sort()
+    return gaps
 
 
 def snap_to_gap(text: str, offset: int) -> tuple[int, int]:
@@ -67,9 +78,9 @@ def snap_to_gap(text: str, offset: int) -> tuple[int, int]:
 def _check(units: list[Unit], response: str) -> None:
     for position, unit in enumerate(units):
         if unit.index != position:
-            raise SegmentationError(f"The units are not numbered in order (unit {unit.index} at position {position}).")
+            raise SegmentationError(f"The units are not numbered in order (unit {unit.index + 1} at position {position + 1}).")
         if not 0 <= unit.start <= unit.end <= len(response) or response[unit.start:unit.end] != unit.text:
-            raise SegmentationError(f"Unit {unit.index}'s offsets do not match the response.")
+            raise SegmentationError(f"Unit {unit.index + 1}'s offsets do not match the response.")
 
 
 def _renumbered(units: list[Unit]) -> list[Unit]:
@@ -80,7 +91,7 @@ def split_unit(units: list[Unit], response: str, index: int, offset: int) -> lis
     """The units after splitting unit ``index`` at ``offset`` (characters into its text, snapped to a gap)."""
     _check(units, response)
     if not 0 <= index < len(units):
-        raise SegmentationError(f"There is no unit {index} in this turn.")
+        raise SegmentationError(f"There is no unit {index + 1} in this turn.")
     unit = units[index]
     gap_start, gap_end = snap_to_gap(unit.text, offset)
     first = Unit(index, unit.start, unit.start + gap_start, unit.text[:gap_start])
@@ -92,14 +103,14 @@ def merge_with_next(units: list[Unit], response: str, index: int) -> list[Unit]:
     """The units after merging unit ``index`` with unit ``index + 1``."""
     _check(units, response)
     if not 0 <= index < len(units):
-        raise SegmentationError(f"There is no unit {index} in this turn.")
+        raise SegmentationError(f"There is no unit {index + 1} in this turn.")
     if index + 1 >= len(units):
         raise SegmentationError("The last unit has no next unit to merge with.")
     first, second = units[index], units[index + 1]
     between = response[first.end:second.start]
     if first.end > second.start or between.strip():
         raise SegmentationError(
-            f"Units {index} and {index + 1} are not next to each other in the response "
+            f"Units {index + 1} and {index + 2} are not next to each other in the response "
             "(text that belongs to no unit lies between them).")
     merged = Unit(index, first.start, second.end, response[first.start:second.end])
     return _renumbered(units[:index] + [merged] + units[index + 2:])

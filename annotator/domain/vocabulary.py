@@ -38,7 +38,8 @@ COGNITIVE_HALLUCINATED_LABELS = frozenset({Label.MISLEADING, Label.SPECULATIVE})
 class Step(TextChoices):
     """The questions of the sequential protocol, in the order they are asked."""
 
-    RELEVANCE = "relevance", "Is the sentence irrelevant?"
+    # Worded so that its first answer (key 1, and y) is "yes", as at every later yes/no step.
+    RELEVANCE = "relevance", "Is the sentence relevant?"
     KIND = "kind", "Factual or cognitive?"
     FAITHFULNESS = "faithfulness", "Faithful or invented?"
     RATIONAL = "rational", "Is it rational?"
@@ -69,8 +70,9 @@ STEP_ANSWERS: dict[Step, tuple[Answer, Answer]] = {
     Step.UNEQUIVOCAL: (Answer.YES, Answer.NO),
 }
 
-# y / n answer a question as it is worded: "Is the sentence irrelevant?" yes -> irrelevant.
-YES_NO_KEYS: dict[Answer, str] = {Answer.YES: "y", Answer.NO: "n", Answer.IRRELEVANT: "y", Answer.RELEVANT: "n"}
+# y / n answer a question as it is worded: "Is the sentence relevant?" yes -> relevant. At every step y is the
+# first answer (key 1) and n the second (key 2).
+YES_NO_KEYS: dict[Answer, str] = {Answer.YES: "y", Answer.NO: "n", Answer.RELEVANT: "y", Answer.IRRELEVANT: "n"}
 
 COGNITIVE_CRITERIA = (Step.RATIONAL, Step.GROUNDED, Step.UNEQUIVOCAL)
 

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.vocabulary import GoldProvenance, Label, Severity, TripletLabel
+from ..domain.protocol_document import COGNIBENCH
+from ..domain.vocabulary import GoldProvenance, Severity, TripletLabel
 from ..work.models import Assignment
 from ..corpus.models import Sentence, Turn
 
@@ -10,7 +11,7 @@ class GoldLabel(models.Model):
     """The final label of a sentence and where it came from."""
 
     sentence = models.OneToOneField(Sentence, on_delete=models.CASCADE, related_name="gold")
-    label = models.CharField(max_length=20, choices=Label.choices)
+    label = models.CharField(max_length=20, help_text="A label of the project's protocol.")
     path = models.JSONField(default=dict, blank=True)
     provenance = models.CharField(max_length=20, choices=GoldProvenance.choices)
     reason = models.TextField(blank=True)
@@ -18,6 +19,12 @@ class GoldLabel(models.Model):
     error_type = models.CharField(max_length=100, blank=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     updated_at = models.DateTimeField(auto_now=True)
+
+    def get_label_display(self):
+        # The field lost its choices (labels are the project's protocol's); the built-in names stand in until
+        # the page passes its protocol (templates: ``{{ value|label_name:protocol }}``).
+        return COGNIBENCH.label_name(self.label)
+
 
     def __str__(self):
         return f"{self.sentence_id}: {self.label} ({self.provenance})"
@@ -50,7 +57,7 @@ class Adjudication(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     path = models.JSONField(default=dict, blank=True)
-    label = models.CharField(max_length=20, choices=Label.choices, blank=True)
+    label = models.CharField(max_length=20, blank=True, help_text="A label of the project's protocol.")
     chosen_assignment = models.ForeignKey(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Set when the adjudicator sided with one annotator.",
@@ -66,6 +73,12 @@ class Adjudication(models.Model):
                 fields=["sentence"], condition=models.Q(status="open"), name="one_open_adjudication"
             )
         ]
+
+    def get_label_display(self):
+        # The field lost its choices (labels are the project's protocol's); the built-in names stand in until
+        # the page passes its protocol (templates: ``{{ value|label_name:protocol }}``).
+        return COGNIBENCH.label_name(self.label)
+
 
 
 class TripletGold(models.Model):

@@ -106,6 +106,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments):
         answers.setdefault(annotation.sentence_id, []).append(
             gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
+    _clear_agreement_that_no_longer_holds(turn, answers)
     settled, imported = _settled_and_imported(turn)
     # One annotator's review gold does not settle a turn that several annotators completed: they decide it
     # (a disagreement with the reviewer is a dispute, not hidden behind the reviewer's label).
@@ -128,6 +129,17 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     if result.agreed or result.disputed:
         gold_version_bump(project.pk)
     return result
+
+
+def _clear_agreement_that_no_longer_holds(turn: Turn, answers: dict) -> None:
+    """Gold by agreement whose annotators no longer all give its label (a reset of the turn's units reopened
+    their slots and one of them changed an answer on a unit it kept, or a third annotator came with a raised
+    overlap) is cleared, in gold's history, so that the unit is decided again like any other. Gold an
+    adjudicator, a lead or an import decided stays: it never rested on the annotators agreeing."""
+    for gold in GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.AGREEMENT):
+        given = answers.get(gold.sentence_id, [])
+        if any(answer.label != gold.label for answer in given):
+            _clear_gold(gold, actor=None, reason="The annotators' answers changed since they agreed: decided again.")
 
 
 def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:

@@ -1,13 +1,24 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
+from ..domain.languages import LanguageError, language_code
+from ..domain.protocol_document import COGNIBENCH
 from ..domain.vocabulary import (
-    DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role, Step,
+    DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role,
 )
 
 
 def default_error_types():
     return list(DEFAULT_ERROR_TYPES)
+
+
+def validate_language(value: str) -> None:
+    """A language the studio knows (``domain.languages.language_code``), or empty."""
+    try:
+        language_code(value)
+    except LanguageError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 class Project(models.Model):
@@ -63,6 +74,16 @@ class Project(models.Model):
         default=4, help_text="Exports and reports can keep hallucinations of at least this severity."
     )
     error_types = models.JSONField(default=default_error_types, blank=True)
+    default_language = models.CharField(
+        max_length=50, blank=True, default="", validators=[validate_language],
+        help_text="The language of dialogues that name none (an ISO 639-1 code such as zh, or a name such as "
+        "chinese; empty: English). It chooses how imported responses are cut into units (docs/languages.md).",
+    )
+    # Versions are only ever deleted with their project (SET_NULL lets that cascade; PROTECT refused it).
+    protocol_version = models.ForeignKey(
+        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The protocol new work follows; none: CogniBench's built-in protocol.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -70,6 +91,31 @@ class Project(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class ProtocolVersion(models.Model):
+    """One version of a project's protocol document. Never edited: a change is a new version.
+
+    ``label_mapping`` says, for each label of the previous version, the label of this one it carries over to
+    (or null where the meaning does not carry over); it is required once the project had annotations, whose
+    records stay as the annotators chose them, under the version they were made with.
+    """
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="protocol_versions")
+    number = models.PositiveIntegerField(help_text="1, 2, ... within the project.")
+    document = models.JSONField(help_text="The canonical protocol document (docs/protocols.md).")
+    checksum = models.CharField(max_length=64)
+    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    label_mapping = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "number"]
+        constraints = [models.UniqueConstraint(fields=["project", "number"], name="one_protocol_version_number")]
+
+    def __str__(self):
+        return f"{self.project.slug}: {self.document.get('id')} v{self.document.get('version')} (#{self.number})"
 
 
 class Membership(models.Model):
@@ -87,11 +133,32 @@ class Membership(models.Model):
         return f"{self.user} - {self.role} of {self.project}"
 
 
+class ProjectInvite(models.Model):
+    """A link a lead shares so that people join the project with a role, without the lead typing (or learning)
+    their username. Anyone signed in who opens the link before it expires or is revoked may join."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
+    # secrets.token_urlsafe(32): the link is the only key, so it must not be guessed.
+    token = models.CharField(max_length=64, unique=True)
+    role = models.CharField(max_length=20, choices=Role.choices, default=Role.ANNOTATOR)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    uses = models.PositiveIntegerField(default=0, help_text="How many people joined with this link.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.get_role_display()} invite to {self.project}"
+
+
 class GuidelineExample(models.Model):
     """A positive or negative example shown at one protocol step."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="guideline_examples")
-    step = models.CharField(max_length=20, choices=Step.choices)
+    step = models.CharField(max_length=20, help_text="A step of the project's protocol.")
     text = models.TextField(help_text="The example sentence (or question).")
     is_positive = models.BooleanField(default=True, help_text="Positive: the answer is yes / the first option.")
     explanation = models.TextField(blank=True)
@@ -103,6 +170,10 @@ class GuidelineExample(models.Model):
 
     class Meta:
         ordering = ["step", "position", "id"]
+
+    def get_step_display(self):
+        return COGNIBENCH.step_question(self.step)
+
 
     def __str__(self):
         return f"{self.get_step_display()}: {self.text[:60]}"

@@ -1,9 +1,14 @@
 """Read-side queries about projects (selectors read, services write)."""
 
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from ..access import projects_for
-from ..models import Assignment, Sentence, Turn
+from ..domain.vocabulary import Role
+from ..models import Assignment, Membership, ProjectInvite, Sentence, Turn, UnitFlag
 
 
 # One definition of a project's size, wherever it is shown: the turns to annotate, apart from the qualification
@@ -51,3 +56,121 @@ def annotator_counts(project, user) -> dict:
         in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)),
         submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
     )
+
+
+def people_addable_by(user):
+    """The accounts ``user`` may add to a project by username: people they can already see.
+
+    A lead sees the members of the projects they lead (a site administrator sees every account). Anyone else
+    joins with an invite link, so that a lead cannot learn which usernames exist on the site.
+    """
+    accounts = get_user_model().objects.filter(is_active=True)
+    if user.is_superuser:
+        return accounts
+    led = Membership.objects.filter(user=user, role=Role.LEAD).values("project_id")
+    return accounts.filter(memberships__project_id__in=led).distinct()
+
+
+@dataclass
+class RemovalEffects:
+    """What removing a member does, shown to the lead before they confirm and after."""
+
+    username: str
+    slots: list  # their unsubmitted assignments: released (kept in the audit), the turns' slots open again
+    flags: list  # their open unit flags: closed with a note
+
+    @property
+    def work_slots(self) -> int:
+        return sum(1 for slot in self.slots if not slot.is_qualification)
+
+    @property
+    def qualification_slots(self) -> int:
+        return sum(1 for slot in self.slots if slot.is_qualification)
+
+    def summary(self) -> str:
+        parts = []
+        if self.work_slots:
+            parts.append(f"{self.work_slots} unsubmitted turn{'s' if self.work_slots != 1 else ''} released "
+                         "(their slots open for someone else; what they labelled there stays in the audit)")
+        if self.qualification_slots:
+            parts.append(f"{self.qualification_slots} unfinished qualification turn"
+                         f"{'s' if self.qualification_slots != 1 else ''} released")
+        if self.flags:
+            parts.append(f"{len(self.flags)} open flag{'s' if len(self.flags) != 1 else ''} closed with a note "
+                         "(the units stay as they are)")
+        if not parts:
+            parts.append("nothing to release: no unsubmitted turn and no open flag")
+        return f"{self.username}: " + "; ".join(parts) + ". Their submitted work stays."
+
+
+def removal_effects(membership) -> RemovalEffects:
+    """What ``membership_remove`` would do to this member's slots and flags."""
+    slots = list(Assignment.objects.filter(
+        project_id=membership.project_id, annotator_id=membership.user_id,
+        status__in=(Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS),
+    ).order_by("id"))
+    flags = list(UnitFlag.objects.filter(
+        turn__dialogue__project_id=membership.project_id, flagged_by_id=membership.user_id,
+        status=UnitFlag.Status.OPEN,
+    ).order_by("id"))
+    return RemovalEffects(username=membership.user.get_username(), slots=slots, flags=flags)
+
+
+def invite_is_open(invite) -> bool:
+    return invite.revoked_at is None and invite.expires_at > timezone.now()
+
+
+def invite_by_token(token: str):
+    """The invite this link names, open or not (the join page says which), or None."""
+    if not token or len(token) > 64:
+        return None
+    return ProjectInvite.objects.select_related("project").filter(token=token).first()
+
+
+def open_invites(project):
+    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now())
+
+
+def members_of(project):
+    return Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
+
+
+def setup_steps(project, progress: dict) -> list[dict]:
+    """The lead's guide from an empty project to an annotated one: what each step needs and whether it is done.
+
+    ``progress`` is ``project_progress(project)``. Each step: ``key``, ``title``, ``done``, ``status`` (what is
+    there now) and the page that does it (``url_name``, with the anchor ``fragment``).
+    """
+    roles = dict(Membership.objects.filter(project=project).values_list("role").annotate(count=Count("id")))
+    annotating = roles.get(Role.ANNOTATOR, 0)
+    if project.adjudicators_may_annotate:
+        annotating += roles.get(Role.ADJUDICATOR, 0) + roles.get(Role.LEAD, 0)
+    needed = max(project.overlap, 2)
+    adjudicators = roles.get(Role.ADJUDICATOR, 0)
+    people = (f"{annotating} of the {needed} annotators each turn needs, {adjudicators} adjudicator"
+              f"{'s' if adjudicators != 1 else ''}, {roles.get(Role.LEAD, 0)} lead{'s' if roles.get(Role.LEAD, 0) != 1 else ''}")
+    qualification = progress["qualification_turns"]
+    version = project.protocol_version
+    protocol_name = (f"{version.document.get('name', 'protocol')} (version {version.number})" if version is not None
+                     else "CogniBench's built-in protocol")
+    return [
+        {"key": "import", "title": "Import the data", "done": progress["turns"] > 0,
+         "status": f"{progress['turns']} turns, {progress['sentences']} sentences" if progress["turns"] else
+                   "No turns yet.",
+         "url_name": "import_upload", "action": "Import a file"},
+        {"key": "protocol", "title": "Choose the protocol", "done": True,
+         "status": f"{protocol_name}, {project.get_protocol_mode_display().lower()}; evidence "
+                   f"{'required' if project.require_evidence else 'optional'}; pre-labels "
+                   f"{'shown' if project.show_prelabels else 'hidden'} to annotators (settings).",
+         "url_name": "project_protocol", "action": "Choose or edit the protocol"},
+        {"key": "people", "title": "Add people", "done": annotating >= needed, "status": people + ".",
+         "url_name": "project_people", "action": "Add people"},
+        {"key": "qualification", "title": "Qualification (optional)", "done": qualification > 0,
+         "status": f"{qualification} qualification turns; pass mark {project.qualification_pass_mark:.0%}."
+                   if qualification else "None: annotators get real turns at once.",
+         "url_name": "qa:qualification", "action": "Set up qualification"},
+        {"key": "start", "title": "Start", "done": progress["submitted_slots"] > 0,
+         "status": (f"{progress['submitted_slots']} of {progress['slots']} slots submitted." if progress["submitted_slots"]
+                    else "Annotators start from their queue (the project's page, “Your annotation queue”)."),
+         "url_name": "workspace_lead", "action": "Who holds what"},
+    ]

@@ -1,18 +1,21 @@
 from django.shortcuts import render
 
-from ..access import access_project
-from .selectors import annotator_counts, project_list_for, project_progress
+from ..access import access_project, is_lead, may_create_projects
+from .selectors import annotator_counts, project_list_for, project_progress, setup_steps
 
 
 def home(request):
-    return render(request, "annotator/home.html", {"projects": project_list_for(request.user)})
+    context = {"projects": project_list_for(request.user), "may_create": may_create_projects(request.user)}
+    return render(request, "annotator/home.html", context)
 
 
 def project_detail(request, slug):
     project = access_project(request.user, slug)
+    progress = project_progress(project)
     context = {
         "project": project,
-        "progress": project_progress(project),
+        "progress": progress,
         "mine": annotator_counts(project, request.user),
+        "steps": setup_steps(project, progress) if is_lead(request.user, project) else None,
     }
     return render(request, "annotator/project_detail.html", context)

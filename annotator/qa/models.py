@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.vocabulary import Label, Step
+from ..domain.protocol_document import COGNIBENCH
 from ..work.models import SentenceAnnotation
 from ..corpus.models import Sentence, Turn
 from ..projects.models import Project
@@ -20,7 +20,7 @@ class Question(models.Model):
     sentence = models.ForeignKey(Sentence, null=True, blank=True, on_delete=models.CASCADE, related_name="questions")
     asked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="questions")
     path = models.JSONField(default=dict, blank=True, help_text="The decision path when the question was asked.")
-    step = models.CharField(max_length=20, choices=Step.choices, blank=True)
+    step = models.CharField(max_length=20, blank=True, help_text="A step of the project's protocol.")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     unread_by_asker = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -28,6 +28,10 @@ class Question(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def get_step_display(self):
+        return COGNIBENCH.step_question(self.step)
+
 
 
 class QuestionMessage(models.Model):
@@ -46,7 +50,7 @@ class Feedback(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="feedback")
     annotation = models.ForeignKey(SentenceAnnotation, on_delete=models.CASCADE, related_name="feedback")
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    expected_label = models.CharField(max_length=20, choices=Label.choices, blank=True)
+    expected_label = models.CharField(max_length=20, blank=True, help_text="A label of the project's protocol.")
     comment = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
@@ -54,6 +58,10 @@ class Feedback(models.Model):
     class Meta:
         ordering = ["-created_at"]
         verbose_name_plural = "feedback"
+
+    def get_expected_label_display(self):
+        return COGNIBENCH.label_name(self.expected_label)
+
 
 
 class QualificationResult(models.Model):

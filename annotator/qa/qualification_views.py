@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from ..access import access_project, access_project_as_lead, blind_turn_ids, is_blind_on, is_lead
+from ..access import access_project, access_project_as_lead, blind_turn_ids, is_blind_on, is_lead, neutral_turn_name
 from .access import access_qualification_result
 from ..forms.fields import error_text
 from ..gold.services import GoldError, gold_reason_set
@@ -127,6 +127,10 @@ def score(request, slug, pk=None):
     # there, so its rows (their label with right/wrong, the gold and its reason) wait until it is submitted.
     blind = set(blind_turn_ids(request.user, project).values_list("turn_id", flat=True))
     shown = [row for row in details if not (isinstance(row, dict) and row.get("turn") in blind)]
+    if not is_lead(request.user, project):
+        # The stored name holds the source's record id (leads'): everyone else reads the neutral one.
+        shown = [{**row, "turn_name": neutral_turn_name(row.get("turn"))} if isinstance(row, dict) else row
+                 for row in shown]
     return render(request, "qa/qualification_score.html", {
         "project": project, "result": result, "state": state, "details": shown,
         "hidden_rows": len(details) - len(shown),

@@ -7,7 +7,7 @@ import random
 from collections import defaultdict
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from .. import access
@@ -55,6 +55,18 @@ def questions_for_lead(user, status=Question.Status.OPEN, project=None):
     if project is not None:
         qs = qs.filter(project=project)
     return qs.order_by("created_at", "id") if status == Question.Status.OPEN else qs.order_by("-updated_at", "-id")
+
+
+def waiting_for_retry(user) -> list[str]:
+    """One project slug per annotator who failed their last qualification attempt in a project ``user`` leads and
+    waits for a lead to allow a retry (no automatic retry left), oldest first."""
+    later = QualificationResult.objects.filter(project_id=OuterRef("project_id"), annotator_id=OuterRef("annotator_id"),
+                                               attempt__gt=OuterRef("attempt"))
+    still_member = Membership.objects.filter(project_id=OuterRef("project_id"), user_id=OuterRef("annotator_id"))
+    return list(QualificationResult.objects.filter(project__in=access.led_projects(user), passed=False,
+                                                   retry_allowed=False)
+                .filter(~Exists(later), Exists(still_member)).order_by("created_at")
+                .values_list("project__slug", flat=True))
 
 
 def open_question_count_for_lead(user) -> int:
@@ -130,13 +142,16 @@ def unacknowledged_feedback_count(user, project=None) -> int:
 
 
 def nav_counts(user) -> dict:
-    """The three navigation badges. Three COUNT queries, whatever the data size."""
+    """The navigation badges. One query each, whatever the data size."""
     if not user.is_authenticated:
         return {}
     is_lead_anywhere = user.is_superuser or Membership.objects.filter(user=user, role=Role.LEAD).exists()
+    waiting = waiting_for_retry(user) if is_lead_anywhere else []
     return {
         "is_lead": is_lead_anywhere,
         "open_questions": open_question_count_for_lead(user) if is_lead_anywhere else 0,
+        "waiting_for_retry": len(waiting),
+        "waiting_for_retry_project": waiting[0] if waiting else "",
         "unread_answers": unread_answer_count(user),
         "pending_feedback": unacknowledged_feedback_count(user),
     }

@@ -1,6 +1,5 @@
 """Pages of the QA loop: questions, feedback, review, QA measures. Thin: access getter, service, template."""
 
-import csv
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -18,7 +17,7 @@ from . import selectors as selectors
 from . import services as services
 from .services import QAError
 from ..domain.vocabulary import STEP_ANSWERS, Label, Step
-from ..views.common import bad_request, blind_refusal, polled
+from ..views.common import bad_request, blind_refusal, csv_writer, polled
 
 
 # --- Asking (from the annotation screen) --------------------------------------
@@ -313,7 +312,7 @@ MEASURE_COLUMNS = ["statements", "questions", "feedback", "questions_per_500", "
 def _measures_csv(project, total, by_annotator, by_week):
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-qa-per-500.csv"'
-    writer = csv.writer(response)
+    writer = csv_writer(response)  # usernames may start with + - @
     writer.writerow(["scope", "key", *MEASURE_COLUMNS])
     writer.writerow(["project", project.slug, *(total[c] for c in MEASURE_COLUMNS)])
     for row in by_annotator:

@@ -1,6 +1,5 @@
 """The reports page (leads): agreement and what the gold labels say, as charts, tables and CSV."""
 
-import csv
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -8,7 +7,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from . import charts
 from ..access import access_project_as_lead
-from ..views.common import blind_refusal, csv_cell
+from ..views.common import blind_refusal, csv_writer
 from .selectors import comparison_candidates, project_report, project_report_or_older, protocol_comparison, report_tables
 from .services import report_refresh_request
 from ..domain.vocabulary import COGNITIVE_LABELS, FACTUAL_LABELS, Label
@@ -119,10 +118,10 @@ def report_csv(request, slug, table):
         raise Http404("No such table")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-{table}.csv"'
-    writer = csv.writer(response)
+    writer = csv_writer(response)
     writer.writerow(tables[table]["header"])
     for row in tables[table]["rows"]:
-        writer.writerow([csv_cell(value) for value in row])
+        writer.writerow(row)
     return response
 
 

@@ -1,6 +1,8 @@
 """Helpers the HTML views of every feature share: the annotator's own assignment, the 400 answer to a malformed
 request, the refusal of whole-project figures to someone blind in the project, and polled fragments."""
 
+import csv
+import re
 from functools import wraps
 
 from django.contrib import messages
@@ -65,11 +67,34 @@ def polled(view):
     return wrapped
 
 
+# What a spreadsheet may read as the start of a formula, and the separators it may split a CSV line on
+# (a comma, or a semicolon, tab or bar depending on the locale and the import dialog): a trigger right after
+# any of them (spaces between allowed) starts a cell of its own when the line is split there.
+FORMULA_TRIGGERS = "=+-@\t\r"
+SPREADSHEET_SEPARATORS = ",;\t|"
+_FORMULA_AFTER_SEPARATOR = re.compile(f"(?:^|[{re.escape(SPREADSHEET_SEPARATORS)}])[ ]*[{re.escape(FORMULA_TRIGGERS)}]")
+
+
 def csv_cell(value):
-    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe
-    (the reports' CSV, the faithfulness CSV: names and notes come from imported data)."""
+    """A CSV cell: text that a spreadsheet could run as a formula, at its start or after any separator a
+    spreadsheet may split on, gets a leading apostrophe; `csv_writer` quotes every text cell, so the cell
+    stays one cell whatever the separator (names and notes come from imported data)."""
     if value is None:
         return ""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if isinstance(value, str) and _FORMULA_AFTER_SEPARATOR.search(value):
         return "'" + value
     return value
+
+
+class _GuardedWriter:
+    def __init__(self, stream):
+        self._writer = csv.writer(stream, quoting=csv.QUOTE_NONNUMERIC)
+
+    def writerow(self, row):
+        return self._writer.writerow([csv_cell(value) for value in row])
+
+
+def csv_writer(stream):
+    """The one way to write CSV for a download: every cell through `csv_cell`, every text cell quoted (a
+    spreadsheet splitting on `;` or `|` keeps a quoted cell whole), numbers left bare."""
+    return _GuardedWriter(stream)

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.vocabulary import Label, Severity, TripletLabel
+from ..domain.protocol_document import COGNIBENCH
+from ..domain.vocabulary import Severity, TripletLabel
 from ..corpus.models import ClaimTriplet, Sentence, Turn
 from ..projects.models import Project
 
@@ -29,6 +30,11 @@ class Assignment(models.Model):
     submitted_at = models.DateTimeField(null=True, blank=True)
     # Last change by the annotator (answer, note, evidence); leads release stale ones.
     last_activity_at = models.DateTimeField(null=True, blank=True)
+    # The protocol version this slot is annotated with; none: the project's current one. Set to the outgoing
+    # version when a project with annotations moves to a new version (projects.protocol_services).
+    protocol_version = models.ForeignKey(
+        "annotator.ProtocolVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="assignments",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["turn", "annotator"], name="one_slot_per_annotator")]
@@ -47,7 +53,7 @@ class SentenceAnnotation(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="sentence_annotations")
     sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="annotations")
     path = models.JSONField(default=dict, blank=True)
-    label = models.CharField(max_length=20, choices=Label.choices, blank=True)
+    label = models.CharField(max_length=20, blank=True, help_text="A label of the protocol the annotation was made with.")
     note = models.TextField(blank=True)
     seconds_spent = models.FloatField(default=0)
     severity = models.PositiveSmallIntegerField(choices=Severity.choices, null=True, blank=True)
@@ -57,6 +63,12 @@ class SentenceAnnotation(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["assignment", "sentence"], name="one_answer_per_sentence")]
+
+    def get_label_display(self):
+        # The field lost its choices (labels are the project's protocol's); the built-in names stand in until
+        # the page passes its protocol (templates: ``{{ value|label_name:protocol }}``).
+        return COGNIBENCH.label_name(self.label)
+
 
     def __str__(self):
         return f"{self.sentence_id}: {self.label or 'incomplete'}"

@@ -15,14 +15,16 @@ from django.urls import reverse
 
 from .. import extensions
 from ..domain import protocol
+from ..domain.evidence import to_browser_offset
+from ..domain.languages import UNSPACED_RANGES, text_attributes, text_language
 from .services import evidence_required
 from ..domain.vocabulary import Label, ProtocolMode
 from .selectors import _PROJECT_EXAMPLES
 
 
 def reference_offset_to_browser(reference: str, offset: int) -> int:
-    """The inverse of ``browser_offset_to_reference``: a browser reads CR LF as one character."""
-    return offset - reference.count("\r\n", 0, offset) if "\r" in reference else offset
+    """The inverse of ``browser_offset_to_reference``: a browser counts UTF-16 units and reads CR LF as one character."""
+    return to_browser_offset(reference, offset)
 
 
 def annotation_page_data(assignment, state: dict) -> dict:
@@ -60,11 +62,17 @@ def annotation_page_data(assignment, state: dict) -> dict:
         "mode": project.protocol_mode,
         "version": assignment.version,
         "closed": bool(state["closed"]),
-        "require_evidence": project.require_evidence,
+        # No reference, no text to mark: evidence cannot be required (submit_problems says the same).
+        "require_evidence": project.require_evidence and bool(reference.strip()),
         "extras": bool(project.enable_severity or project.enable_error_types),
         "assignment": assignment.pk,
         "active": active.sentence.pk if active else None,
         "sentences": sentences,
+        # Characters of scripts written without spaces (Chinese, Japanese): evidence snaps to each of them
+        # alone, where a drag inside a word of a spaced script takes the whole word (domain/languages.py).
+        "unspaced": [list(pair) for pair in UNSPACED_RANGES],
+        # lang and dir of the texts the page draws itself (the active sentence, evidence quotes).
+        "text_attributes": text_attributes(text_language(state["dialogue"].language, project.default_language)),
         "urls": {
             "sync": reverse("annotate_sync", args=[assignment.pk]),
             "submit": reverse("annotate_act", args=[assignment.pk, "submit"]),

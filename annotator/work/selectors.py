@@ -23,6 +23,7 @@ from django.utils import timezone
 from ..domain import protocol
 from ..domain.assignment import UNFINISHED, is_stale
 from ..domain.definitions import LABEL_DEFINITIONS, STEP_DEFINITIONS
+from ..domain.evidence import from_browser_offset
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation
 from .assignment import candidate_pools
 from .services import evidence_required
@@ -81,18 +82,8 @@ def reference_segments(reference: str, spans) -> list[tuple[str, int | None]]:
 
 
 def browser_offset_to_reference(reference: str, offset: int) -> int:
-    """Map an offset counted on the text a browser shows (CR LF read as LF) to an offset in the reference."""
-    if "\r" not in reference:
-        return offset
-    seen = 0
-    i = 0
-    while i < len(reference) and seen < offset:
-        if reference[i] == "\r" and i + 1 < len(reference) and reference[i + 1] == "\n":
-            i += 2
-        else:
-            i += 1
-        seen += 1
-    return i
+    """Map an offset counted on the text a browser shows (UTF-16 units, CR LF read as LF) to an offset in the reference."""
+    return from_browser_offset(reference, offset)
 
 
 def history_messages(history) -> list[dict]:

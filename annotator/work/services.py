@@ -234,7 +234,7 @@ def submit_problems(assignment: Assignment) -> list[str]:
     if missing:
         numbers = ", ".join(str(n) for n in missing[:12]) + ("…" if len(missing) > 12 else "")
         problems.append(f"{len(missing)} of {len(sentences)} sentences have no label yet (sentence {numbers}).")
-    if assignment.project.require_evidence:
+    if assignment.project.require_evidence and assignment.turn.dialogue.reference.strip():
         needing = {a.pk: a for a in annotations.values() if a.label and evidence_required(a.path or {})}
         with_evidence = set(
             EvidenceSpan.objects.filter(annotation_id__in=needing).values_list("annotation_id", flat=True)

@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from ..access import access_project, access_project_as_lead, may_annotate
+from ..access import access_project, access_project_as_lead, may_annotate, turn_name
 from .forms import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
 from ..models import Assignment, Membership
 from .page import annotation_page_data
@@ -112,7 +112,7 @@ def _perform(request, assignment, sentence, action, form):
         outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
     else:
         annotation_services.assignment_submit(assignment, **common)
-        messages.success(request, f"Turn submitted ({assignment.turn}). Thank you!")
+        messages.success(request, f"Turn submitted ({turn_name(request.user, assignment.turn, assignment.project)}). Thank you!")
         target = reverse("workspace_queue", args=[assignment.project.slug])
         if assignment.is_qualification and qualification_state(assignment.project, request.user).status in (
                 QualificationStatus.PASSED, QualificationStatus.FAILED):
@@ -174,7 +174,7 @@ def lead_release(request, slug, assignment_id):
         return bad_request(request, form, back_url=reverse("workspace_lead", args=[project.slug]))
     try:
         assignment_release(assignment, actor=request.user, reason=form.cleaned_data["reason"] or "released by a lead")
-        messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {assignment.turn}.")
+        messages.success(request, f"Released {assignment.annotator.get_username()}'s slot on {turn_name(request.user, assignment.turn, project)}.")
     except AssignmentError as error:
         messages.error(request, str(error))
     return redirect("workspace_lead", slug=project.slug)
@@ -193,7 +193,7 @@ def lead_reassign(request, slug, assignment_id):
     )
     try:
         assignment_reassign(assignment, target, actor=request.user)
-        messages.success(request, f"Reassigned {assignment.turn} to {target.get_username()}.")
+        messages.success(request, f"Reassigned {turn_name(request.user, assignment.turn, project)} to {target.get_username()}.")
     except AssignmentError as error:
         messages.error(request, str(error))
     return redirect("workspace_lead", slug=project.slug)

@@ -15,6 +15,7 @@ from .projects import (
     ProjectSettingsSerializer,
     MemberSerializer,
     MemberAddSerializer,
+    MemberRemovedSerializer,
     MemberRoleSerializer,
 )
 from .corpus import (
@@ -85,6 +86,7 @@ __all__ = [
     "MAX_ID",
     "MeSerializer",
     "MemberAddSerializer",
+    "MemberRemovedSerializer",
     "MemberRoleSerializer",
     "MemberSerializer",
     "NoteSerializer",

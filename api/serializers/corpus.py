@@ -6,7 +6,7 @@ from rest_framework import serializers
 from annotator.models import Dialogue, ImportBatch, Sentence, Turn
 from annotator.corpus.selectors import AgreementState
 
-from .common import metadata_access, metadata_field
+from .common import RecordIdField, metadata_access, metadata_field
 
 
 class ImportProgressSerializer(serializers.Serializer):
@@ -51,6 +51,7 @@ class ImportUploadSerializer(serializers.Serializer):
 
 
 class DialogueSerializer(serializers.ModelSerializer):
+    external_id = RecordIdField(of="dialogue", turn=None)
     turn_count = serializers.IntegerField(read_only=True)
     metadata = metadata_field()
 
@@ -74,7 +75,8 @@ class SentenceBriefSerializer(serializers.ModelSerializer):
 
 
 class TurnSerializer(serializers.ModelSerializer):
-    dialogue_external_id = serializers.CharField(source="dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="")
+    external_id = RecordIdField(of="turn", turn="")
     sentences = SentenceBriefSerializer(many=True, read_only=True)
     metadata = metadata_field()
 
@@ -94,7 +96,7 @@ class SentenceSerializer(serializers.ModelSerializer):
     """A sentence as an annotator sees it: text and position, no labels."""
 
     dialogue = serializers.IntegerField(source="turn.dialogue_id", read_only=True)
-    dialogue_external_id = serializers.CharField(source="turn.dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="turn")
 
     class Meta:
         model = Sentence

@@ -6,13 +6,13 @@ from rest_framework import serializers
 from annotator.domain.vocabulary import Label
 from annotator.models import Adjudication, Assignment, GoldLabel
 
-from .common import MAX_ID, blank_label, severity_field
+from .common import MAX_ID, RecordIdField, blank_label, severity_field
 
 
 class GoldSerializer(serializers.ModelSerializer):
     sentence_text = serializers.CharField(source="sentence.text", read_only=True)
     turn = serializers.IntegerField(source="sentence.turn_id", read_only=True)
-    dialogue_external_id = serializers.CharField(source="sentence.turn.dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="sentence.turn")
     decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None, allow_null=True)
     severity = severity_field()
 
@@ -39,7 +39,7 @@ class DisputedAnnotationSerializer(serializers.Serializer):
 class AdjudicationSerializer(serializers.ModelSerializer):
     sentence_text = serializers.CharField(source="sentence.text", read_only=True)
     sentence_index = serializers.IntegerField(source="sentence.index", read_only=True)
-    dialogue_external_id = serializers.CharField(source="turn.dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="turn")
     adjudicator = serializers.CharField(source="adjudicator.username", read_only=True, default=None, allow_null=True)
     label = blank_label(help_text="Empty while open.")
     annotations = serializers.SerializerMethodField(help_text="The submitted answers that disagree.")

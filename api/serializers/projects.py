@@ -17,7 +17,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "slug", "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity",
             "enable_error_types", "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
-            "adjudication_order", "drawn_turn_review", "created_at", "my_role",
+            "adjudication_order", "drawn_turn_review", "default_language", "created_at", "my_role",
         ]
         read_only_fields = fields
 
@@ -36,7 +36,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
             "name", "guidelines", "overlap", "protocol_mode", "show_prelabels", "require_evidence",
             "qualification_pass_mark", "qualification_auto_retries", "enable_triplets", "enable_severity",
             "enable_error_types", "severity_threshold", "error_types", "adjudicators_may_annotate", "imported_gold",
-            "adjudication_order", "drawn_turn_review",
+            "adjudication_order", "drawn_turn_review", "default_language",
         ]
         extra_kwargs = {
             "overlap": {"min_value": 1, "max_value": 10},
@@ -63,3 +63,18 @@ class MemberAddSerializer(serializers.Serializer):
 
 class MemberRoleSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MemberRemovedSerializer(serializers.Serializer):
+    """What removing a member did (``annotator.projects.selectors.RemovalEffects``)."""
+
+    username = serializers.CharField()
+    released_assignments = serializers.SerializerMethodField(help_text="Their unsubmitted slots, now released.")
+    closed_flags = serializers.SerializerMethodField(help_text="Their open unit flags, now closed with a note.")
+    detail = serializers.CharField(source="summary")
+
+    def get_released_assignments(self, effects) -> list[int]:
+        return [slot.pk for slot in effects.slots]
+
+    def get_closed_flags(self, effects) -> list[int]:
+        return [flag.pk for flag in effects.flags]

@@ -4,13 +4,13 @@ from rest_framework import serializers
 
 from annotator.models import Assignment, SentenceAnnotation
 
-from .common import blank_label, severity_field
+from .common import RecordIdField, blank_label, severity_field
 from .corpus import TurnSerializer
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
     annotator = serializers.CharField(source="annotator.username", read_only=True)
-    dialogue_external_id = serializers.CharField(source="turn.dialogue.external_id", read_only=True)
+    dialogue_external_id = RecordIdField(of="dialogue", turn="turn")
 
     class Meta:
         model = Assignment

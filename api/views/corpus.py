@@ -6,6 +6,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.exceptions import ValidationError
 
+from annotator.access import LEAD_ROLES
 from annotator.models import Dialogue, GoldLabel, ImportBatch, Sentence, Turn
 from annotator.corpus.imports.services import import_batch_start
 from annotator.corpus.selectors import dialogues_of, gold_of, sentences_of, turns_of
@@ -62,8 +63,18 @@ class DialogueListView(ProjectScopedView, generics.ListAPIView):
 
     model = Dialogue
 
+    def list(self, request, *args, **kwargs):
+        # The record id finds the source's public labels: asking which dialogue has it is a lead's question.
+        if "external_id" in request.query_params and self.role not in LEAD_ROLES:
+            raise ValidationError({"external_id": ["Only leads can look dialogues up by the source's record id."]})
+        return super().list(request, *args, **kwargs)
+
     def project_queryset(self):
-        return dialogues_of(self.project)
+        queryset = dialogues_of(self.project)
+        if "external_id" in self.request.query_params:
+            # Not even a lead learns which dialogue holds a turn they are annotating (blind) from its record id.
+            queryset = queryset.exclude(turns__in=self.blind_turns)
+        return queryset
 
 
 @extend_schema_view(get=extend_schema(summary="A dialogue", tags=["corpus"],

@@ -29,6 +29,7 @@ class FaithfulnessFiguresSerializer(serializers.Serializer):
 class FaithfulnessGroupSerializer(serializers.Serializer):
     sentences = serializers.IntegerField(help_text="Sentences of the job's finished turns.")
     gold_sentences = serializers.IntegerField(help_text="Gold sentences used: those of the turns drawn at random.")
+    gold_turns = serializers.IntegerField(help_text="Turns drawn at random with gold on at least one sentence (used).")
     hallucination_rate = FaithfulnessFiguresSerializer()
     cognitive_share = FaithfulnessFiguresSerializer()
     factual_hallucination_rate = FaithfulnessFiguresSerializer()
@@ -39,15 +40,37 @@ class FaithfulnessModelSerializer(FaithfulnessGroupSerializer):
     generator_model = serializers.CharField(allow_blank=True)
 
 
+class FaithfulnessCalibrationSerializer(serializers.Serializer):
+    drawn_turns = serializers.IntegerField(help_text="Finished turns drawn at random for this job.")
+    used_turns = serializers.IntegerField(help_text="Drawn turns with gold on at least one sentence: used, on "
+                                                    "their gold sentences.")
+    gold_sentences = serializers.IntegerField()
+    partial_turns = serializers.IntegerField(help_text="Used turns with sentences without gold (left unlabelled by "
+                                                       "the source, or not decided yet).")
+    sentences_without_gold = serializers.IntegerField()
+    left_out_turns = serializers.IntegerField(help_text="Drawn turns without any gold yet: left out.")
+    left_out_share = serializers.FloatField(help_text="left_out_turns / drawn_turns.")
+    bias_warning = serializers.BooleanField(help_text="The share left out could bias the estimates (from 10 %).")
+    other_turns = serializers.IntegerField(help_text="Turns with gold not drawn at random for this job: not used.")
+    other_gold_sentences = serializers.IntegerField()
+    statement = serializers.CharField(help_text="The same sentences as the page.")
+
+
 class FaithfulnessSerializer(serializers.Serializer):
     job = serializers.IntegerField()
     overall = FaithfulnessGroupSerializer()
     models = FaithfulnessModelSerializer(many=True)
+    calibration = FaithfulnessCalibrationSerializer()
 
 
 FIGURES_EXAMPLE = {"auto": 0.3125, "gold_only": 0.25, "gold_only_ci95": [0.1931, 0.3069], "corrected": 0.2418,
                    "corrected_ci95": [0.1952, 0.2884]}
-GROUP_EXAMPLE = {"sentences": 240000, "gold_sentences": 10000, **{measure: FIGURES_EXAMPLE for measure in MEASURES}}
+GROUP_EXAMPLE = {"sentences": 240000, "gold_sentences": 10000, "gold_turns": 400,
+                 **{measure: FIGURES_EXAMPLE for measure in MEASURES}}
+CALIBRATION_EXAMPLE = {"drawn_turns": 410, "used_turns": 400, "gold_sentences": 10000, "partial_turns": 85,
+                       "sentences_without_gold": 90, "left_out_turns": 10, "left_out_share": 0.0244,
+                       "bias_warning": False, "other_turns": 0, "other_gold_sentences": 0,
+                       "statement": "10000 gold sentences on 400 turns drawn at random for this job correct the estimates. …"}
 
 
 class JobFaithfulnessView(ProjectScopedView):
@@ -62,9 +85,11 @@ class JobFaithfulnessView(ProjectScopedView):
         description="Per generator model and overall: hallucination rate, share of cognitive statements, factual "
                     "and cognitive hallucination rates, each as the pre-labeler's estimate, the gold-only estimate "
                     "and the prediction-powered one with 95 % intervals (turns as clusters). Only gold of turns "
-                    "drawn at random for this job corrects the estimates. Floats rounded to 4 decimals.",
+                    "drawn at random for this job corrects the estimates, on every drawn turn's gold sentences; "
+                    "`calibration` says which drawn turns were left out and why. Floats rounded to 4 decimals.",
         examples=[OpenApiExample("Faithfulness", value={
-            "job": 3, "overall": GROUP_EXAMPLE, "models": [{**GROUP_EXAMPLE, "generator_model": "model-a"}]})],
+            "job": 3, "overall": GROUP_EXAMPLE, "models": [{**GROUP_EXAMPLE, "generator_model": "model-a"}],
+            "calibration": CALIBRATION_EXAMPLE})],
         tags=["autolabel"],
     )
     def get(self, request, slug, pk):

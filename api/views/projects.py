@@ -1,7 +1,7 @@
 """Projects, their settings and their members."""
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, status
 from rest_framework.response import Response
 
@@ -13,6 +13,7 @@ from ..pagination import PagePagination
 from ..permissions import LEADS, ProjectScopedView
 from ..serializers import (
     MemberAddSerializer,
+    MemberRemovedSerializer,
     MemberRoleSerializer,
     MemberSerializer,
     ProjectSerializer,
@@ -25,10 +26,16 @@ PROJECT_EXAMPLE = {
     "qualification_pass_mark": 0.85, "qualification_auto_retries": 0, "enable_triplets": False, "enable_severity": False,
     "enable_error_types": False, "severity_threshold": 4, "error_types": ["contradiction", "other"],
     "adjudicators_may_annotate": False, "imported_gold": "final", "adjudication_order": "oldest",
-    "drawn_turn_review": "double",
+    "drawn_turn_review": "double", "default_language": "",
     "created_at": "2026-11-21T09:00:00Z", "my_role": "lead",
 }
 MEMBER_EXAMPLE = {"user_id": 7, "username": "ada", "role": "annotator", "joined_at": "2026-11-21T09:05:00Z"}
+REMOVED_EXAMPLE = {
+    "username": "ada", "released_assignments": [41, 42], "closed_flags": [3],
+    "detail": "ada: 2 unsubmitted turns released (their slots open for someone else; what they labelled there "
+              "stays in the audit); 1 open flag closed with a note (the units stay as they are). Their submitted "
+              "work stays.",
+}
 
 
 @extend_schema_view(get=extend_schema(
@@ -109,7 +116,7 @@ class MemberListView(ProjectScopedView, generics.ListAPIView):
     def post(self, request, slug):
         serializer = MemberAddSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        membership = membership_add(self.project, **serializer.validated_data)
+        membership = membership_add(self.project, **serializer.validated_data, actor=request.user)
         return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
 
 
@@ -146,8 +153,14 @@ class MemberDetailView(ProjectScopedView):
         membership = membership_set_role(membership, serializer.validated_data["role"])
         return Response(MemberSerializer(membership).data)
 
-    @extend_schema(summary="Remove a member (leads)", responses={204: OpenApiResponse(description="Removed.")},
-                   tags=["members"])
+    @extend_schema(
+        summary="Remove a member (leads)",
+        description="Their unsubmitted slots are released (in the audit; the turns' slots open for someone else) "
+                    "and their open unit flags closed with a note; the answer says what was done.",
+        responses={200: MemberRemovedSerializer},
+        examples=[OpenApiExample("Removed", value=REMOVED_EXAMPLE, response_only=True)],
+        tags=["members"],
+    )
     def delete(self, request, slug, user_id):
-        membership_remove(self.get_membership(user_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        effects = membership_remove(self.get_membership(user_id), actor=request.user)
+        return Response(MemberRemovedSerializer(effects).data)

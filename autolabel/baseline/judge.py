@@ -64,7 +64,13 @@ HEDGES = frozenset(
     """.split()
 )
 
+# The same cues in Chinese, found as substrings (no spaces to find words by).
+CJK_COGNITIVE_CUES = ("认为", "觉得", "可能", "大概", "也许", "应该", "建议", "值得", "总之", "说明", "思う", "でしょう", "かもしれ")
+CJK_HEDGES = ("可能", "大概", "也许", "通常", "一般", "往往", "かもしれ", "でしょう")
 _WORD_RE = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+# Chinese and Japanese are written without spaces: a run of Han or kana is read as its overlapping character
+# pairs (故宫始建 -> 故宫 宫始 始建), the usual lexical unit of overlap measures for these scripts.
+_UNSPACED_RUN = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
 JITTER = 0.08
 SUPPORT_THRESHOLD = 0.6
@@ -76,7 +82,14 @@ def _stem(word: str) -> str:
 
 
 def content_words(text: str) -> list[str]:
-    return [_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS]
+    lowered = text.lower()
+    runs = _UNSPACED_RUN.findall(lowered)
+    if runs:
+        lowered = _UNSPACED_RUN.sub(" ", lowered)
+    words = [_stem(w) for w in _WORD_RE.findall(lowered) if w not in STOPWORDS]
+    for run in runs:
+        words.extend(run[i:i + 2] for i in range(len(run) - 1)) if len(run) > 1 else words.append(run)
+    return words
 
 
 def support(sentence: str, reference_stems: set[str]) -> float:
@@ -101,7 +114,7 @@ def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[st
     if len(words) < 2 and not found:
         return "irrelevant"
     lowered = set(_WORD_RE.findall(sentence.lower()))
-    kind = "cognitive" if lowered & COGNITIVE_CUES else "factual"
+    kind = "cognitive" if lowered & COGNITIVE_CUES or any(cue in sentence for cue in CJK_COGNITIVE_CUES) else "factual"
     score = support(sentence, reference_stems)
     bad = score < SUPPORT_THRESHOLD + _jitter(seed, number) or unsupported_numbers(sentence, reference)
     return f"{'hallucinated' if bad else 'faithful'} {kind}"
@@ -114,7 +127,7 @@ def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[st
         return "misleading"
     if score < SUPPORT_THRESHOLD + jitter:
         return "speculative"
-    if set(_WORD_RE.findall(sentence.lower())) & HEDGES:
+    if set(_WORD_RE.findall(sentence.lower())) & HEDGES or any(hedge in sentence for hedge in CJK_HEDGES):
         return "reliable"
     return "unequivocal"
 

@@ -37,5 +37,5 @@ def job_checks(request, slug, job_id):
     draws = draws_progress(project, source_job_id=job.pk, blind_turn_ids=blind_turn_ids(request.user, project))
     return render(request, "autolabel/job_checks.html", {
         "project": project, "job": job, "form": form, "draws": draws,
-        "random_with_gold": sum(d.with_gold for d in draws if d.draw.strategy == "random"),
+        "random_with_gold": sum(d.with_any_gold for d in draws if d.draw.strategy == "random"),
     }, status=status)

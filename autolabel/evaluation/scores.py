@@ -38,6 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from annotator.domain import languages
 from annotator.domain.vocabulary import COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, HALLUCINATED_LABELS, Label
 
 from autolabel.labelling.voting import Decision, decide
@@ -108,8 +109,9 @@ def collapse(items: Iterable[Item]) -> list[Item]:
     return [Item(words, gold, votes, sentences) for (gold, _), (words, sentences, votes) in groups.items()]
 
 
-def word_count(text: str) -> int:
-    return len(text.split())
+# Words weigh the scores (CogniBench §4.1): the studio's one count, whitespace words in spaced scripts and
+# characters in Chinese and Japanese (annotator/domain/languages.py; docs/autolabel.md says why).
+word_count = languages.word_count
 
 
 def _gold_positive(view: str, gold: str) -> bool:

@@ -101,7 +101,7 @@ class TurnTable:
     sentences: np.ndarray
     gold_sentences: np.ndarray
     predicted: dict[str, np.ndarray]  # count name -> per-turn counts of the pre-labels
-    gold: dict[str, np.ndarray]  # the same counts from gold (meaningful where gold is complete)
+    gold: dict[str, np.ndarray]  # the same counts from gold, over the turn's gold sentences
 
 
 def _unpacked(hallucinated: np.ndarray, packed: np.ndarray, sentences: np.ndarray) -> dict[str, np.ndarray]:
@@ -131,5 +131,7 @@ def read_turn_table(job, chunk: int = 5000) -> TurnTable:
         model_names={code: name for name, code in model_names.items()},
         sentences=sentences, gold_sentences=columns[:, 2],
         predicted=_unpacked(columns[:, 3], columns[:, 4], sentences),
-        gold=_unpacked(columns[:, 5], columns[:, 6], sentences),
+        # The gold side counts over the sentences that have gold (a drawn turn may hold a sentence the source
+        # left unlabelled): its "sentences" are the gold sentences, not all of the turn's.
+        gold=_unpacked(columns[:, 5], columns[:, 6], columns[:, 2]),
     )

@@ -4,15 +4,22 @@ Two queries: the per-turn counts of the job's finished turns (pre-labels and gol
 their sentences: ``faithfulness_counts``) and the turns of the job's random draws. The estimates are
 ``faithfulness.estimate_ratio``, per generator model and overall. The JSON shape (documented in docs/autolabel.md, stable) is ::
 
-    {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...]}
-    group = {"sentences": int, "gold_sentences": int,
+    {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...], "calibration": {...}}
+    group = {"sentences": int, "gold_sentences": int, "gold_turns": int,
              "<measure>": {"auto", "gold_only", "gold_only_ci95", "corrected", "corrected_ci95"}, ...}
 
 Floats are rounded to 4 decimals.
 
-Only the gold of turns drawn at random for this job, with gold on every sentence, is used: gold chosen
-any other way (qualification turns, disputes, an uncertainty draw, a lead's picks) would bias the
-correction. It is counted and reported, not used.
+Only the gold of turns drawn at random for this job is used: gold chosen any other way (qualification
+turns, disputes, an uncertainty draw, a lead's picks) would bias the correction. It is counted and
+reported, not used. Every drawn turn with gold is used, on its gold sentences: a turn whose source left a
+sentence unlabelled (CogniBench: 29 of 136 turns) never gets gold on it, and keeping only fully labelled
+turns dropped a non-random part of the draw (those turns hallucinate less). The gold counts are over the
+gold sentences; the judge's counts stay over the whole turn, drawn or not, since prediction-powered
+inference is unbiased only if the judge's counts are the same function of a turn on drawn and other
+turns. So ``gold_only`` and ``corrected`` estimate the rate over the sentences people label. Drawn turns
+with no gold at all (not annotated yet) are left out, said so, and a warning is raised from
+``LEFT_OUT_WARNING_SHARE`` of the draw on.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ MEASURE_TITLES = {
     "cognitive_hallucination_rate": "Misleading or speculative (cognitive sentences)",
 }
 DECIMALS = 4
+# From this share of the drawn turns left out (no gold yet), the report warns that the estimate may be
+# biased: the turns that wait longest may not be a random part of the draw.
+LEFT_OUT_WARNING_SHARE = 0.1
 
 
 def random_draw_turn_ids(job) -> set[int]:
@@ -53,11 +63,22 @@ def random_draw_turn_ids(job) -> set[int]:
 class Calibration:
     """Where the gold of the job's turns comes from, for the sentence the page and the command print."""
 
-    turns: int = 0  # drawn at random for this job, gold on every sentence: used
-    sentences: int = 0
-    drawn_waiting: int = 0  # drawn at random, gold on some sentences or none yet: not used yet
+    turns: int = 0  # drawn at random for this job, with gold on at least one sentence: used
+    sentences: int = 0  # their gold sentences
+    drawn: int = 0  # drawn at random for this job, finished by the job
+    partial_turns: int = 0  # used turns with sentences without gold
+    sentences_without_gold: int = 0  # those sentences (unlabelled in the source, or not decided yet)
+    drawn_waiting: int = 0  # drawn at random, no gold yet: left out
     other_turns: int = 0  # gold not drawn at random: never used
     other_sentences: int = 0
+
+    @property
+    def left_out_share(self) -> float:
+        return self.drawn_waiting / self.drawn if self.drawn else 0.0
+
+    @property
+    def bias_warning(self) -> bool:
+        return self.drawn_waiting > 0 and self.left_out_share >= LEFT_OUT_WARNING_SHARE
 
     @property
     def statement(self) -> str:
@@ -67,16 +88,32 @@ class Calibration:
                          f"for this job correct the estimates.")
         else:
             parts.append("No gold drawn at random for this job yet: only the pre-labeler's estimates are shown.")
+        if self.partial_turns:
+            parts.append(f"{_count(self.sentences_without_gold, 'sentence')} of {_count(self.partial_turns, 'drawn turn')} "
+                         f"{'has' if self.sentences_without_gold == 1 else 'have'} no gold (left unlabelled by the "
+                         f"source, or not decided yet): those turns are used on their gold sentences, and the "
+                         f"gold-only and corrected figures are over sentences with gold.")
         if self.drawn_waiting:
-            verb = "does" if self.drawn_waiting == 1 else "do"
-            parts.append(f"{_count(self.drawn_waiting, 'drawn turn')} {verb} not have gold on every sentence yet "
-                         f"and {'is' if self.drawn_waiting == 1 else 'are'} not used.")
+            verb = "has" if self.drawn_waiting == 1 else "have"
+            parts.append(f"{_count(self.drawn_waiting, 'drawn turn')} {verb} no gold yet and "
+                         f"{'is' if self.drawn_waiting == 1 else 'are'} left out "
+                         f"({round(100 * self.left_out_share)} % of the {_count(self.drawn, 'drawn turn')}).")
+        if self.bias_warning:
+            parts.append("Warning: the estimates may be biased until these turns have gold, if they are not a random "
+                         "part of the draw (turns that wait longest are often the hardest).")
         if self.other_turns:
             verb = "was" if self.other_sentences == 1 else "were"
             parts.append(f"{_count(self.other_sentences, 'gold sentence')} on {_count(self.other_turns, 'turn')} "
                          f"{verb} not drawn at random (qualification, disputes, other draws…) and "
                          f"{'is' if self.other_sentences == 1 else 'are'} not used.")
         return " ".join(parts)
+
+    def as_json(self) -> dict:
+        return {"drawn_turns": self.drawn, "used_turns": self.turns, "gold_sentences": self.sentences,
+                "partial_turns": self.partial_turns, "sentences_without_gold": self.sentences_without_gold,
+                "left_out_turns": self.drawn_waiting, "left_out_share": _rounded(self.left_out_share),
+                "bias_warning": self.bias_warning, "other_turns": self.other_turns,
+                "other_gold_sentences": self.other_sentences, "statement": self.statement}
 
 
 def _count(number: int, noun: str) -> str:
@@ -90,7 +127,8 @@ def _rounded(value):
 def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray) -> dict:
     in_group_calibrated = calibrated[rows]
     group = {"sentences": int(table.sentences[rows].sum()),
-             "gold_sentences": int(table.gold_sentences[rows][in_group_calibrated].sum())}
+             "gold_sentences": int(table.gold_sentences[rows][in_group_calibrated].sum()),
+             "gold_turns": int(in_group_calibrated.sum())}
     for measure, (numerator, denominator) in MEASURES.items():
         estimate = estimate_ratio(
             table.predicted[numerator][rows], table.predicted[denominator][rows], in_group_calibrated,
@@ -110,12 +148,14 @@ def faithfulness_report(job) -> tuple[dict, Calibration]:
     """(the report as documented JSON, where its gold came from)."""
     table = read_turn_table(job)
     drawn = np.isin(table.turn_ids, np.fromiter(random_draw_turn_ids(job), dtype=np.int64))
-    complete = (table.gold_sentences == table.sentences) & (table.sentences > 0)
-    calibrated = drawn & complete
     has_gold = table.gold_sentences > 0
+    calibrated = drawn & has_gold  # every drawn turn with gold, on its gold sentences
+    partial = calibrated & (table.gold_sentences < table.sentences)
     calibration = Calibration(
-        turns=int(calibrated.sum()), sentences=int(table.gold_sentences[calibrated].sum()),
-        drawn_waiting=int((drawn & ~complete).sum()),
+        turns=int(calibrated.sum()), sentences=int(table.gold_sentences[calibrated].sum()), drawn=int(drawn.sum()),
+        partial_turns=int(partial.sum()),
+        sentences_without_gold=int((table.sentences - table.gold_sentences)[partial].sum()),
+        drawn_waiting=int((drawn & ~has_gold).sum()),
         other_turns=int((has_gold & ~drawn).sum()), other_sentences=int(table.gold_sentences[has_gold & ~drawn].sum()),
     )
     every_row = np.arange(len(table.turn_ids))
@@ -123,4 +163,5 @@ def faithfulness_report(job) -> tuple[dict, Calibration]:
     for code, name in sorted(table.model_names.items(), key=lambda item: item[1]):
         report["models"].append({**_group(table, np.flatnonzero(table.model_codes == code), calibrated),
                                  "generator_model": name})
+    report["calibration"] = calibration.as_json()
     return report, calibration

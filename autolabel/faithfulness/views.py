@@ -1,6 +1,5 @@
 """The LLM faithfulness page of a job (leads): chart, table, where the gold came from, and its CSV."""
 
-import csv
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -8,13 +7,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
-from annotator.views.common import blind_refusal, csv_cell
+from annotator.views.common import blind_refusal, csv_writer
 
 from autolabel.faithfulness.chart import interval_chart
 from autolabel.faithfulness.report import MEASURE_TITLES, MEASURES, faithfulness_report
 from autolabel.models import AutoLabelJob
 
-CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "auto", "gold_only", "gold_only_low",
+CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "gold_turns", "auto", "gold_only", "gold_only_low",
               "gold_only_high", "corrected", "corrected_low", "corrected_high"]
 ALL_MODELS = "all models"
 def _report_for_lead(request, slug, job_id):
@@ -83,7 +82,7 @@ def job_faithfulness_csv(request, slug, job_id):
     report, _ = result
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{project.slug}-job{job.pk}-faithfulness.csv"'
-    writer = csv.writer(response)
+    writer = csv_writer(response)
     writer.writerow(CSV_HEADER)
     for name, model, group in _groups(report):
         for measure in MEASURES:
@@ -91,6 +90,6 @@ def job_faithfulness_csv(request, slug, job_id):
             gold_interval = figures["gold_only_ci95"] or [None, None]
             corrected_interval = figures["corrected_ci95"] or [None, None]
             row = [ALL_MODELS if model is None else model, measure, group["sentences"], group["gold_sentences"],
-                   figures["auto"], figures["gold_only"], *gold_interval, figures["corrected"], *corrected_interval]
-            writer.writerow([csv_cell(value) for value in row])
+                   group["gold_turns"], figures["auto"], figures["gold_only"], *gold_interval, figures["corrected"], *corrected_interval]
+            writer.writerow(row)
     return response

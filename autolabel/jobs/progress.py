@@ -17,6 +17,7 @@ from datetime import timedelta
 from django.db import reset_queries, transaction
 from django.utils import timezone
 
+from annotator.domain.languages import language_name, text_language
 from annotator.models import Sentence
 
 from autolabel.jobs.llm import cost_of
@@ -54,11 +55,13 @@ def iter_specs(job: AutoLabelJob, page: int = PAGE_TURNS):
             "turn_id", "stage", "sample_index", "votes", "error", "problems"
         ):
             existing.setdefault(row["turn_id"], {})[(row["stage"], row["sample_index"])] = row
+        default_language = job.project.default_language
         for jt in job_turns:
             yield TurnSpec(
                 job_turn_id=jt.pk, turn_id=jt.turn_id, reference=jt.turn.dialogue.reference,
                 question=jt.turn.user_message, sentences=sentences.get(jt.turn_id, []),
                 existing=existing.get(jt.turn_id, {}),
+                language=language_name(text_language(jt.turn.dialogue.language, default_language)),
             )
 
 

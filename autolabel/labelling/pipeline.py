@@ -28,6 +28,7 @@ class TurnSpec:
     question: str
     sentences: list[tuple[int, int, str]]  # (number, sentence id, text); number = index + 1
     existing: dict = field(default_factory=dict)  # (stage, sample_index) -> {"votes": ..., "error": ...}
+    language: str = ""  # the English name of the answer's language ("Chinese"), stated in the prompt
 
     @property
     def numbers(self):
@@ -60,7 +61,7 @@ def _messages(spec: TurnSpec, config: JobConfig, stage: int, numbers) -> list[di
     texts = {number: text for number, _, text in spec.sentences}
     template = config.stage1_template if stage == prompting.STAGE_1 else config.stage2_template
     return prompting.build_messages(stage, template, spec.reference, spec.question,
-                                    [(n, texts[n]) for n in numbers], config.examples)
+                                    [(n, texts[n]) for n in numbers], config.examples, language=spec.language)
 
 
 def cognitive_numbers(spec: TurnSpec) -> list[int]:

@@ -215,6 +215,18 @@ def examples_block(examples: Sequence[Example], stage: int, reference_chars: int
     return "\n".join(parts) + "\n"
 
 
+def language_line(language: str) -> str:
+    """What the prompt says of the answer's language (``language``: its English name, e.g. "Chinese").
+
+    The tags are the protocol's vocabulary (annotator/domain/vocabulary.py), in English whatever the language
+    of the answer: a model asked about a Chinese answer may otherwise reply in Chinese, which no tag matches.
+    """
+    if not language:
+        return ""
+    return (f"The answer is written in {language}. Read it, the reference and the question as {language}, "
+            "but write the tags in English, exactly as listed below.\n\n")
+
+
 def build_messages(
     stage: int,
     template: str,
@@ -222,13 +234,15 @@ def build_messages(
     question: str,
     sentences: Sequence[tuple[int, str]],
     examples: Sequence[Example] = (),
+    language: str = "",
 ) -> list[dict]:
-    """The chat messages of one stage for one turn."""
+    """The chat messages of one stage for one turn; ``language`` names the answer's language (language_line)."""
     values = {
         "examples": examples_block(examples, stage),
         "reference": reference_block(reference),
         "question": question_block(question),
         "sentences": sentences_block(sentences),
     }
-    user = render_template(template, values).rstrip() + "\n\n" + (FORMAT_STAGE1 if stage == STAGE_1 else FORMAT_STAGE2)
+    user = (render_template(template, values).rstrip() + "\n\n" + language_line(language)
+            + (FORMAT_STAGE1 if stage == STAGE_1 else FORMAT_STAGE2))
     return [{"role": "system", "content": SYSTEM_MESSAGE}, {"role": "user", "content": user}]

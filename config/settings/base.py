@@ -184,6 +184,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_UPLOAD_BYTES = int(os.environ.get("IMPORT_MAX_UPLOAD_BYTES", 200 * 1000 * 1000))
 IMPORT_MAX_SENTENCE_CHARS = int(os.environ.get("IMPORT_MAX_SENTENCE_CHARS", 5_000))
 IMPORT_MAX_REFERENCE_CHARS = int(os.environ.get("IMPORT_MAX_REFERENCE_CHARS", 200_000))
+# A response longer than this is refused before it is cut into units (Punkt takes ~2 s on 70,000 characters of
+# one-word sentences, and stops with a time-out on 700,000); the real samples' longest response is 2,024.
+IMPORT_MAX_RESPONSE_CHARS = int(os.environ.get("IMPORT_MAX_RESPONSE_CHARS", 50_000))
 
 # --- Celery -----------------------------------------------------------------
 # Default broker: kombu's filesystem transport. It needs no server process and

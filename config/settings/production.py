@@ -7,6 +7,11 @@ passes with exactly the environment docs/deploy.md gives (tests/test_security_de
 
 import os
 
+from django.core.checks.security.base import (
+    SECRET_KEY_INSECURE_PREFIX,
+    SECRET_KEY_MIN_LENGTH,
+    SECRET_KEY_MIN_UNIQUE_CHARACTERS,
+)
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
@@ -15,9 +20,32 @@ DEBUG = False
 WHITENOISE_USE_FINDERS = False
 WHITENOISE_AUTOREFRESH = False
 
+
+
+def secret_key_weakness(key: str) -> str | None:
+    """Why Django's `check --deploy` would flag this key as weak (security.W009, the same constants), or None.
+
+    Nothing runs `check --deploy` when a server starts, so production settings refuse such a key themselves.
+    """
+    if not key:
+        return "it is not set"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"it has {len(key)} characters, fewer than {SECRET_KEY_MIN_LENGTH}"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"it has {len(set(key))} distinct characters, fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS}"
+    if key.startswith(SECRET_KEY_INSECURE_PREFIX):
+        return f"it starts with {SECRET_KEY_INSECURE_PREFIX!r} (a key Django generated for development)"
+    if key.startswith("dev-only"):
+        return "it starts with 'dev-only' (the repository's public development key)"
+    return None
+
+
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("dev-only"):
-    raise ImproperlyConfigured("SECRET_KEY must be set to a random string of at least 50 characters in production")
+if (_weakness := secret_key_weakness(SECRET_KEY)) is not None:
+    raise ImproperlyConfigured(
+        f"SECRET_KEY must be set to a random string of at least {SECRET_KEY_MIN_LENGTH} characters in production: "
+        f"{_weakness} (Django's security.W009 rule)"
+    )
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -7,7 +7,7 @@ folder of each pytest-xdist worker's own.
 import os
 
 from .development import *  # noqa: F403
-from .development import CACHES, DATABASES, VAR_DIR
+from .development import CACHES, CELERY_BROKER_TRANSPORT_OPTIONS, CELERY_BROKER_URL, DATABASES, VAR_DIR
 
 # PYTEST_XDIST_WORKER names the pytest-xdist worker ("gw0", "gw1"...); the Celery workers a test starts
 # inherit it, and so share their test process's database and cache.
@@ -27,3 +27,13 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.filebased.FileBas
     # cached by an earlier run of the suite would otherwise be served to a test that expects none).
     CACHES = {**CACHES, "default": {**CACHES["default"],
                                     "LOCATION": str(VAR_DIR / f"cache-test-{_xdist_worker or 'main'}")}}
+
+# MD5 is fast where PBKDF2 takes ~0.35 s a hash on this machine, and every factory-made user hashes a
+# password: the suite's speed only. Production and development keep Django's default list (PBKDF2 first),
+# which tests/test_settings.py checks.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport looks for messages once a second by default: a worker a test starts would
+    # wait up to that long for each task, and for the shutdown command at teardown (tests/conftest.py).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "polling_interval": 0.1}

@@ -120,14 +120,16 @@ function start() {
     const next = protocol.nextStep(path);
     const answerName = (step, value) => (protocol.step(step).answers.find((a) => a.value === value) || { label: value }).label;
     const undo = Object.keys(path).length ? h("button", { type: "button", class: "link", "data-undo": "" }, "Take back last answer ", kbd("u")) : null;
-    walk.replaceChildren(
+    // replaceChildren would write a null as the text "null": only the parts there are.
+    walk.replaceChildren(...[
       Object.keys(path).length ? h("ol", { class: "walk-path" }, Object.entries(path).map(([step, value]) =>
         h("li", null, protocol.step(step).question + " ", h("strong", null, answerName(step, value))))) : null,
       next ? h("p", { class: "question" }, h("strong", null, protocol.step(next).question)) : null,
       h("div", { class: "actions" }, next ? protocol.step(next).answers.map((a) => h("button", {
         type: "button", class: "answer", "data-answer-key": a.key, "data-step": next, "data-value": a.value,
       }, kbd(a.key), " " + a.label)) : null, undo),
-      message ? h("p", { class: "error walk-refused", role: "status" }, message) : null);
+      message ? h("p", { class: "error walk-refused", role: "status" }, message) : null,
+    ].filter(Boolean));
     const input = card.querySelector("[data-path]");
     if (input) { input.value = label ? JSON.stringify(path) : ""; }
     const radio = card.querySelector("[data-protocol]");

@@ -35,7 +35,7 @@ function start() {
     const next = protocol.nextStep(path);
     const label = next ? "" : protocol.labelOf(path);
     const submit = form.querySelector("[data-walk-submit]");
-    form.querySelector("[data-walk]").replaceChildren(
+    form.querySelector("[data-walk]").replaceChildren(...[  // a null would be written as the text "null"
       answered.length ? h("ol", { class: "amend-walked", "aria-label": "Answers so far" }, answered.map((stepName) => {
         const step = protocol.step(stepName);
         const chosen = step.answers.find((a) => a.value === path[stepName]);
@@ -43,7 +43,8 @@ function start() {
       })) : null,
       next ? question(next) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(label))),
       h("button", { type: "button", class: "small", "data-walk-undo": true, "aria-keyshortcuts": "u", disabled: !answered.length },
-        kbd("u"), " Take back last answer"));
+        kbd("u"), " Take back last answer"),
+    ].filter(Boolean));
     form.querySelector("[data-walk-label]").value = label;
     submit.disabled = !label;
     if (refocus) { (label ? submit : form.querySelector("[data-walk-value]")).focus({ preventScroll: true }); }

@@ -141,7 +141,8 @@ import { h, kbd } from "./dom.js";
     parts.push(section("head " + id + " " + sentences.length + " " + this.chip(active).className, () =>
       h("div", { class: "panel-head" }, h("h2", { id: "panel-title" }, "Sentence " + number + " of " + sentences.length),
         h("span", { class: "panel-chip" }, this.chip(active)))));
-    parts.push(section("text " + id, () => h("blockquote", { class: "active-sentence" }, active.text)));
+    const textAttributes = this.data.text_attributes || {};  // lang and dir of the dialogue's texts (page.py)
+    parts.push(section("text " + id, () => h("blockquote", { class: "active-sentence", ...textAttributes }, active.text)));
     if (active.prelabel) {
       parts.push(section("prelabel " + id, () => h("p", { class: "prelabel" }, "Pre-labeler's label: ", h("strong", null, active.prelabel.display))));
     }
@@ -185,7 +186,7 @@ import { h, kbd } from "./dom.js";
           data.require_evidence && protocol.evidenceRequired(active.path) ? [" ", h("span", { class: "required" }, "(required for this answer)")] : null),
         needsEvidence ? h("p", { class: "error", role: "status" }, "This project requires evidence for this answer: select the supporting text in the reference and press ", kbd("e"), ".") : null,
         active.evidence.length ? h("ul", { class: "evidence-list" }, active.evidence.map((span, index) => h("li", null,
-          h("q", null, span.text.length > 160 ? span.text.slice(0, 159) + "…" : span.text), " ", h("span", { class: "muted" }, "(" + span.start + "–" + span.end + ")"), " ",
+          h("q", this.data.text_attributes || null, span.text.length > 160 ? span.text.slice(0, 159) + "…" : span.text), " ", h("span", { class: "muted" }, "(" + span.start + "–" + span.end + ")"), " ",
           h("button", { type: "button", class: "small", "data-remove-evidence": index, "aria-label": "Remove evidence: " + span.text.slice(0, 60) }, "Remove")))) : null,
         h("button", { type: "button", class: "small", id: "attach-evidence", "aria-keyshortcuts": "e" }, kbd("e"), " Attach the text selected in the reference"))));
       parts.push(section("note " + id + " " + JSON.stringify(active.note || ""), () => {

@@ -35,15 +35,33 @@
     this.paint();
     this.onClose();
   };
+  // Find folds case and width: each character is compared in its NFKC form, lower-cased, so "ＡＢＣ" finds
+  // "abc", "１２３" finds "123", "，" finds "," and half-width katakana find full-width ones. Matches are mapped
+  // back to the page's own characters, so a highlight covers exactly the characters that matched.
+  function folded(text) {
+    let out = "";
+    const starts = [], ends = [];
+    for (let i = 0; i < text.length;) {
+      const character = String.fromCodePoint(text.codePointAt(i));
+      const form = character.normalize("NFKC").toLowerCase();
+      for (let k = 0; k < form.length; k++) { starts.push(i); ends.push(i + character.length); }
+      out += form;
+      i += character.length;
+    }
+    return { text: out, starts, ends };
+  }
+  ReferenceFind.folded = folded;
   ReferenceFind.prototype.search = function () {
-    const query = this.input.value;
+    const query = this.input.value.normalize("NFKC").toLowerCase();
     const text = this.element.textContent;
+    if (!this.fold || this.fold.source !== text) { this.fold = { source: text, ...folded(text) }; }
+    const fold = this.fold;
     this.matches = [];
     if (query.trim()) {
-      const pattern = new RegExp(query.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "gi");
-      for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
-        this.matches.push([match.index, match.index + match[0].length]);
-        if (match[0].length === 0) { pattern.lastIndex++; }
+      for (let at = fold.text.indexOf(query); at >= 0; at = fold.text.indexOf(query, at + query.length)) {
+        const match = [fold.starts[at], fold.ends[at + query.length - 1]];
+        const last = this.matches[this.matches.length - 1];
+        if (!last || match[0] >= last[1]) { this.matches.push(match); } // a character folded to several never matches twice
       }
     }
     this.current = this.matches.length ? 0 : -1;
@@ -125,7 +143,9 @@
 
   // The annotator's selection in the reference as evidence offsets {start, end, text}, or null: trimmed of spaces,
   // and a drag that starts or ends inside a word takes the whole word (evidence is never half a word).
-  export function referenceSelection(referenceElement, referenceText) {
+  // `unspaced`: [low, high] code point ranges of the scripts written without spaces (Chinese, Japanese), from the
+  // page's data (domain/languages.py UNSPACED_RANGES): there a character is the unit, not a run of letters.
+  export function referenceSelection(referenceElement, referenceText, unspaced) {
     const selection = document.getSelection();
     if (!selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
     const range = selection.getRangeAt(0);
@@ -140,7 +160,10 @@
     let end = offset(range.endContainer, range.endOffset);
     while (start < end && /\s/.test(referenceText[start])) { start++; }
     while (end > start && /\s/.test(referenceText[end - 1])) { end--; }
-    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i]);
+    const unspacedCharacter = new RegExp("[" + (unspaced || []).map(([low, high]) =>
+      "\\u{" + low.toString(16) + "}-\\u{" + high.toString(16) + "}").join("") + "]", "u");
+    const inWord = (i) => i >= 0 && i < referenceText.length && /[\p{L}\p{N}_]/u.test(referenceText[i])
+      && !unspacedCharacter.test(referenceText[i]);
     if (start < end) {
       while (inWord(start - 1) && inWord(start)) { start--; }
       while (inWord(end) && inWord(end - 1)) { end++; }

@@ -216,7 +216,7 @@ function start() {
   const neighbour = (delta) => (active ? sentences[sentences.indexOf(active) + delta] || null : null);
 
   function attachEvidence() {
-    const span = referenceElement ? referenceSelection(referenceElement, referenceText) : null;
+    const span = referenceElement ? referenceSelection(referenceElement, referenceText, data.unspaced) : null;
     if (!span) { refuse("Select some text in the reference first, then press e to attach it."); return; }
     if (active.evidence.some((s) => s.start === span.start && s.end === span.end)) { refuse("That span is already attached to this sentence."); return; }
     active.evidence = active.evidence.concat([span]);

@@ -126,6 +126,11 @@ class DrawProgress:
         return sum(1 for turn in self.turns if turn.has_all_gold)
 
     @property
+    def with_any_gold(self) -> int:
+        """Turns with gold on at least one sentence: the faithfulness report uses each one's gold sentences."""
+        return sum(1 for turn in self.turns if turn.gold > 0)
+
+    @property
     def being_annotated(self) -> int:
         return sum(1 for turn in self.turns if turn.being_annotated and not turn.has_all_gold)
 

@@ -15,11 +15,12 @@ from annotator.corpus.imports.records import Progress
 
 
 def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: Progress | None = None,
-                names: list[str] | None = None):
+                names: list[str] | None = None, protocol=None, default_language: str = ""):
     """The records of the files, as an iterator (parsing happens as it is consumed).
 
     ``names`` are the files' original names: an upload is stored under an unguessable one, and
     messages, RefChecker's dialogue ids and its dataset and model come from the name.
+    ``default_language`` (the project's) is the language of records that name none.
     """
     names = names if names and len(names) == len(paths) else [p.name for p in paths]
     if kind == ImportBatch.Kind.COGNIBENCH:
@@ -27,17 +28,19 @@ def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: 
 
         if not 1 <= len(paths) <= 2:
             raise ValueError("a CogniBench import takes DIALOGUES.json and optionally LABELS.json")
-        return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress, names=names)
+        return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress, names=names,
+                               default_language=default_language)
     if kind == ImportBatch.Kind.REFCHECKER:
         from annotator.corpus.imports.importers import refchecker
 
-        return refchecker.parse(paths, summary, progress, names=names)
+        return refchecker.parse(paths, summary, progress, names=names, default_language=default_language)
     if kind == ImportBatch.Kind.JSONL:
         from annotator.corpus.imports.importers import jsonl
 
         if len(paths) != 1:
             raise ValueError("a JSONL import takes one file")
-        return jsonl.parse(paths[0], summary, progress, name=names[0])
+        return jsonl.parse(paths[0], summary, progress, name=names[0], protocol=protocol,
+                           default_language=default_language)
     raise ValueError(f"unknown import kind {kind!r}")
 
 

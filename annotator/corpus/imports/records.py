@@ -204,6 +204,8 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
     sentence_ids = iter(allocate(Sentence, sum(len(record.sentences) for record in fresh)))
     triplet_ids = iter(allocate(ClaimTriplet, sum(len(record.triplets) for record in fresh)))
     for turn_id, record in zip(turn_ids, fresh):
+        if not (record.dialogue.reference or "").strip():
+            summary.without_reference += 1
         metadata = record.metadata
         extras = {str(s.index): s.extras for s in record.sentences if s.extras}
         if extras:
@@ -220,7 +222,7 @@ def _chunk_rows(project, chunk, dialogue_ids, existing_turns, summary, batch, ac
             if g is None:
                 summary.unlabelled += 1
                 continue
-            path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS[g.label] else json.dumps(g.path)
+            path = _PATH_JSON[g.label] if g.path == CANONICAL_PATHS.get(g.label) else json.dumps(g.path)
             rows.gold.append(
                 (sentence_id, g.label, path, g.provenance, g.reason, g.severity, g.error_type, None, now)
             )

@@ -21,7 +21,11 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.domain.protocol_document import ProtocolDocumentError
+from annotator.projects.protocol_services import protocol_set
+from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import ImportFormatError, ImportSummary
+from annotator.corpus.imports.importers.jsonl import protocol_header
 from annotator.models import ImportBatch, Project
 from annotator.corpus.imports.reading import file_sha256, parse_files
 from annotator.corpus.imports.records import Progress, records_import
@@ -43,10 +47,32 @@ def import_files(
     """Import ``paths`` into ``project`` atomically; raises ImportFormatError (nothing written) on bad input."""
     paths = [Path(p) for p in paths]
     summary = ImportSummary(files=display_names or [p.name for p in paths])
-    records = parse_files(kind, paths, summary, progress, names=display_names)
+    header = None
+    if kind == ImportBatch.Kind.JSONL and len(paths) == 1:
+        header = protocol_header(paths[0], (display_names or [paths[0].name])[0])
+    records = parse_files(kind, paths, summary, progress, names=display_names, protocol=header or protocol_for(project),
+                          default_language=project.default_language)
     with transaction.atomic():
+        if header is not None:
+            _adopt_protocol(project, header, (display_names or [paths[0].name])[0], actor)
         records_import(project, records, summary=summary, batch=batch, actor=actor)
     return summary
+
+
+def _adopt_protocol(project: Project, protocol, filename: str, actor) -> None:
+    """A file exported with its protocol restores it in the project (unless the project already follows it)."""
+    current = protocol_for(project)
+    if current == protocol:
+        return
+    try:
+        protocol_set(project, protocol.document, user=actor)
+    except ProtocolDocumentError:
+        raise ImportFormatError(
+            filename, "line 1", "protocol",
+            f"the file's protocol is {protocol.name} v{protocol.version}, the project's {current.name} "
+            f"v{current.version} and it has annotations: set the file's protocol first, with a label mapping "
+            "(protocol_set --label-mapping, docs/protocols.md)") from None
+    project.refresh_from_db(fields=["protocol_version"])
 
 
 def import_run(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annotator import extensions
-from annotator.gold.services import DERIVED_PROVENANCES, gold_version_bump
+from annotator.gold.services import gold_version_bump
 from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, SentenceAnnotation
 
 SUBMITTED_ANNOTATION = "submitted annotation"
@@ -111,29 +111,3 @@ def dependents_remove(project, units, found: Dependents, *, actor, because: str)
     extensions.unit_dependents_remove(project, [unit.pk for unit in units])
     if found.gold_ids or found.adjudication_ids:
         gold_version_bump(project.pk)
-
-
-def derived_gold_clear(turn, *, actor, because: str) -> list[dict]:
-    """When a reset gives the turn back to its annotators: the gold that came from their answers on the other
-    units (agreement, adjudication) and the open disputes are cleared, as when a lead reopens an annotation,
-    and derived again when they submit (their kept labels give the same gold unless they change them). A
-    lead's override and imported gold stay. Returns the audit descriptions of what was cleared."""
-    cleared = []
-    for gold in (GoldLabel.objects.filter(sentence__turn=turn, provenance__in=DERIVED_PROVENANCES)
-                 .select_related("sentence", "decided_by").order_by("sentence__index")):
-        cleared.append({"kind": "gold label (derived again on submission)", "owner": gold.get_provenance_display().lower(),
-                        "unit": gold.sentence.index, "unit_text": gold.sentence.text, "label": gold.label,
-                        "path": gold.path, "note": gold.reason,
-                        "decided_by": gold.decided_by.get_username() if gold.decided_by else ""})
-        GoldEvent.objects.create(sentence_id=gold.sentence_id, old_label=gold.label, new_label="", provenance="",
-                                 reason=because, actor=actor)
-        gold.delete()
-    disputes = Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).select_related("sentence")
-    for dispute in disputes.order_by("sentence__index"):
-        cleared.append({"kind": "open adjudication (opened again on submission if they still disagree)",
-                        "owner": "", "unit": dispute.sentence.index, "unit_text": dispute.sentence.text,
-                        "label": "", "path": {}, "note": ""})
-    disputes.delete()
-    if cleared:
-        gold_version_bump(turn.dialogue.project_id)
-    return cleared

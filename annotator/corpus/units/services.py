@@ -21,7 +21,7 @@ from annotator.domain.vocabulary import UnitFlagKind
 from annotator.gold.services import gold_version_bump
 from annotator.models import (Adjudication, AnnotationEvent, Assignment, ClaimTriplet, GoldEvent, Question,
                       SegmentationChange, Sentence, Turn, UnitFlag)
-from annotator.corpus.units.dependents import dependents_of, dependents_remove, derived_gold_clear
+from annotator.corpus.units.dependents import dependents_of, dependents_remove
 
 # Added to the indices being moved, so that renumbering never meets the unique (turn, index) constraint halfway.
 _INDEX_SHIFT = 1_000_000
@@ -92,11 +92,11 @@ def unit_split(turn: Turn, sentence_id: int, offset: int, *, actor, reset: bool,
         except rules.SegmentationError as error:
             raise UnitError(str(error)) from None
         first, second = after[unit.index], after[unit.index + 1]
-        removed = _clear_dependents(turn, [unit], actor=actor, reset=reset, what=f"Unit {unit.index} cannot be split")
+        removed = _clear_dependents(turn, [unit], actor=actor, reset=reset, what=f"Unit {unit.index + 1} cannot be split")
         _shift(turn, above=unit.index, by=1)
         Sentence.objects.filter(pk=unit.pk).update(start=first.start, end=first.end, text=first.text)
         Sentence.objects.create(turn=turn, index=second.index, start=second.start, end=second.end, text=second.text)
-        _resolve_flags([unit], actor, f"Split into units {first.index} and {second.index}.")
+        _resolve_flags([unit], actor, f"Split into units {first.index + 1} and {second.index + 1}.")
         return _record(turn, SegmentationChange.Action.SPLIT, before, after, removed, actor, reason)
 
 
@@ -111,13 +111,13 @@ def unit_merge(turn: Turn, sentence_id: int, *, actor, reset: bool, reason: str 
             raise UnitError(str(error)) from None
         following = units[unit.index + 1]
         removed = _clear_dependents(turn, [unit, following], actor=actor, reset=reset,
-                                    what=f"Units {unit.index} and {following.index} cannot be merged")
+                                    what=f"Units {unit.index + 1} and {following.index + 1} cannot be merged")
         # The merged unit keeps the first unit's id; what was said about the second one (questions, claim
         # triplets, the annotation and gold history) is about part of the merged unit: it moves there.
         for model in (Question, ClaimTriplet, AnnotationEvent, GoldEvent):
             model.objects.filter(sentence_id=following.pk).update(sentence_id=unit.pk)
-        _resolve_flags([unit, following], actor, f"Merged units {unit.index} and {following.index} "
-                                                  f"into unit {unit.index}.")
+        _resolve_flags([unit, following], actor, f"Merged units {unit.index + 1} and {following.index + 1} "
+                                                  f"into unit {unit.index + 1}.")
         following.delete()
         merged = after[unit.index]
         Sentence.objects.filter(pk=unit.pk).update(start=merged.start, end=merged.end, text=merged.text)
@@ -162,21 +162,22 @@ def _clear_dependents(turn: Turn, units, *, actor, reset: bool, what: str) -> li
     if removed:
         dependents_remove(project, units, found, actor=actor, because=because)
     if reset and found.blocking:
-        removed += _reopen_submitted(turn, actor, because)
+        _reopen_submitted(turn, actor, because)
     return removed
 
 
-def _reopen_submitted(turn: Turn, actor, because: str) -> list[dict]:
-    """After a reset, every submitted slot of the turn is open again: its annotator labels the new units
-    (their labels on the other units are kept) and submits again, which derives gold for the turn again; until
-    then the gold that came from their answers is cleared (``derived_gold_clear``), as when a lead reopens."""
+def _reopen_submitted(turn: Turn, actor, because: str) -> None:
+    """After a reset, every submitted slot of the turn is open again, because its annotator must label the new
+    units; what they and the adjudicator decided on the units the change did not touch stays: their labels, the
+    gold (agreement, adjudication, override, imported), resolved and open disputes. When they submit again, the
+    new units are decided, and a unit whose agreement no longer holds (an annotator changed their label
+    meanwhile) is decided again (``gold_derive_for_turn``). Each reopening is in the slot's audit."""
     for assignment in Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED):
         AnnotationEvent.objects.create(assignment=assignment, actor=actor, action="segmentation_reset",
                                        old={"status": assignment.status},
-                                       new={"status": Assignment.Status.IN_PROGRESS})
+                                       new={"status": Assignment.Status.IN_PROGRESS, "reason": because})
     Assignment.objects.filter(turn=turn, status=Assignment.Status.SUBMITTED).update(
         status=Assignment.Status.IN_PROGRESS, submitted_at=None)
-    return derived_gold_clear(turn, actor=actor, because=because)
 
 
 def _shift(turn: Turn, *, above: int, by: int) -> None:

@@ -100,7 +100,7 @@ def flag_dismiss(request, slug, pk):
         unit_flag_dismiss(flag, lead=request.user, resolution=form.cleaned_data["resolution"])
     except UnitError as error:
         return bad_request(request, str(error), back_url=_turn_url(project, flag.turn))
-    messages.success(request, f"Flag on unit {flag.sentence_index} dismissed.")
+    messages.success(request, f"Flag on unit {flag.sentence_index + 1} dismissed.")
     return redirect(_turn_url(project, flag.turn))
 
 

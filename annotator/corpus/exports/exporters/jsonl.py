@@ -11,6 +11,8 @@ import json
 from json.encoder import encode_basestring
 
 from annotator.corpus.exports.selectors import export_turns
+from annotator.domain.protocol_document import COGNIBENCH
+from annotator.projects.protocols import protocol_for
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
@@ -46,7 +48,11 @@ def _sentence(s, memo):
 
 
 def jsonl_lines(project, progress=None, min_severity=None):
-    """Yield one line per turn."""
+    """Yield one line per turn, after a header line with the project's protocol unless it is CogniBench's
+    built-in one (a file without a header is CogniBench's, as files were before protocols)."""
+    protocol = protocol_for(project)
+    if protocol != COGNIBENCH:
+        yield '{"protocol":' + _encode(protocol.document) + "}\n"
     memo = _Memo()  # gold objects: few distinct ones
     last_dialogue, dialogue_text = None, ""  # a dialogue's turns are consecutive: keep only the last one
     for turn in export_turns(project, progress=progress, min_severity=min_severity):

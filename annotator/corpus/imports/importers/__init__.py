@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from annotator.domain.protocol import ProtocolError, label_of, ordered, path_for_label, validate
-from annotator.domain.vocabulary import GoldProvenance, Label, TripletLabel
+from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolError
+from annotator.domain.vocabulary import GoldProvenance, TripletLabel
 
 # Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to
 # keep what a file carried and the schema has no column for (annotations made
@@ -101,7 +101,7 @@ def refuse_too_long(record: TurnRecord, filename: str, field_names: dict[str, st
 
 
 def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, str]) -> None:
-    """Raise ImportFormatError if the reference or a sentence is longer than the settings allow.
+    """Raise ImportFormatError if the reference, the response or a sentence is longer than the settings allow.
 
     A 15 MB "sentence" was accepted and then sent whole to every annotator's screen and to the
     pre-labeler. ``field_names["sentence"]`` names a sentence's field, with ``{index}`` in it.
@@ -114,6 +114,13 @@ def refuse_long_texts(record: TurnRecord, filename: str, field_names: dict[str, 
             filename, record.position, field_names.get("dialogue.reference", "dialogue.reference"),
             f"is {len(record.dialogue.reference):,} characters long; at most {reference_limit:,} are accepted "
             "(IMPORT_MAX_REFERENCE_CHARS)",
+        )
+    response_limit = settings.IMPORT_MAX_RESPONSE_CHARS
+    if len(record.response) > response_limit:
+        raise ImportFormatError(
+            filename, record.position, field_names.get("turn.response", "turn.response"),
+            f"is {len(record.response):,} characters long; at most {response_limit:,} are accepted "
+            "(IMPORT_MAX_RESPONSE_CHARS)",
         )
     sentence_limit = settings.IMPORT_MAX_SENTENCE_CHARS
     for sentence in record.sentences:
@@ -225,32 +232,41 @@ class TurnRecord:
     position: str = ""
 
 
-# Each label has exactly one protocol path; checking a path against it is the fast common case.
-CANONICAL_PATHS = {label.value: path_for_label(label) for label in Label}
+@cache
+def canonical_paths(protocol: Protocol) -> dict[str, dict]:
+    """Each label's one path (labels reached by several paths have none: their path must be given)."""
+    return {label: path for label in protocol.labels if (path := protocol.path_for_label(label)) is not None}
+
+
+# CogniBench's (files without a protocol header, and the CogniBench importer); checking a path against the
+# label's one path is the fast common case.
+CANONICAL_PATHS = canonical_paths(COGNIBENCH)
 PROVENANCES = frozenset(GoldProvenance.values)
 
 
-def gold_from_label(label: str, path=None, *, where) -> GoldRecord:
-    """A GoldRecord for ``label``; ``path`` is checked against the protocol (or derived)."""
-    canonical = CANONICAL_PATHS.get(label)
+def gold_from_label(label: str, path=None, *, where, protocol: Protocol = COGNIBENCH) -> GoldRecord:
+    """A GoldRecord for ``label``; ``path`` is checked against ``protocol`` (or derived from the label)."""
+    canonical = canonical_paths(protocol).get(label)
     if canonical is not None and (path is None or path == canonical):
         return GoldRecord(label=label, path=dict(canonical))
     filename, record, field_name = where
-    if canonical is None:
+    if label not in protocol.labels:
         raise ImportFormatError(filename, record, field_name, f"unknown label {label!r}")
-    if path == {}:
+    if path == {} and canonical is not None:
         return GoldRecord(label=label, path=dict(canonical))
-    if not isinstance(path, dict):
-        raise ImportFormatError(filename, record, field_name + ".path", "must be an object of step: answer")
+    if not isinstance(path, dict) or not path:
+        raise ImportFormatError(filename, record, field_name + ".path", "must be an object of step: answer "
+                                "(this label is reached by several paths: give its path)" if canonical is None else
+                                "must be an object of step: answer")
     try:
-        validate(path)
+        protocol.validate(path)
     except ProtocolError as exc:
         raise ImportFormatError(filename, record, field_name + ".path", str(exc)) from None
-    if label_of(path) != label:
+    if protocol.label_of(path) != label:
         raise ImportFormatError(
-            filename, record, field_name + ".path", f"the path yields {label_of(path)!r}, not the label {label!r}"
+            filename, record, field_name + ".path", f"the path yields {protocol.label_of(path)!r}, not the label {label!r}"
         )
-    return GoldRecord(label=label, path=ordered(path))
+    return GoldRecord(label=label, path=protocol.ordered(path))
 
 
 def triplet_label(value, *, where) -> str:
@@ -276,7 +292,12 @@ class ImportSummary:
     triplets: int = 0
     duplicates: int = 0
     unlabelled: int = 0
+    # Turns imported without a reference text (RefChecker's files often have none): said in the summary, and
+    # the annotation screen says what to judge them against instead of showing an empty pane.
+    without_reference: int = 0
     inconsistencies: list[str] = field(default_factory=list)
+    # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
+    segmented: dict[str, int] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -289,11 +310,21 @@ class ImportSummary:
             f"{self.duplicates} duplicate turns skipped; {self.unlabelled} sentences unlabelled; "
             f"{len(self.inconsistencies)} inconsistencies"
         )
+        if self.segmented:
+            text += "; " + self.segmented_line()
+        if self.without_reference:
+            text += (f"; warning: {self.without_reference} turn{'s' if self.without_reference != 1 else ''} without a "
+                     "reference (annotators judge them against the question and the dialogue)")
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
             text += " - nothing changed"
         return text
+
+    def segmented_line(self) -> str:
+        total = sum(self.segmented.values())
+        by = ", ".join(f"{turns} by {name}" for name, turns in sorted(self.segmented.items()))
+        return f"{total} turns cut into units by the studio ({by})"
 
     def as_dict(self) -> dict:
         return {
@@ -305,6 +336,8 @@ class ImportSummary:
             "triplets": self.triplets,
             "duplicates": self.duplicates,
             "unlabelled": self.unlabelled,
+            "without_reference": self.without_reference,
             "inconsistencies": self.inconsistencies,
+            "segmented": dict(self.segmented),
             "line": self.line(),
         }

@@ -26,6 +26,7 @@ from pathlib import Path
 from annotator.domain.vocabulary import Label
 from annotator.corpus.imports.importers import MAX_INDEX, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TurnRecord, gold_from_label, refuse_unstorable_text, refuse_too_long
 from annotator.corpus.imports.importers.reading import records_of, refuse_deep, refuse_not_a_number
+from annotator.corpus.imports.importers.segmenting import record_language, refuse_bad_units, refuse_long_response, studio_units
 
 # sentence_label_dict values -> our labels. An empty list is "misleading" when
 # the sentence is in misleading_list, otherwise the sentence is unlabelled.
@@ -129,8 +130,11 @@ def _labels_load(labels_path: Path, filename: str) -> dict:
     return labels
 
 
-def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None, progress=None, names=None):
+def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None, progress=None, names=None,
+          default_language: str = ""):
     """Yield a TurnRecord per dialogues.json record (labels applied from labels.json).
+
+    A record whose ``language`` is empty is in ``default_language`` (the project's).
 
     dialogues.json is read one record at a time (``reading.records_of``): memory stays flat
     whatever its size. labels.json is held whole: records are looked up in it by id. ``names``
@@ -149,7 +153,7 @@ def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None
         else:
             where = f"#{position}"
         _checked(record, raw, dialogues_name, where)
-        turn = turn_record(record, position, dialogues_name, None, labels_name, summary, labels)
+        turn = turn_record(record, position, dialogues_name, None, labels_name, summary, labels, default_language)
         seen_ids.add(turn.external_id)
         yield turn
     for record_id in labels:
@@ -166,8 +170,14 @@ def _require(record, key, types, filename, where):
     return value
 
 
-def turn_record(record, position, filename, label_record, labels_filename, summary, labels=None) -> TurnRecord:
-    """One dialogues.json record; its labels are ``label_record``, or looked up by id in ``labels``."""
+def turn_record(record, position, filename, label_record, labels_filename, summary, labels=None,
+                default_language: str = "") -> TurnRecord:
+    """One dialogues.json record; its labels are ``label_record``, or looked up by id in ``labels``.
+
+    The units are CogniBench's own; a record that gives none (no sentence in ``current_turn_processed``
+    or ``sentence_label_dict``) is cut by the segmenter of its language. CogniBench's units may leave
+    text of the response out (its processed text drops characters): gaps are allowed in this format.
+    """
     if not isinstance(record, dict):
         raise ImportFormatError(filename, f"#{position}", "(record)", "must be a JSON object")
     record_id = _require(record, "id", str, filename, f"#{position}")
@@ -206,6 +216,8 @@ def turn_record(record, position, filename, label_record, labels_filename, summa
     metadata["id"] = record_id
     metadata["current_turn"] = current_turn
 
+    language = record_language(dialogue.language, default_language, filename, where, "language")
+    refuse_long_response(response, filename, where, "current_turn")
     if label_record is None:
         sentences = _processed_sentences(response, processed, filename, where)
     else:
@@ -214,14 +226,22 @@ def turn_record(record, position, filename, label_record, labels_filename, summa
                               set(LIST_FIELDS) | {"sentence_label_dict"}}
         if not metadata["labels"]:
             del metadata["labels"]
+    given = bool(sentences)
+    if given:
+        refuse_bad_units(sentences, response, filename, where, gaps_allowed=True,
+                         field_name="current_turn_processed" if label_record is None else "sentence_label_dict[{index}]")
+    else:
+        sentences = studio_units(response, language, summary, filename, where, "current_turn")
     turn = TurnRecord(
         dialogue=dialogue, index=turn_index, response=response, sentences=sentences, user_message=user_message,
         external_id=record_id, history=history, metadata=metadata, position=where,
     )
-    sentence_field = "current_turn_processed" if label_record is None else "sentence_label_dict[{index}]"
+    sentence_field = ("current_turn" if not given else
+                      "current_turn_processed" if label_record is None else "sentence_label_dict[{index}]")
     refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
                                      "dialogue.topic": "topic", "dialogue.language": "language",
-                                     "dialogue.reference": "reference", "sentence": sentence_field})
+                                     "dialogue.reference": "reference", "turn.response": "current_turn",
+                                     "sentence": sentence_field})
     return turn
 
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import orjson
 
-from annotator.domain.segmentation import split_sentences
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
-from annotator.corpus.imports.importers import CANONICAL_PATHS, MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
+from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError, load_protocol
+from annotator.corpus.imports.importers import MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, canonical_paths, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from annotator.corpus.imports.importers.reading import refuse_deep
+from annotator.corpus.imports.importers.segmenting import record_language, refuse_bad_units, studio_units
 
 TOP_LEVEL_KEYS = {"dialogue", "turn", "sentences", "triplets"}
 # One turn per line: a line longer than this is refused (a 700-word reference and ten sentences take ~10 KB).
@@ -25,8 +26,9 @@ MAX_LINE_BYTES = 16_000_000
 class _Checker:
     """Type checks that raise ImportFormatError naming file, record and field."""
 
-    def __init__(self, filename, record):
-        self.filename, self.record = filename, record
+    def __init__(self, filename, record, protocol: Protocol = COGNIBENCH):
+        self.filename, self.record, self.protocol = filename, record, protocol
+        self.canonical = canonical_paths(protocol)
 
     def fail(self, field_name, problem):
         raise ImportFormatError(self.filename, self.record, field_name, problem)
@@ -48,10 +50,14 @@ def _article(names):
     return ("an " if names[0] in "aeiou" else "a ") + names
 
 
-def record_from_object(obj, filename: str, line: int, summary: ImportSummary | None = None) -> TurnRecord:
-    """One line's object as a TurnRecord; raises ImportFormatError."""
+def record_from_object(obj, filename: str, line: int, summary: ImportSummary | None = None,
+                       protocol: Protocol = COGNIBENCH, default_language: str = "") -> TurnRecord:
+    """One line's object as a TurnRecord, its labels checked against ``protocol``; raises ImportFormatError.
+
+    ``default_language`` (the project's) applies to a dialogue whose ``language`` is empty.
+    """
     where = f"line {line}"
-    check = _Checker(filename, where)
+    check = _Checker(filename, where, protocol)
     if not isinstance(obj, dict):
         check.fail("(line)", "must be a JSON object")
     d = check.get(obj, "dialogue", dict, "dialogue", required=True)
@@ -77,16 +83,13 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
             metadata[key] = obj[key]  # unknown fields are kept, not dropped
     history = _history(check, check.get(t, "history", list, "turn.history", []))
 
+    language = record_language(dialogue.language, default_language, filename, where, "dialogue.language")
     raw_sentences = check.get(obj, "sentences", list, "sentences")
-    if raw_sentences is None:
-        sentences = [SentenceRecord(i, s.start, s.end, s.text) for i, s in enumerate(split_sentences(response))]
-    else:
+    if not raw_sentences:  # none given, or an empty list: the studio cuts the response
+        sentences = studio_units(response, language, summary, filename, where, "turn.response")
+    else:  # (the response's length is checked with the other texts: refuse_too_long)
         sentences = [_sentence(check, raw, position, response) for position, raw in enumerate(raw_sentences)]
-    previous_end = 0
-    for position, sentence in enumerate(sentences):
-        if sentence.start < previous_end:
-            check.fail(f"sentences[{position}].start", "overlaps the previous sentence")
-        previous_end = sentence.end
+        refuse_bad_units(sentences, response, filename, where)  # overlaps, empty units, uncovered text
 
     triplets = [
         _triplet(check, raw, position, len(sentences))
@@ -100,7 +103,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
         is_qualification=check.get(t, "is_qualification", bool, "turn.is_qualification", False),
         position=where,
     )
-    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences is not None else _FIELD_NAMES_SPLIT)
+    refuse_too_long(record, filename, _FIELD_NAMES if raw_sentences else _FIELD_NAMES_SPLIT)
     return record
 
 
@@ -145,7 +148,7 @@ def _sentence(check, raw, position, response) -> SentenceRecord:
             if (type(gold) is dict and gold.keys() <= _PLAIN_GOLD_KEYS and not gold.get("reason")
                     and gold.get("severity") is None and not gold.get("error_type") and not gold.get("decided_by")):
                 label = gold.get("label")
-                canonical = CANONICAL_PATHS.get(label)
+                canonical = check.canonical.get(label)
                 provenance = gold.get("provenance", GoldProvenance.IMPORTED)
                 if canonical is not None and gold.get("path", canonical) == canonical and provenance in PROVENANCES:
                     return SentenceRecord(index, start, end, text,
@@ -171,7 +174,8 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
     raw_gold = check.get(raw, "gold", dict, f"{field_name}.gold")
     if raw_gold is not None:
         label = check.get(raw_gold, "label", str, f"{field_name}.gold.label", required=True)
-        gold = gold_from_label(label, raw_gold.get("path"), where=(check.filename, check.record, f"{field_name}.gold"))
+        gold = gold_from_label(label, raw_gold.get("path"), where=(check.filename, check.record, f"{field_name}.gold"),
+                               protocol=check.protocol)
         provenance = check.get(raw_gold, "provenance", str, f"{field_name}.gold.provenance", GoldProvenance.IMPORTED)
         if provenance not in PROVENANCES:
             check.fail(f"{field_name}.gold.provenance", f"unknown provenance {provenance!r}")
@@ -258,10 +262,37 @@ def _check_dialogue(record, line_number, first_seen, filename, summary):
         )
 
 
-def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None):
-    """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages."""
+def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
+    """The protocol of the file's header line (``{"protocol": {...}}``, first line), or None without one.
+    A header whose document does not hold is refused, its problems named."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        first = handle.readline(MAX_LINE_BYTES + 1)
+    if not first.lstrip().startswith(b'{"protocol"'):
+        return None
+    try:
+        obj = orjson.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ImportFormatError(name or path.name, "line 1", "protocol", f"not valid JSON: {exc}") from None
+    if not isinstance(obj, dict) or set(obj) != {"protocol"}:
+        return None  # a turn that happens to have a "protocol" field first: read as a turn
+    try:
+        return load_protocol(obj["protocol"])
+    except ProtocolDocumentError as refused:
+        problems = "; ".join(f"{where}: {message}" for where, message in refused.problems)
+        raise ImportFormatError(name or path.name, "line 1", "protocol", f"the protocol document does not hold: {problems}") from None
+
+
+def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None,
+          default_language: str = ""):
+    """Yield the records of a JSONL file; blank lines are allowed. ``name`` names the file in messages.
+
+    Labels are checked against the file's header protocol, else ``protocol`` (the project's), else CogniBench's.
+    ``default_language`` (the project's) applies to dialogues whose ``language`` is empty."""
     path = Path(path)
     filename = name or path.name
+    header = protocol_header(path, filename)
+    protocol = header or protocol or COGNIBENCH
     total = path.stat().st_size
     done = 0
     first_seen: dict[str, tuple[int, int]] = {}
@@ -274,7 +305,7 @@ def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = 
                 # Refused before it is read whole or parsed: memory stays bounded whatever the file.
                 raise ImportFormatError(filename, f"line {line_number}", "(line)",
                                         f"longer than {MAX_LINE_BYTES // 1_000_000} MB; one turn per line is expected")
-            if not raw_line.strip():
+            if not raw_line.strip() or (line_number == 1 and header is not None):
                 continue
             try:
                 # orjson: 2.5x the standard parser, and it refuses lone surrogates, which no database stores.
@@ -283,7 +314,7 @@ def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = 
                 raise ImportFormatError(filename, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
             refuse_deep(obj, filename, f"line {line_number}", raw_line)
             refuse_unstorable_text(raw_line, obj, filename, f"line {line_number}")
-            record = record_from_object(obj, filename, line_number, summary)
+            record = record_from_object(obj, filename, line_number, summary, protocol, default_language)
             _check_dialogue(record, line_number, first_seen, filename, summary)
             yield record
             if progress is not None and line_number % 1000 == 0:

@@ -2,7 +2,8 @@
 
 Each file is a list of ``{"id", "response", "<extractor>_response_kg": [{"triplet": [h, r, t],
 "human_label": "Entailment" | "Neutral" | "Contradiction"}, ...]}``. A response becomes a turn
-(one dialogue per record, split into sentences with ``split_sentences``); each triplet is stored
+(one dialogue per record, cut into units by the studio: ``segmenting.studio_units``, in the language of an
+optional ``language`` field, else the project's default language); each triplet is stored
 with its human label as ``reference_label``. The dialogue id is ``<file stem>/<id>`` because ids
 repeat across RefChecker's files; a file named ``<dataset>_<model>_answers.json`` also gives the
 topic (dataset) and the generator model. Optional ``question`` / ``reference`` / ``context``
@@ -14,17 +15,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from annotator.domain.segmentation import split_sentences
 from annotator.domain.vocabulary import TripletSource
-from annotator.corpus.imports.importers import DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, refuse_unstorable_text, refuse_too_long, triplet_label
+from annotator.corpus.imports.importers import DialogueRecord, ImportFormatError, ImportSummary, TripletRecord, TurnRecord, refuse_unstorable_text, refuse_too_long, triplet_label
 from annotator.corpus.imports.importers.reading import records_of, refuse_deep, refuse_not_a_number
+from annotator.corpus.imports.importers.segmenting import record_language, studio_units
 
 KG_FIELD = re.compile(r"^(?P<extractor>.+)_response_kg$")
 FILE_NAME = re.compile(r"^(?P<dataset>[a-z0-9]+)_(?P<model>.+)_answers$", re.IGNORECASE)
-KNOWN = {"id", "response", "question", "reference", "context"}
+KNOWN = {"id", "response", "question", "reference", "context", "language"}
 
 
-def parse(paths, summary: ImportSummary | None = None, progress=None, names=None):
+def parse(paths, summary: ImportSummary | None = None, progress=None, names=None, default_language: str = ""):
     """Yield a TurnRecord per record of each file, read one record at a time.
 
     ``names`` are the files' original names (an upload is stored under another name): ids,
@@ -45,7 +46,7 @@ def parse(paths, summary: ImportSummary | None = None, progress=None, names=None
             refuse_deep(record, named.name, where, raw)
             refuse_unstorable_text(raw, record, named.name, where)
             refuse_not_a_number(record, named.name, where, raw)
-            yield turn_record(record, position, named, match, summary)
+            yield turn_record(record, position, named, match, summary, default_language)
         offset += path.stat().st_size
 
 
@@ -62,14 +63,17 @@ def _text(record, key, filename, where, required=False):
     return value
 
 
-def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord:
+def turn_record(record, position, path: Path, name_match, summary, default_language: str = "") -> TurnRecord:
     filename = path.name
     if not isinstance(record, dict):
         raise ImportFormatError(filename, f"#{position}", "(record)", "must be a JSON object")
     record_id = _text(record, "id", filename, f"#{position}", required=True)
     where = f"#{position} (id {record_id})"
     response = _text(record, "response", filename, where, required=True)
-    sentences = [SentenceRecord(i, s.start, s.end, s.text) for i, s in enumerate(split_sentences(response))]
+    # RefChecker's files carry no language: the project's default (English when it has none) cuts the response.
+    language = record_language(_text(record, "language", filename, where), default_language, filename, where,
+                               "language")
+    sentences = studio_units(response, language, summary, filename, where, "response")
 
     triplets, metadata = [], {}
     for key, value in record.items():
@@ -103,6 +107,7 @@ def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord
         external_id=f"{path.stem}/{record_id}",
         reference=_text(record, "reference", filename, where) or _text(record, "context", filename, where),
         topic=name_match.group("dataset") if name_match else "",
+        language=_text(record, "language", filename, where),
         generator_model=name_match.group("model") if name_match else "",
     )
     turn = TurnRecord(
@@ -114,5 +119,6 @@ def turn_record(record, position, path: Path, name_match, summary) -> TurnRecord
     refuse_too_long(turn, filename, {"dialogue.external_id": "id", "turn.external_id": "id",
                                      "dialogue.topic": "(file name)", "dialogue.generator_model": "(file name)",
                                      "dialogue.reference": "reference" if record.get("reference") else "context",
+                                     "dialogue.language": "language", "turn.response": "response",
                                      "sentence": "response"})
     return turn

@@ -1,0 +1,456 @@
+"""A project's annotation protocol, read from its document: the walk, the labels and the groups.
+
+A protocol document (JSON; format in docs/protocols.md, schema in annotator/protocols/protocol.schema.json)
+names steps (questions with two to nine answers, each leading to another step or ending on a label), labels
+and the groups the studio reads (hallucinations, evaluation views, agreement steps, ...). ``load_protocol``
+checks it (``protocol_validation``) and returns an immutable ``Protocol``; a document that does not hold
+raises ``ProtocolDocumentError`` listing every problem by its path in the document.
+
+A *path* is the mapping of the steps an annotator answered to the answers given, stored as plain strings;
+changing an earlier answer clears the later ones, because later questions depend on earlier ones. Nothing
+here touches the database: the screens, the write routes, gold, agreement and the pre-labeler walk the
+same object. CogniBench's protocol is the built-in default (``COGNIBENCH``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path as FilePath
+
+from .protocol_validation import problems_of
+
+Path = dict[str, str]
+PROTOCOLS_DIR = FilePath(__file__).resolve().parent.parent / "protocols"
+MODES = ("sequential", "independent")
+
+
+class ProtocolError(ValueError):
+    """An answer or a path that the protocol does not allow."""
+
+
+class ProtocolDocumentError(ValueError):
+    """A protocol document that does not hold; ``problems`` lists (path in the document, message)."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = list(problems)
+        super().__init__("; ".join(f"{where}: {message}" for where, message in self.problems))
+
+
+@dataclass(frozen=True)
+class Answer:
+    value: str
+    label: str  # the wording on the button
+    key: str  # 1-9
+    yn: str  # "y", "n" or ""
+    next: str | None  # the step that follows, or None where the path ends ...
+    yields: str | None  # ... on this label
+    evidence: bool  # needs evidence when the project requires it
+
+
+@dataclass(frozen=True)
+class Step:
+    id: str
+    question: str
+    definition: str
+    guideline: str
+    answers: tuple[Answer, ...]
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(answer.value for answer in self.answers)
+
+
+@dataclass(frozen=True)
+class Label:
+    id: str
+    name: str
+    definition: str
+    examples: tuple[str, ...]
+    colour: str
+    key: str
+    requires_evidence: bool
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    name: str
+    colour: str
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    id: str
+    name: str
+    positive: frozenset[str]
+    scope: tuple[str, ...]  # the labels the view counts
+
+
+@dataclass(frozen=True)
+class MacroView:
+    id: str
+    name: str
+    views: tuple[str, ...]  # the evaluation views it averages
+
+
+def load_protocol(document) -> Protocol:
+    """The protocol of ``document``; raises ProtocolDocumentError naming every problem."""
+    problems = problems_of(document)
+    if problems:
+        raise ProtocolDocumentError(problems)
+    return Protocol(_canonical(document))
+
+
+def load_shipped(name: str) -> Protocol:
+    """A protocol shipped in annotator/protocols/ (``cognibench``, ...)."""
+    return load_protocol(json.loads((PROTOCOLS_DIR / f"{name}.json").read_text()))
+
+
+def shipped_names() -> list[str]:
+    return sorted(p.stem for p in PROTOCOLS_DIR.glob("*.json") if not p.name.endswith(".schema.json"))
+
+
+def _canonical(document: dict) -> dict:
+    """The document with every default written out, in a fixed key order: it loads back to itself."""
+    label_ids = [label["id"] for label in document["labels"]]
+    steps = []
+    for step in document["steps"]:
+        answers = []
+        for number, answer in enumerate(step["answers"], start=1):
+            entry = {"value": answer["value"], "label": answer["label"], "key": answer.get("key", str(number)),
+                     "yn": answer.get("yn", "")}
+            entry.update({"next": answer["next"]} if "next" in answer else {"yields": answer["yields"]})
+            entry["evidence"] = bool(answer.get("evidence", False))
+            answers.append(entry)
+        steps.append({"id": step["id"], "question": step["question"], "definition": step.get("definition", ""),
+                      "guideline": step.get("guideline", ""), "answers": answers})
+    labels = [
+        {"id": label["id"], "name": label["name"], "definition": label.get("definition", ""),
+         "examples": list(label.get("examples", [])), "colour": label.get("colour", _DEFAULT_COLOURS[n % len(_DEFAULT_COLOURS)]),
+         "key": label.get("key") or (str(n + 1) if n < 9 else ""), "requires_evidence": bool(label.get("requires_evidence", False))}
+        for n, label in enumerate(document["labels"])
+    ]
+    groups = document.get("groups") or {}
+    evaluation = groups.get("evaluation") or {}
+    canonical_groups = {
+        "hallucination": list(groups.get("hallucination", [])),
+        "families": [{"id": f["id"], "name": f["name"], "colour": f.get("colour", "#37474f"), "labels": list(f["labels"])}
+                     for f in groups.get("families", [])],
+        "evaluation": {
+            "views": [{"id": v["id"], "name": v["name"], "positive": list(v["positive"]),
+                       "scope": list(v.get("scope", label_ids))} for v in evaluation.get("views", [])],
+            "macro": {"id": evaluation["macro"]["id"], "name": evaluation["macro"]["name"],
+                      "views": list(evaluation["macro"]["views"])} if evaluation.get("macro") else None,
+        },
+        "agreement_steps": list(groups.get("agreement_steps", [s["id"] for s in document["steps"]])),
+        "stage_two_steps": list(groups.get("stage_two_steps", [])),
+        "severity": list(groups.get("severity", [])),
+        "error_type": list(groups.get("error_type", [])),
+    }
+    if canonical_groups["evaluation"]["macro"] is None:
+        del canonical_groups["evaluation"]["macro"]
+    return {"id": document["id"], "version": document["version"], "name": document["name"],
+            "description": document.get("description", ""), "modes": list(document.get("modes", MODES)),
+            "start": document["start"], "steps": steps, "labels": labels, "groups": canonical_groups}
+
+
+# Colours for labels a document gives none (distinct, white text readable on each).
+_DEFAULT_COLOURS = ["#1f5fbf", "#b34a00", "#2e7d32", "#ad1457", "#6a1b9a", "#00838f", "#5d4037", "#c62828", "#455a64"]
+
+
+class Protocol:
+    """An immutable, validated protocol. Build it with ``load_protocol``."""
+
+    __slots__ = ("_document", "_json", "checksum", "id", "version", "name", "modes", "start", "steps", "labels",
+                 "_steps", "_labels", "_order", "_rank", "_next", "_evidence_answers", "_paths", "_path_of",
+                 "hallucination_labels", "families", "evaluation_views", "macro", "agreement_steps",
+                 "stage_two_steps", "stage_two_labels", "severity_labels", "error_type_labels", "evidence_labels",
+                 "_described")
+
+    def __init__(self, document: dict):
+        s = object.__setattr__
+        s(self, "_document", document)
+        s(self, "_json", json.dumps(document, sort_keys=True))
+        s(self, "checksum", hashlib.sha256(self._json.encode()).hexdigest())  # identity for caches
+        for name in ("id", "version", "name", "start"):
+            s(self, name, document[name])
+        s(self, "modes", tuple(document["modes"]))
+        steps = {d["id"]: Step(d["id"], d["question"], d["definition"], d["guideline"], tuple(
+            Answer(a["value"], a["label"], a["key"], a["yn"], a.get("next"), a.get("yields"), a["evidence"])
+            for a in d["answers"])) for d in document["steps"]}
+        labels = {d["id"]: Label(d["id"], d["name"], d["definition"], tuple(d["examples"]), d["colour"], d["key"],
+                                 d["requires_evidence"]) for d in document["labels"]}
+        s(self, "_steps", steps)
+        s(self, "_labels", labels)
+        s(self, "steps", tuple(steps))
+        s(self, "labels", tuple(labels))
+        order = _topological(document["start"], steps, list(steps))
+        s(self, "_order", order)
+        s(self, "_rank", {step: n for n, step in enumerate(order)})
+        # step -> answer -> (True, next step) | (False, label)
+        s(self, "_next", {sid: {a.value: (a.next is not None, a.next or a.yields) for a in step.answers}
+                          for sid, step in steps.items()})
+        s(self, "_evidence_answers", frozenset((sid, a.value) for sid, st in steps.items() for a in st.answers if a.evidence))
+        all_paths = self._walk_all()
+        s(self, "_paths", all_paths)
+        by_label: dict[str, list[Path]] = {}
+        for path in all_paths:
+            by_label.setdefault(self.label_of(path), []).append(path)
+        s(self, "_path_of", {label: found[0] if len(found) == 1 else None for label, found in by_label.items()})
+        groups = document["groups"]
+        s(self, "hallucination_labels", frozenset(groups["hallucination"]))
+        s(self, "families", tuple(Family(f["id"], f["name"], f["colour"], tuple(f["labels"])) for f in groups["families"]))
+        s(self, "evaluation_views", tuple(EvaluationView(v["id"], v["name"], frozenset(v["positive"]), tuple(v["scope"]))
+                                          for v in groups["evaluation"]["views"]))
+        macro = groups["evaluation"].get("macro")
+        s(self, "macro", MacroView(macro["id"], macro["name"], tuple(macro["views"])) if macro else None)
+        s(self, "agreement_steps", tuple(groups["agreement_steps"]))
+        s(self, "stage_two_steps", tuple(groups["stage_two_steps"]))
+        stage_two = set(groups["stage_two_steps"])
+        s(self, "stage_two_labels", frozenset(self.label_of(p) for p in all_paths if stage_two & set(p)))
+        s(self, "severity_labels", frozenset(groups["severity"]))
+        s(self, "error_type_labels", frozenset(groups["error_type"]))
+        s(self, "evidence_labels", frozenset(
+            label for label in labels
+            if labels[label].requires_evidence or (by_label.get(label) and all(self._answers_need_evidence(p) for p in by_label[label]))))
+        s(self, "_described", None)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a Protocol is immutable; load a new document instead")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Protocol) and self._json == other._json
+
+    def __hash__(self) -> int:
+        return hash(self._json)
+
+    def __repr__(self) -> str:
+        return f"<Protocol {self.id} v{self.version}>"
+
+    # -- the document ---------------------------------------------------------------------------------
+    @property
+    def document(self) -> dict:
+        """The canonical document (a copy): ``load_protocol(p.document) == p``."""
+        return copy.deepcopy(self._document)
+
+    def step(self, step_id: str) -> Step:
+        try:
+            return self._steps[step_id]
+        except (KeyError, TypeError):
+            raise ProtocolError(f"unknown protocol step {step_id!r}") from None
+
+    def label(self, label_id: str) -> Label:
+        try:
+            return self._labels[label_id]
+        except (KeyError, TypeError):
+            raise ProtocolError(f"unknown label {label_id!r}") from None
+
+    def label_name(self, label_id: str) -> str:
+        """The label's name, or the id itself for a label this protocol does not define (an older version's)."""
+        label = self._labels.get(label_id)
+        return label.name if label else str(label_id or "")
+
+    def step_question(self, step_id: str) -> str:
+        """The step's question, or the id itself for a step this protocol does not define."""
+        step = self._steps.get(step_id)
+        return step.question if step else str(step_id or "")
+
+    def answer_name(self, step_id: str, value: str) -> str:
+        """An answer's wording, or the value itself where the protocol does not define it."""
+        step = self._steps.get(step_id)
+        return next((a.label for a in step.answers if a.value == value), str(value or "")) if step else str(value or "")
+
+    def answers(self, step_id: str) -> tuple[str, ...]:
+        return self.step(step_id).values
+
+    def step_domains(self) -> dict[str, tuple[str, ...]]:
+        """Each step's answer values, in key order (the categories of agreement per step)."""
+        return {sid: self._steps[sid].values for sid in self._order}
+
+    def family_of(self, label_id: str) -> Family | None:
+        return next((family for family in self.families if label_id in family.labels), None)
+
+    # -- the walk --------------------------------------------------------------------------------------
+    def next_step(self, path: Mapping[str, str]) -> str | None:
+        """The step to ask next (also one whose stored answer it does not offer), or None at a label."""
+        step = self.start
+        while True:
+            value = path.get(step)
+            if value is None:
+                return step
+            target = self._next[step].get(value)
+            if target is None:
+                return step
+            if not target[0]:
+                return None
+            step = target[1]
+
+    def label_of(self, path: Mapping[str, str]) -> str | None:
+        """The label a complete path yields; None while it is incomplete (or not a walk of this protocol)."""
+        step = self.start
+        while True:
+            value = path.get(step)
+            target = self._next[step].get(value) if value is not None else None
+            if target is None:
+                return None
+            if not target[0]:
+                return target[1]
+            step = target[1]
+
+    def steps_of(self, path: Mapping[str, str]) -> list[str]:
+        """The steps a path answered, in protocol order."""
+        return [step for step in self._order if step in path]
+
+    def answer(self, path: Mapping[str, str], step: str, value: str) -> Path:
+        """Answer ``step`` with ``value``: the step must be answered already (later answers are dropped) or
+        be the one asked next."""
+        step = str(step)
+        if step not in self._steps:
+            raise ProtocolError(f"unknown protocol step {step!r}")
+        allowed = self._steps[step].values
+        if value not in allowed:
+            raise ProtocolError(f"step {step!r} takes {' or '.join(allowed)}, not {value!r}")
+        self.validate(path)
+        kept: Path = {}
+        for answered in self.steps_of(path):
+            if answered == step:
+                break
+            kept[answered] = str(path[answered])
+        if self.next_step(kept) != step:
+            raise ProtocolError(f"step {step!r} is not asked after the answers given so far")
+        kept[step] = str(value)
+        return kept
+
+    def undo(self, path: Mapping[str, str]) -> Path:
+        """The path without its last answer."""
+        steps = self.steps_of(path)
+        return {str(s): path[s] for s in steps[:-1]}
+
+    def ordered(self, path: Mapping[str, str] | None) -> Path:
+        """The path with its steps in protocol order (jsonb sorts an object's keys), unknown steps last."""
+        path = path or {}
+        known = {step: path[step] for step in self._order if step in path}
+        known.update((str(k), v) for k, v in path.items() if k not in known)
+        return known
+
+    def validate(self, path: Mapping[str, str]) -> None:
+        """Raise ProtocolError unless ``path`` is a walk the protocol can produce (in any key order)."""
+        expected: str | None = self.start
+        for key, value in self.ordered(path).items():
+            if expected is None:
+                raise ProtocolError(f"step {key!r} comes after the path reached a label")
+            if key != expected:
+                raise ProtocolError(f"step {key!r} answered where {expected!r} was asked")
+            target = self._next[expected].get(value)
+            if target is None:
+                raise ProtocolError(f"step {key!r} takes {' or '.join(self._steps[expected].values)}, not {value!r}")
+            expected = target[1] if target[0] else None
+
+    def path_for_label(self, label: str) -> Path | None:
+        """The one path that yields ``label`` (independent mode, gold); None if several paths yield it."""
+        if label not in self._labels:
+            raise ProtocolError(f"unknown label {label!r}")
+        found = self._path_of.get(label)
+        return dict(found) if found is not None else None
+
+    def paths(self) -> list[Path]:
+        """Every complete path, in key order of their answers."""
+        return [dict(path) for path in self._paths]
+
+    def divergence(self, first: Mapping[str, str], second: Mapping[str, str]) -> str | None:
+        """The first step (in protocol order) at which two paths differ, or None."""
+        for step in self._order:
+            if first.get(step) != second.get(step):
+                return step
+        return None
+
+    def evidence_required(self, path: Mapping[str, str]) -> bool:
+        """Whether the answers so far (or the label reached) need evidence when the project requires it."""
+        if self._answers_need_evidence(path):
+            return True
+        label = self.label_of(path)
+        return bool(label and self._labels[label].requires_evidence)
+
+    def _answers_need_evidence(self, path: Mapping[str, str]) -> bool:
+        return any((step, value) in self._evidence_answers for step, value in path.items() if isinstance(value, str))
+
+    def _walk_all(self) -> list[Path]:
+        found: list[Path] = []
+
+        def walk(step: str, path: Path) -> None:
+            for answer in self._steps[step].answers:
+                extended = {**path, step: answer.value}
+                if answer.next is None:
+                    found.append(extended)
+                else:
+                    walk(answer.next, extended)
+
+        walk(self.start, {})
+        return found
+
+    # -- for the browser -------------------------------------------------------------------------------
+    def describe(self, node_extras: Callable[[Path], dict] | None = None) -> dict:
+        """The protocol as data for the page to walk (static/js/protocol_walk.js): ``steps`` (wording,
+        definition, guideline, answers with keys), ``tree`` (from the empty path, the step asked and, per
+        answer, the node that follows or ``{"label": ...}``), ``labels`` in key order with their path.
+        ``node_extras(path)`` adds its keys to each node (the page marks where an answer needs evidence)."""
+        if node_extras is None and self._described is not None:
+            return copy.deepcopy(self._described)
+        steps = {
+            sid: {"question": step.question, "definition": step.definition, "guideline": step.guideline,
+                  "answers": [{"value": a.value, "label": a.label, "key": a.key, "yn": a.yn} for a in step.answers]}
+            for sid, step in ((sid, self._steps[sid]) for sid in self._order)
+        }
+
+        def node(step: str | None, label: str | None, path: Path) -> dict:
+            extras = node_extras(path) if node_extras else {}
+            if step is None:
+                return {"label": label, **extras}
+            return {"step": step, **extras,
+                    "then": {a.value: node(a.next, a.yields, {**path, step: a.value}) for a in self._steps[step].answers}}
+
+        labels = [
+            {"value": label.id, "label": label.name, "key": label.key, "definition": label.definition,
+             "path": self.path_for_label(label.id), "colour": label.colour, "examples": list(label.examples)}
+            for label in self._labels.values()
+        ]
+        described = {"id": self.id, "version": self.version, "name": self.name, "modes": list(self.modes),
+                     "steps": steps, "tree": node(self.start, None, {}), "labels": labels}
+        if node_extras is None:
+            object.__setattr__(self, "_described", copy.deepcopy(described))
+        return described
+
+
+def _topological(start: str, steps: dict[str, Step], listed: list[str]) -> tuple[str, ...]:
+    """The steps in the order they can be asked: each after every step that leads to it, ties in document order."""
+    indegree = {sid: 0 for sid in listed}
+    for step in steps.values():
+        for answer in step.answers:
+            if answer.next is not None:
+                indegree[answer.next] += 1
+    rank = {sid: n for n, sid in enumerate(listed)}
+    ready = sorted((sid for sid in listed if indegree[sid] == 0), key=lambda sid: (sid != start, rank[sid]))
+    order: list[str] = []
+    while ready:
+        current = ready.pop(0)
+        order.append(current)
+        for answer in steps[current].answers:
+            if answer.next is not None:
+                indegree[answer.next] -= 1
+                if indegree[answer.next] == 0:
+                    ready.append(answer.next)
+                    ready.sort(key=lambda sid: rank[sid])
+    return tuple(order)
+
+
+COGNIBENCH = load_shipped("cognibench")
+
+
+def default_protocol() -> Protocol:
+    """The protocol where there is no project (and of a project that never set one): CogniBench's."""
+    return COGNIBENCH

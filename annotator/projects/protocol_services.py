@@ -1,0 +1,71 @@
+"""Setting a project's protocol: a new version, checked whole, saved whole or not at all.
+
+A project's first protocol (or any change before anything is labelled) becomes its current version. Once
+the project has annotations or gold, the current version is frozen: those records stay as they were chosen,
+under the version they were made with (every slot without a version is stamped with the outgoing one), and
+the new version needs a mapping of each old label to the new label it carries over to, or to null where the
+meaning does not carry over. A path carries over as the new label's path.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError, load_protocol
+from ..models import Assignment, Project, ProtocolVersion
+from .protocols import project_has_annotations, protocol_for
+
+
+def mapping_problems(old: Protocol, new: Protocol, mapping) -> list[tuple[str, str]]:
+    """Every problem of a label mapping from ``old`` to ``new`` (paths under /label_mapping)."""
+    if not isinstance(mapping, dict):
+        return [("/label_mapping", "the project has annotations: give a label mapping, an object "
+                                   "{old label: new label or null}, covering every label of the current version")]
+    found = []
+    for label in old.labels:
+        if label not in mapping:
+            found.append((f"/label_mapping/{label}", f"label {label!r} of the current version needs a mapping "
+                                                     "(a label of the new version, or null where the meaning does not carry over)"))
+        elif mapping[label] is not None and mapping[label] not in new.labels:
+            found.append((f"/label_mapping/{label}", f"{mapping[label]!r} is not a label of the new version"))
+    for label in mapping:
+        if label not in old.labels:
+            found.append((f"/label_mapping/{label}", f"{label!r} is not a label of the current version"))
+    return found
+
+
+def protocol_set(project: Project, document, *, user=None, label_mapping=None) -> ProtocolVersion | None:
+    """Make ``document`` the project's protocol. Returns the new version (None when it equals the current
+    protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then."""
+    new = load_protocol(document)
+    with transaction.atomic():
+        project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
+        current = project.protocol_version
+        old = protocol_for(project)
+        if new == old:
+            return None
+        frozen = project_has_annotations(project)
+        if frozen:
+            problems = mapping_problems(old, new, label_mapping)
+            if problems:
+                raise ProtocolDocumentError(problems)
+            if current is None:  # the built-in protocol the records were made with gets a row of its own
+                current = _new_version(project, COGNIBENCH, None, {}, user)
+            Assignment.objects.filter(project=project, protocol_version__isnull=True).update(protocol_version=current)
+        version = _new_version(project, new, current, dict(label_mapping or {}) if frozen else {}, user)
+        project.protocol_version = version
+        project.save(update_fields=["protocol_version"])
+    return version
+
+
+def _new_version(project, protocol: Protocol, previous, mapping, user) -> ProtocolVersion:
+    last = ProtocolVersion.objects.filter(project=project).order_by("-number").values_list("number", flat=True).first()
+    return ProtocolVersion.objects.create(
+        project=project, number=(last or 0) + 1, document=protocol.document, checksum=protocol.checksum,
+        previous=previous, label_mapping=mapping, created_by=user,
+    )
+
+
+def carried_label(version: ProtocolVersion, old_label: str) -> str | None:
+    """The label of ``version`` an annotation of the previous version carries over to (None: it does not)."""
+    return version.label_mapping.get(old_label)

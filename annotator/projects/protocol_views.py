@@ -1,0 +1,72 @@
+"""A lead's page for the project's protocol: pick a shipped one or upload / edit a document, with a live
+preview of the tree that can be walked with the keys. Every refusal lists its problems by path; nothing is
+saved unless the whole document (and its label mapping) holds."""
+
+import json
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ..access import access_project_as_lead
+from ..views.common import bad_request
+from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
+from .forms import ProtocolForm, ProtocolPreviewForm
+from .protocol_services import protocol_set
+from .protocols import project_has_annotations, protocol_for, protocol_versions
+
+
+def _context(project, form, problems=None):
+    current = protocol_for(project)
+    return {
+        "project": project, "form": form, "problems": problems or [], "current": current,
+        "versions": protocol_versions(project), "frozen": project_has_annotations(project),
+        "preview": _preview(current.describe(), []),
+    }
+
+
+@require_http_methods(["GET", "POST"])
+def protocol_page(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    if request.method == "GET":
+        initial = {"document": json.dumps(protocol_for(project).document, indent=2, ensure_ascii=False)}
+        return render(request, "projects/protocol.html", _context(project, ProtocolForm(initial=initial)))
+    form = ProtocolForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return render(request, "projects/protocol.html", _context(project, form), status=400)
+    try:
+        version = protocol_set(project, form.cleaned_data["parsed"], user=request.user,
+                               label_mapping=form.cleaned_data["mapping"])
+    except ProtocolDocumentError as refused:
+        return render(request, "projects/protocol.html", _context(project, form, refused.problems), status=400)
+    if version is None:
+        messages.info(request, "The protocol is unchanged.")
+    else:
+        messages.success(request, f"Protocol {version.document['name']} v{version.document['version']} set "
+                                  f"(project version {version.number}).")
+    return redirect("project_protocol", slug=slug)
+
+
+@require_POST
+def protocol_preview(request, slug):
+    """The preview partial of the document being edited: its tree to walk, or its problems."""
+    access_project_as_lead(request.user, slug)
+    form = ProtocolPreviewForm(request.POST)
+    problems, description = [], None
+    if not form.is_valid():
+        return bad_request(request, form)
+    try:
+        if form.cleaned_data["source"] == ProtocolForm.SHIPPED and form.cleaned_data["shipped"]:
+            document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
+        else:
+            document = json.loads(form.cleaned_data["document"] or "null")
+        description = load_protocol(document).describe()
+    except json.JSONDecodeError as error:
+        problems = [("/", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})")]
+    except ProtocolDocumentError as refused:
+        problems = refused.problems
+    return render(request, "projects/partials/protocol_preview.html", {"preview": _preview(description, problems)})
+
+
+def _preview(description, problems) -> dict:
+    return {"description_json": json.dumps(description) if description else "", "problems": problems}

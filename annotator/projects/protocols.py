@@ -1,0 +1,84 @@
+"""The protocol a project annotates with: its current stored version, or CogniBench's by default.
+
+``protocol_for(project)`` is what every screen, write route, report and job reads. A stored version is never
+edited (a change is a new version row), so each version's document is checked and loaded once per process,
+keyed by its row id: after the first call for a version, ``protocol_for`` costs a dict lookup and no query.
+"""
+
+from __future__ import annotations
+
+from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol
+
+# Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
+# rolled-back transactions do reuse them, clear this (tests/conftest.py). Where the row is at hand, its
+# checksum is compared anyway.
+_loaded: dict[int, Protocol] = {}
+
+
+def protocol_for(project) -> Protocol:
+    """The project's current protocol (CogniBench's when the project has never set one)."""
+    version_id = getattr(project, "protocol_version_id", None)
+    if version_id is None:
+        return COGNIBENCH
+    known = _loaded.get(version_id)
+    if known is not None and not _stale(project, known):
+        return known
+    return protocol_of_version(project.protocol_version)
+
+
+def protocol_of_version(version) -> Protocol:
+    """The protocol of one stored version (a ``ProtocolVersion`` row; None: CogniBench's built-in)."""
+    if version is None:
+        return COGNIBENCH
+    known = _loaded.get(version.pk)
+    if known is None or known.checksum != version.checksum:
+        known = _loaded[version.pk] = load_protocol(version.document)
+    return known
+
+
+def _stale(project, known: Protocol) -> bool:
+    row = project._state.fields_cache.get("protocol_version")
+    return row is not None and row.checksum != known.checksum
+
+
+def forget_loaded_protocols() -> None:
+    """Drop the per-process cache (tests whose rolled-back rows reuse ids)."""
+    _loaded.clear()
+
+
+def protocol_for_assignment(assignment) -> Protocol:
+    """The protocol a slot is annotated with: the version it was stamped with, else the project's current one."""
+    if assignment.protocol_version_id is not None:
+        return protocol_of_version(assignment.protocol_version)
+    return protocol_for(assignment.project)
+
+
+def project_has_annotations(project) -> bool:
+    """Whether anything in the project was labelled under its protocol (its version is then frozen):
+    an annotator's answer, or gold (imported, agreed or adjudicated)."""
+    from ..models import GoldLabel, SentenceAnnotation
+
+    answered = SentenceAnnotation.objects.filter(assignment__project=project).exclude(path={}, label="")
+    return answered.exists() or GoldLabel.objects.filter(sentence__turn__dialogue__project=project).exists()
+
+
+def protocol_versions(project) -> list:
+    """The project's stored versions, newest first."""
+    from ..models import ProtocolVersion
+
+    return list(ProtocolVersion.objects.filter(project=project).select_related("created_by").order_by("-number"))
+
+
+def protocol_caption(project) -> str:
+    """One line naming the version a project's figures cover, for the report pages."""
+    protocol = protocol_for(project)
+    if project.protocol_version_id is None:
+        return f"{protocol.name} protocol v{protocol.version} (built-in)"
+    version = project.protocol_version
+    text = (f"{protocol.name} protocol v{protocol.version} (project version {version.number}, "
+            f"since {version.created_at:%Y-%m-%d %H:%M} UTC)")
+    if version.previous_id is not None and version.label_mapping:
+        previous = protocol_of_version(version.previous)
+        text += (f"; work begun before then follows {previous.name} v{previous.version} (project version "
+                 f"{version.previous.number}), its labels counted as the mapping carries them over")
+    return text

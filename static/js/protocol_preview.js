@@ -1,0 +1,70 @@
+// The protocol page's preview (templates/projects/protocol.html): draws the tree of the document being edited
+// and lets the lead walk it with the annotation screen's keys. The description comes from the server
+// (Protocol.describe(), in the walk's data-description) and is walked with protocol_walk.js: no rule is written here.
+import { h, kbd } from "./dom.js";
+import { AnnotationProtocol } from "./protocol_walk.js";
+
+function start() {
+
+  function chip(protocol, labelId) {
+    const label = protocol.labels().find((l) => l.value === labelId) || { label: labelId };
+    const element = h("span", { class: "chip protocol-chip", "data-label": labelId }, label.label);
+    if (label.colour) { element.style.setProperty("background", label.colour); element.style.setProperty("color", "#fff"); }
+    return element;
+  }
+
+  function drawNode(protocol, node) {
+    if (!node.step) { return chip(protocol, node.label); }
+    const step = protocol.step(node.step);
+    return h("div", { class: "protocol-node", "data-step": node.step },
+      h("strong", null, step.question),
+      h("ul", null, step.answers.map((answer) => h("li", null,
+        kbd(answer.key), answer.yn ? [" ", kbd(answer.yn)] : null, " ", answer.label, " → ",
+        drawNode(protocol, node.then[answer.value])))));
+  }
+
+  function drawWalk(protocol, box, path) {
+    const next = protocol.nextStep(path);
+    const answered = Object.keys(protocol.ordered(path)).map((stepId) => {
+      const step = protocol.step(stepId);
+      const answer = step.answers.find((a) => a.value === path[stepId]);
+      return h("li", null, step.question, " ", h("strong", null, answer ? answer.label : path[stepId]));
+    });
+    const current = next
+      ? [h("p", { class: "protocol-question", "data-testid": "walk-question" }, protocol.step(next).question),
+         h("p", null, protocol.step(next).answers.map((a) => h("span", { class: "protocol-answer" }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " ", a.label, " ")))]
+      : [h("p", { "data-testid": "walk-label" }, "Label: ", chip(protocol, protocol.labelOf(path)))];
+    box.replaceChildren(h("ol", { class: "protocol-path" }, answered), ...current,
+      h("p", { class: "muted" }, kbd("u"), " takes the last answer back, ", kbd("r"), " starts again."));
+  }
+
+  function init(root) {
+    const container = root.querySelector ? root.querySelector("[data-protocol-preview]") || (root.matches && root.matches("[data-protocol-preview]") ? root : null) : null;
+    if (!container) { return; }
+    const box = container.querySelector(".protocol-walk[data-description]");
+    if (!box) { return; }
+    const protocol = new AnnotationProtocol(JSON.parse(box.dataset.description));
+    const tree = container.querySelector(".protocol-tree");
+    tree.replaceChildren(drawNode(protocol, protocol.d.tree));
+    let path = {};
+    drawWalk(protocol, box, path);
+    box.addEventListener("keydown", (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+      const key = event.key;
+      if (key === "u") { path = protocol.undo(path); }
+      else if (key === "r") { path = {}; }
+      else {
+        const next = protocol.nextStep(path);
+        const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+        if (!option) { return; }
+        path = protocol.answer(path, next, option.value) || path;
+      }
+      event.preventDefault();
+      drawWalk(protocol, box, path);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("htmx:load", (event) => init(event.detail.elt));
+}
+start();

@@ -1,0 +1,47 @@
+"""The protocol page's live preview in Chromium: the tree of the edited document, walked with the keys."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.domain.protocol_document import load_shipped
+from annotator.domain.vocabulary import Role
+from tests.test_security_csp_browser import watched
+
+from .factories import ProjectFactory, member
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_lead_walks_the_preview_with_the_keys_and_it_follows_the_editor(page_for):
+    project = ProjectFactory()
+    lead = member(project, Role.LEAD)
+    violations = []
+    page = watched(page_for(lead), violations)
+    page.goto(f"/p/{project.slug}/protocol/")
+    walk = page.get_by_test_id("protocol-walk")
+    expect(page.get_by_test_id("protocol-tree")).to_contain_text("Is it unequivocal?")
+    walk.focus()
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence relevant?")
+    page.keyboard.press("y")  # relevant
+    page.keyboard.press("2")  # cognitive
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is it rational?")
+    page.keyboard.press("y")
+    page.keyboard.press("n")
+    expect(page.get_by_test_id("walk-label")).to_have_text("Label: Speculative")
+    page.keyboard.press("u")
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is it grounded in the reference?")
+
+    page.locator("#id_document").fill(json.dumps(load_shipped("face4rag").document))
+
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence consistent with the reference?")
+    page.get_by_test_id("protocol-walk").focus()
+    page.keyboard.press("n")
+    page.keyboard.press("3")
+    page.keyboard.press("2")
+    expect(page.get_by_test_id("walk-label")).to_have_text("Label: Causal confusion")
+
+    page.locator("#id_document").fill('{"id": "x"}')
+    expect(page.get_by_test_id("preview-problems")).to_contain_text("'name' is a required property")
+    assert not violations, violations
