@@ -169,13 +169,10 @@ def test_two_tabs_the_later_one_is_told_and_overwrites_nothing(page_for):
     type_keys(first, ["1", "1", "1"])  # faithful
     saved(first)
     type_keys(second, ["2"])  # irrelevant, on a page that has not seen the first tab's answers
-    expect(second.locator("#save-stopped")).to_contain_text("changed in another tab or window")
-    expect(second.locator("#save-status")).to_have_text("Not saved: changed in another tab")
-    assert SentenceAnnotation.objects.get(sentence__index=0).label == Label.FAITHFUL
-    # Time on the open sentence (over half a second) is what the page records when it is hidden, as by the reload.
-    second.wait_for_timeout(700)
-    second.locator("#reload-saved").click()
+    # The second tab forgets what it cannot save and shows what is saved, saying so (issue #26 item 2).
+    expect(second.locator("#save-conflict")).to_contain_text("changed in another tab or window")
     expect(second.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Faithful")
+    assert SentenceAnnotation.objects.get(sentence__index=0).label == Label.FAITHFUL
     saved(second)
     assert SentenceAnnotation.objects.get(sentence__index=0).label == Label.FAITHFUL
 
@@ -273,15 +270,14 @@ def test_changes_kept_over_a_reload_never_overwrite_what_another_tab_saved_meanw
     assert labels_in_database(user) == [Label.IRRELEVANT, Label.FAITHFUL]
 
     first.unroute("**/sync/")
-    first.reload()  # A comes back with its kept change
-    expect(first.locator("#save-stopped")).to_contain_text("changed in another tab or window")
-    expect(first.locator("#save-status")).to_have_text("Not saved: changed in another tab")
+    first.reload()  # A comes back with its kept change, is refused, forgets it and shows what is saved
+    expect(first.locator("#save-conflict")).to_contain_text("changed in another tab or window")
+    expect(first.locator("#save-conflict")).to_contain_text("sentence 2 (Irrelevant)")
     first.wait_for_timeout(1000)  # whatever A would still send has had the time to arrive
     assert labels_in_database(user) == [Label.IRRELEVANT, Label.FAITHFUL]
     assert labels_in_history(user) == [Label.IRRELEVANT, Label.FAITHFUL]
     second_sentence = SentenceAnnotation.objects.get(sentence__index=1).sentence
     assert AnnotationEvent.objects.filter(sentence=second_sentence, action="answer").count() == 3  # B's walk only
-    first.locator("#reload-saved").click()  # keep nothing silently: the annotator chooses to see what is saved
     expect(first.locator("a.sentence").nth(1).locator(".chip")).to_have_text("Faithful")
     saved(first)
     assert labels_in_database(user)[:2] == [Label.IRRELEVANT, Label.FAITHFUL]  # (a third row may hold time spent)

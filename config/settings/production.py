@@ -49,7 +49,7 @@ if (_weakness := secret_key_weakness(SECRET_KEY)) is not None:
 
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "config.static_storage.ModuleAwareStaticFilesStorage"},
 }
 
 SESSION_COOKIE_SECURE = True

@@ -5,12 +5,15 @@
 // (#protocol-data, annotator/domain/protocol.py describe(), walked by protocol_walk.js): every key changes the walk
 // on screen at once, so the next key applies to the question it shows. The walk is kept in localStorage
 // per dispute until it is decided (a reload keeps it) and is sent whole with the decision.
-(function () {
+import { h, kbd } from "./dom.js";
+import { AnnotationProtocol } from "./protocol_walk.js";
+
+function start() {
   const container = document.getElementById("disputes");
   if (!container) { return; }
   let activeId = null;
   const protocolData = document.getElementById("protocol-data");
-  const protocol = protocolData ? new window.AnnotationProtocol(JSON.parse(protocolData.textContent)) : null;
+  const protocol = protocolData ? new AnnotationProtocol(JSON.parse(protocolData.textContent)) : null;
   const walks = new Map(); // dispute id -> the adjudicator's walk so far
 
   const disputes = () => Array.from(container.querySelectorAll("[data-dispute]"));
@@ -84,7 +87,6 @@
 
   // ---- the adjudicator's own walk ----------------------------------------------------------------
   const draftKey = (id) => "adjudication-draft:" + id;
-  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
   function pathOf(card) {
     const id = card.dataset.dispute;
@@ -273,4 +275,5 @@
     });
   }
   activate(openDisputes()[0] || disputes()[0] || null);
-})();
+}
+start();

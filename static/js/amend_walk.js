@@ -6,21 +6,22 @@
 // label fills the hidden `label` field and enables Amend: the server gives the sentence that label's one path.
 // Keys act on the form holding the focus inside an open <details>: an answer key of the question shown, u to take
 // back; any other letter or digit is refused there with a message, so a key never lands on something else.
-(function () {
-  "use strict";
+import { h, kbd } from "./dom.js";
+import { AnnotationProtocol } from "./protocol_walk.js";
+
+function start() {
   const data = document.getElementById("protocol-data");
-  if (!data || !window.AnnotationProtocol) { return; }
+  if (!data) { return; }
   const descriptions = JSON.parse(data.textContent).protocols || {};
   const walkers = {};
   const protocolOf = (form) => {
     const key = form.dataset.protocol;
-    if (!walkers[key] && descriptions[key]) { walkers[key] = new window.AnnotationProtocol(descriptions[key]); }
+    if (!walkers[key] && descriptions[key]) { walkers[key] = new AnnotationProtocol(descriptions[key]); }
     return walkers[key];
   };
   const paths = new WeakMap();  // form -> its path so far
   const labelName = (protocol, value) => protocol.labelNames[value] || value;
 
-  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
   function question(protocol, stepName) {
     const step = protocol.step(stepName);
@@ -121,4 +122,5 @@
 
   document.addEventListener("htmx:load", (event) => init(event.detail.elt));
   init(document);
-})();
+}
+start();

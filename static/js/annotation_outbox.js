@@ -1,6 +1,6 @@
 // The annotation page's memory: the outbox that saves in the background (the protocol is walked by protocol_walk.js).
 //
-// window.AnnotationOutbox keeps every change not yet confirmed by the server in localStorage (one key per tab and
+// AnnotationOutbox keeps every change not yet confirmed by the server in localStorage (one key per tab and
 // assignment), so a reload, a closed tab or a crash keeps it. Changes are grouped per sentence (one change holds
 // the whole walk on a sentence, its note, evidence and time); a sentence's change is sent when it is ready (the
 // sentence got its label, was left, or its note / evidence changed, or after a few idle seconds), several ready
@@ -19,8 +19,6 @@
 // aside with the server's reason (`refused`), shown on its sentence, and the rest keeps saving. The annotator fixes it
 // (any new change on that sentence takes it back into the line, the fix on top) or drops it. Only what concerns every
 // change (409: another copy was written; 401/403/404: no longer allowed) stops the outbox.
-(function () {
-  "use strict";
 
   // ---- the outbox ---------------------------------------------------------------------------------------
   const IDLE_MS = 3000;
@@ -30,7 +28,7 @@
 
   // options: assignment, url, csrf, version, onChange(status), onSaved(result), onStopped(kind, message),
   // onRefused(sentenceId, message)
-  function AnnotationOutbox(options) {
+  export function AnnotationOutbox(options) {
     this.o = options;
     this.version = options.version;
     this.prefix = "annotator-outbox:" + options.assignment + ":";
@@ -306,5 +304,3 @@
     this.refused = [];
     this.persist();
   };
-  window.AnnotationOutbox = AnnotationOutbox;
-})();

@@ -4,12 +4,11 @@
 // button that changes it), the question asked next with its definition, answers, keys and the project's
 // examples, or the label reached; in independent mode the seven labels; then undo, evidence and the note.
 // Text is always inserted as text (never as HTML).
-(function () {
-  "use strict";
+import { h, kbd } from "./dom.js";
 
-  const { h, kbd } = window.PageDom;  // static/js/dom.js
 
-  function AnnotationPanel(protocol, data) {
+
+  export function AnnotationPanel(protocol, data) {
     this.protocol = protocol;
     this.data = data;
     this.drawn = new Map();   // signature -> node, the sections of the last drawing
@@ -101,13 +100,14 @@
   };
 
 
-  // view: sentences, active, closed, independent, message, stopped, hasNext, hasOpenChange(sentenceId),
+  // view: sentences, active, closed, independent, message, stopped, notice (what a conflict cost), hasNext, hasOpenChange(sentenceId),
   // refused ({sentence, error}: a change the server refused, or null)
   AnnotationPanel.prototype.draw = function (element, view) {
     const protocol = this.protocol;
     const data = this.data;
     const labelName = (value) => protocol.labelNames[value] || value;
-    const { sentences, active, closed, independent, message, stopped } = view;
+    const { sentences, active, closed, independent, message, stopped, notice } = view;
+    const another = element.dataset.sentence !== String(active ? active.id : "");
     element.dataset.sentence = active ? active.id : "";
     element.dataset.closed = closed ? "true" : "false";
     const extras = document.getElementById("claims-extras");
@@ -119,6 +119,7 @@
       parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-stopped" }, stopped.text + " ",
         h("button", { type: "button", id: "reload-saved", class: "small" }, "Reload and show what is saved")));
     }
+    if (notice) { parts.push(h("div", { class: "panel-message error", role: "alert", id: "save-conflict" }, notice)); }
     if (view.refused && view.refused.sentence) {
       // A change the server refused (annotation_outbox.js): changing the sentence again sends it with the fix.
       const sentence = view.refused.sentence;
@@ -198,6 +199,7 @@
     }
     const focusWasInPanel = element.contains(document.activeElement) || document.activeElement === document.body;
     reconcile(element, parts);
+    if (another) { element.scrollTop = 0; } // each sentence opens at its head, not where the last one was scrolled
     this.drawn = drawing;
     const note = document.getElementById("note-input");
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
@@ -210,5 +212,18 @@
     }
   };
 
-  window.AnnotationPanel = AnnotationPanel;
-})();
+  // The severity / error type panel of a saved sentence, from the server (static/js/claims.js drives it), put in the
+  // panel while `current()` holds. Resolves to the panel (null: the sentence has none), undefined when not put in.
+  AnnotationPanel.prototype.loadExtras = function (url, sentence, current) {
+    return fetch(url, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then((response) => (response.ok ? response.text() : ""))
+      .then((html) => {
+        const slot = document.getElementById("claims-extras") || document.getElementById("extras-slot");
+        if (!current() || !slot) { return undefined; }
+        const found = new DOMParser().parseFromString(html, "text/html").getElementById("claims-extras");
+        if (found) { found.dataset.sentence = String(sentence.id); slot.replaceWith(document.adoptNode(found)); return found; }
+        slot.replaceWith(h("div", { id: "extras-slot" }));
+        return null;
+      }).catch(() => undefined);
+  };
+

@@ -3,7 +3,7 @@
 //
 // Forms marked data-claims are sent in the background, each with a request id (a retry after a network
 // error is applied once) and the assignment version the page holds. They take turns with the annotation
-// page's own saving (window.annotationSaving, static/js/annotation_outbox.js): one request on the wire at
+// page's own saving (annotation_saving.js, filled by workspace.js): one request on the wire at
 // a time for the whole page, so the two never refuse each other as "changed in another tab". Triplet
 // changes answer with the triplet panel, sentence changes with the decision panel, of which only the
 // severity / error type section is taken; both carry the new version (X-Assignment-Version), which the
@@ -11,8 +11,9 @@
 //
 // Keys are handled in the capture phase, before the workspace's own document-level handler, and only while
 // the focus is in a claims panel (or for the two keys that enter them: t and v).
-(function () {
-  "use strict";
+import { line } from "./annotation_saving.js";
+
+function start() {
   const root = document.getElementById("workspace");
   if (!root) { return; }
 
@@ -31,7 +32,7 @@
     if (window.crypto && crypto.randomUUID) { return crypto.randomUUID(); }
     return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
   }
-  const saving = () => window.annotationSaving || null;
+  const saving = () => line.current;
   function currentVersion() {
     if (saving()) { return String(saving().version()); }
     const panel = decisionPanel() || tripletPanel();
@@ -271,4 +272,5 @@
     else { handled = false; }
     if (handled) { event.preventDefault(); event.stopPropagation(); }
   }, true);
-})();
+}
+start();

@@ -1,11 +1,9 @@
-// window.PageDom: the little DOM builder the scripts that draw in the page share (the annotation panel, the
+// The little DOM builder the scripts that draw in the page share (the annotation panel, the
 // adjudicator's walk, the amend form). Text is appended as text nodes, never parsed as HTML.
-(function () {
-  "use strict";
 
   // h("button", {type: "button", class: "small", "data-step": step}, kbd("1"), " Yes"): null, undefined and false
   // attributes and children are left out; an attribute set to true is present and empty.
-  function h(tag, attributes, ...children) {
+  export function h(tag, attributes, ...children) {
     const element = document.createElement(tag);
     Object.entries(attributes || {}).forEach(([name, value]) => {
       if (value === null || value === undefined || value === false) { return; }
@@ -17,7 +15,5 @@
     });
     return element;
   }
-  const kbd = (key) => h("kbd", null, key);
+  export const kbd = (key) => h("kbd", null, key);
 
-  window.PageDom = { h, kbd };
-})();

@@ -1,9 +1,10 @@
 // The protocol page's preview (templates/projects/protocol.html): draws the tree of the document being edited
 // and lets the lead walk it with the annotation screen's keys. The description comes from the server
 // (Protocol.describe(), in the walk's data-description) and is walked with protocol_walk.js: no rule is written here.
-(function () {
-  "use strict";
-  const { h, kbd } = window.PageDom;
+import { h, kbd } from "./dom.js";
+import { AnnotationProtocol } from "./protocol_walk.js";
+
+function start() {
 
   function chip(protocol, labelId) {
     const label = protocol.labels().find((l) => l.value === labelId) || { label: labelId };
@@ -42,7 +43,7 @@
     if (!container) { return; }
     const box = container.querySelector(".protocol-walk[data-description]");
     if (!box) { return; }
-    const protocol = new window.AnnotationProtocol(JSON.parse(box.dataset.description));
+    const protocol = new AnnotationProtocol(JSON.parse(box.dataset.description));
     const tree = container.querySelector(".protocol-tree");
     tree.replaceChildren(drawNode(protocol, protocol.d.tree));
     let path = {};
@@ -65,4 +66,5 @@
 
   document.addEventListener("DOMContentLoaded", () => init(document));
   document.addEventListener("htmx:load", (event) => init(event.detail.elt));
-})();
+}
+start();

@@ -1,13 +1,11 @@
-// The protocol walked from its description: window.AnnotationProtocol.
+// The protocol walked from its description: AnnotationProtocol (an ES module).
 //
 // annotator/domain/protocol.py `describe()` embeds the protocol in the page as data (steps, answers, keys, the tree of which
 // step follows which answer and the label each path ends on). No rule of the protocol is written here: every
 // question, answer, key and label comes from that description. The annotation screen, the adjudication screen and
 // the amend form after feedback all walk it with this one file.
-(function () {
-  "use strict";
 
-  function AnnotationProtocol(description) {
+  export function AnnotationProtocol(description) {
     this.d = description;
     this.labelNames = {};
     description.labels.forEach((label) => { this.labelNames[label.value] = label.label; });
@@ -58,6 +56,4 @@
     Object.values(this.d.steps).forEach((step) => step.answers.forEach((a) => { keys.add(a.key); if (a.yn) { keys.add(a.yn); } }));
     return keys;
   };
-  window.AnnotationProtocol = AnnotationProtocol;
 
-})();

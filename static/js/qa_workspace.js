@@ -1,8 +1,9 @@
 // The annotation screen's "ask a question" dialog (button or key q). The question is about the
 // active sentence; the server attaches the annotator's saved decision path on it, once the page has saved it. The answer
 // shows up in the "Your questions on this turn" pane, which htmx polls.
-(function () {
-  "use strict";
+import { line } from "./annotation_saving.js";
+
+function start() {
   const root = document.getElementById("workspace");
   const dialog = document.getElementById("ask-dialog");
   if (!root || !dialog) { return; }
@@ -19,7 +20,7 @@
     const form = document.getElementById("ask-form");
     const sentence = activeSentence();
     form.querySelector("[data-ask-sentence]").value = sentence.id;
-    const saving = window.annotationSaving;
+    const saving = line.current;
     form.querySelector("[data-ask-path]").value = saving && sentence.id ? JSON.stringify(saving.pathOf(sentence.id)) : "";
     const about = form.querySelector("[data-ask-about]");
     about.textContent = sentence.id ? "About sentence " + sentence.number + ": “" + sentence.text + "”" : "About the whole turn.";
@@ -53,7 +54,7 @@
   // The question carries the answers on screen: the server reads the saved ones, so the page's unsent answers go
   // first (the annotation page saves in the background, static/js/annotation_outbox.js).
   document.body.addEventListener("htmx:confirm", (event) => {
-    const saving = window.annotationSaving;
+    const saving = line.current;
     if (!saving || !event.detail.elt || event.detail.elt.id !== "ask-form") { return; }
     event.preventDefault();
     saving.drain().finally(() => event.detail.issueRequest(true)); // true: without asking again
@@ -67,4 +68,5 @@
     form.querySelector("textarea").value = "";
     dialog.close();
   });
-})();
+}
+start();

@@ -3,10 +3,8 @@
 //
 // Find highlights matches with the CSS Custom Highlight API (ranges over the text, no elements added), so the
 // reference's characters stay exactly Dialogue.reference and selection offsets stay evidence offsets.
-(function () {
-  "use strict";
 
-  function ReferenceFind(element, onClose) {
+  export function ReferenceFind(element, onClose) {
     this.element = element;
     this.onClose = onClose;
     this.bar = document.getElementById("reference-find-bar");
@@ -112,7 +110,7 @@
   };
 
   // The split: the dialogue's height under the reference, dragged or moved with the arrow keys, kept per browser.
-  function ResizableSplit(separator, column, below) {
+  export function ResizableSplit(separator, column, below) {
     if (!separator || !column || !below) { return; }
     const KEY = "annotator-split-dialogue-px";
     const STEP = 32;
@@ -143,14 +141,11 @@
     });
   }
 
-  window.ReferenceFind = ReferenceFind;
-  window.ResizableSplit = ResizableSplit;
-
   // The annotator's selection in the reference as evidence offsets {start, end, text}, or null: trimmed of spaces,
   // and a drag that starts or ends inside a word takes the whole word (evidence is never half a word).
   // `unspaced`: [low, high] code point ranges of the scripts written without spaces (Chinese, Japanese), from the
   // page's data (domain/languages.py UNSPACED_RANGES): there a character is the unit, not a run of letters.
-  function referenceSelection(referenceElement, referenceText, unspaced) {
+  export function referenceSelection(referenceElement, referenceText, unspaced) {
     const selection = document.getSelection();
     if (!selection || selection.rangeCount === 0 || selection.isCollapsed) { return null; }
     const range = selection.getRangeAt(0);
@@ -175,5 +170,3 @@
     }
     return start < end ? { start, end, text: referenceText.slice(start, end) } : null;
   }
-  window.referenceSelection = referenceSelection;
-})();

@@ -2,8 +2,7 @@
 // sentences, not a sentence, or something else, with a note. Keys 1-3 pick the kind and move to the note, Enter
 // sends, Esc cancels; the key that opened the dialog and the kind keys are never typed into the note. The flag is
 // saved at once and the unit gets a "flagged" mark in the list; flagging it again edits the open flag.
-(function () {
-  "use strict";
+function start() {
   const root = document.getElementById("workspace");
   const dialog = document.getElementById("flag-dialog");
   const dataElement = document.getElementById("unit-flags-data");
@@ -117,4 +116,5 @@
   });
   document.getElementById("flag-button")?.addEventListener("click", open);
   Object.keys(flags).forEach(mark);
-})();
+}
+start();

@@ -5,36 +5,40 @@
 // the next question is on screen in the frame that follows the key, and the next key always applies to what the
 // annotator sees. A key that cannot apply is refused with a short message. Saving is the outbox's business
 // (annotation_outbox.js); the status in the bar says what it is doing.
-(function () {
-  "use strict";
+// Started by the page's entry point, annotation_page.js; what it uses is imported.
+import { AnnotationProtocol } from "./protocol_walk.js";
+import { AnnotationOutbox } from "./annotation_outbox.js";
+import * as landing from "./annotation_landing.js";
+import { AnnotationPanel } from "./annotation_panel.js";
+import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
+import { line } from "./annotation_saving.js";
+function start() {
   const root = document.getElementById("workspace");
   const dataElement = document.getElementById("annotation-data");
   if (!root || !dataElement) { return; }
   const data = JSON.parse(dataElement.textContent);
-  const protocol = new window.AnnotationProtocol(data.protocol);
+  const protocol = new AnnotationProtocol(data.protocol);
   const independent = data.mode === "independent";
-  let csrf = "";
-  try { csrf = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { csrf = ""; }
+  const csrf = (() => { try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; } })();
   const sentences = data.sentences.map((s) => ({ ...s, path: protocol.ordered(s.path || {}) }));
   const byId = new Map(sentences.map((s) => [s.id, s]));
   const referenceElement = document.getElementById("reference-text");
   const referenceText = referenceElement ? referenceElement.textContent : "";
   const statusElement = document.getElementById("save-status");
   // The reference's tools (static/js/reference_tools.js): find with /, and the resizable split under it.
-  const finder = window.ReferenceFind && referenceElement
-    ? new window.ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } })
-    : null;
-  if (window.ResizableSplit) {
-    window.ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history"));
-  }
+  const finder = referenceElement && new ReferenceFind(referenceElement, () => { const link = document.querySelector("a.sentence.active"); if (link) { link.focus(); } });
+  if (document.querySelector(".ws-split")) { ResizableSplit(document.querySelector(".ws-split"), document.querySelector(".ws-left"), document.querySelector(".ws-history")); }
   let active = byId.get(data.active) || sentences[0] || null;
   let closed = data.closed;
   let since = performance.now();
   let message = null;      // {text, error} shown at the top of the panel until the next key
   let submitting = false;
-  let stopped = null;      // a conflict or a refusal: the page stops saving and says why
+  let justLabelled = null; // the sentence auto-advance just left: `v` opens its severity panel (issue 26 item 8)
+  let extrasWanted = null; // `v` asked for this sentence's severity panel: focus it when it arrives
+  let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
+  let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
 
-  const outbox = new window.AnnotationOutbox({
+  const outbox = new AnnotationOutbox({
     assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
     onChange: showStatus,
     onSaved: (body) => {
@@ -48,40 +52,35 @@
       showStatus();
       if (active && body.saved.some((s) => s.sentence === active.id)) { loadExtras(active); }
     },
-    onStopped: (kind, text) => { stopped = { kind, text }; render(); showStatus(); },
+    onStopped: (kind, text) => {
+      stopped = { kind, text };
+      if (kind === "conflict") { // nothing this tab holds can be saved: forget it, show what is saved (annotation_landing.js)
+        stopped.text = text + " Reloading to show what is saved…";
+        landing.forgetAndReload(data.assignment, outbox, (c) => byId.get(c.sentence) && "sentence " + byId.get(c.sentence).number +
+          " (" + (labelName(protocol.labelOf(protocol.ordered(c.path || {}))) || "unfinished") + ")", warnBeforeLeaving);
+      }
+      render(); showStatus();
+    },
     onRefused: () => { render(); showStatus(); },
   });
   if (!data.closed && outbox.refetchIfBehind(data.version)) { return; }
-  // The claims panels (claims.js) send on the same line and continue from the version they get back.
-  // qa_workspace.js sends a question after the answers on screen are saved (the server reads the saved path).
-  window.annotationSaving = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
+  // The claims panels (claims.js) share the line; qa_workspace.js asks a question once the answers on screen are saved.
+  line.current = { exclusive: (task) => outbox.exclusive(task), version: () => outbox.version,
     pathOf: (id) => ({ ...((byId.get(Number(id)) || {}).path || {}) }),
     drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
     // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
     setVersion: (v, saved) => { if (saved) { outbox.advance(outbox.version, Number(v)); } setVersion(outbox.version); } };
 
-  function restore(changes) { // returns the sentence of the last change restored: where the unsent work was
-    return changes.reduce((last, change) => {
-      const sentence = byId.get(change.sentence);
-      if (!sentence) { return last; }
-      sentence.path = protocol.ordered(change.path || {});
-      if (change.note !== undefined) { sentence.note = change.note; }
-      if (change.evidence !== undefined) { sentence.evidence = change.evidence; }
-      return sentence;
-    }, null);
-  }
-
+  const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
-  const drawer = new window.AnnotationPanel(protocol, data);
-  const h = window.AnnotationPanel.h;
-  const chipOf = (sentence, id) => drawer.chip(sentence, id);
+  const drawer = new AnnotationPanel(protocol, data);
   const labelName = (value) => protocol.labelNames[value] || value;
   const panel = () => document.getElementById("decision-panel");
   function drawPanel() {
     const element = panel();
     if (!element) { return; }
     const refusal = outbox.refused[0] && (outbox.refusalOf(active && active.id) || outbox.refused[0]);
-    drawer.draw(element, { sentences, active, closed, independent, message, stopped, hasNext: !!neighbour(+1),
+    drawer.draw(element, { sentences, active, closed, independent, message, stopped, notice, hasNext: !!neighbour(+1),
                            hasOpenChange: (id) => outbox.hasOpenChange(id),
                            refused: refusal && { sentence: byId.get(refusal.change.sentence), error: refusal.error } });
   }
@@ -94,7 +93,7 @@
       const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
       if (sentence.chipState === state) { return; }
       const old = document.getElementById("chip-" + sentence.id);
-      const fresh = chipOf(sentence, "chip-" + sentence.id);
+      const fresh = drawer.chip(sentence, "chip-" + sentence.id);
       if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
       sentence.chipState = state;
     });
@@ -117,7 +116,7 @@
     if (!referenceElement || (drawReference.sentence === active && drawReference.evidence === (active && active.evidence))) { return; }
     drawReference.sentence = active;
     drawReference.evidence = active && active.evidence;
-    referenceElement.replaceChildren(...window.AnnotationPanel.marked(referenceText, active ? active.evidence : []));
+    referenceElement.replaceChildren(...AnnotationPanel.marked(referenceText, active ? active.evidence : []));
     if (finder) { finder.redrawn(); }
   }
 
@@ -127,7 +126,7 @@
     drawReference();
     if (render.shown === active) { return; }
     render.shown = active;
-    // The address (a reload comes back to this sentence) follows once the keys pause: replaceState costs a few ms.
+    // The address (a link to this sentence; a reload lands where work is) follows once the keys pause: replaceState costs ms.
     clearTimeout(render.addressTimer);
     if (active) { render.addressTimer = setTimeout(() => history.replaceState(null, "", "?sentence=" + active.id), 250); }
     document.title = document.title.replace(/^Sentence \d+/, "Sentence " + (active ? active.number : ""));
@@ -145,20 +144,14 @@
     statusElement.textContent = text;
     statusElement.dataset.state = state;
   }
-
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
   function loadExtras(sentence) {
     if (!data.extras || outbox.hasOpenChange(sentence.id)) { return; }
-    fetch(data.urls.panel + "?sentence=" + sentence.id, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
-      .then((response) => (response.ok ? response.text() : ""))
-      .then((html) => {
-        if (active !== sentence || outbox.hasOpenChange(sentence.id)) { return; }
-        const found = new DOMParser().parseFromString(html, "text/html").getElementById("claims-extras");
-        const current = document.getElementById("claims-extras") || document.getElementById("extras-slot");
-        if (!current) { return; }
-        if (found) { found.dataset.sentence = String(sentence.id); current.replaceWith(document.adoptNode(found)); }
-        else { current.replaceWith(h("div", { id: "extras-slot" })); }
-      }).catch(() => {});
+    drawer.loadExtras(data.urls.panel + "?sentence=" + sentence.id, sentence, () => active === sentence && !outbox.hasOpenChange(sentence.id))
+      .then((found) => { // `v` asked for it: focus it, or say there is none
+        if (found === undefined || extrasWanted !== sentence) { return; } extrasWanted = null;
+        if (found) { (found.querySelector(".severity-picker button.chosen, .severity-picker button, select") || found).focus(); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
+      });
   }
 
   // ---- changes -------------------------------------------------------------------------------------
@@ -177,6 +170,7 @@
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
   function applyPath(newPath, step) {
+    notice = null;
     const before = protocol.labelOf(active.path);
     active.path = newPath;
     const after = protocol.labelOf(newPath);
@@ -186,7 +180,7 @@
       // A sentence that got its label: on to the next one without a label.
       const position = sentences.indexOf(active);
       const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
-      if (next) { active = next; }
+      if (next) { justLabelled = data.extras ? active : null; active = next; }
     }
     outbox.touched();
     render();
@@ -210,6 +204,7 @@
   function goTo(sentence) {
     if (!sentence || sentence === active) { return; }
     const leaving = active;
+    justLabelled = null;
     const seconds = takeSeconds();
     const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.addTime(leaving, seconds) : null;
     if (record) { record.ready = true; outbox.touched(); }
@@ -221,7 +216,7 @@
   const neighbour = (delta) => (active ? sentences[sentences.indexOf(active) + delta] || null : null);
 
   function attachEvidence() {
-    const span = referenceElement ? window.referenceSelection(referenceElement, referenceText, data.unspaced) : null;
+    const span = referenceElement ? referenceSelection(referenceElement, referenceText, data.unspaced) : null;
     if (!span) { refuse("Select some text in the reference first, then press e to attach it."); return; }
     if (active.evidence.some((s) => s.start === span.start && s.end === span.end)) { refuse("That span is already attached to this sentence."); return; }
     active.evidence = active.evidence.concat([span]);
@@ -281,7 +276,7 @@
   // ---- keys and clicks -----------------------------------------------------------------------------
   // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the rest are the page's.
   const answerKeys = protocol.answerKeys();
-  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecs?/]|Arrow(Up|Down|Left|Right))$/.test(key);
+  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecsv?/]|Arrow(Up|Down|Left|Right))$/.test(key);
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
@@ -296,7 +291,7 @@
     const help = document.getElementById("help");
     if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
     if (document.querySelector("dialog[open]")) {
-      if (isShortcut(key)) { event.preventDefault(); window.AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
+      if (isShortcut(key)) { event.preventDefault(); AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
       return;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
@@ -307,9 +302,14 @@
     else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
     else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
     else if (!active) { handled = false; }
+    else if (stopped && (answerKeys.has(key) || key === "u" || key === "e")) { refuse(stopped.text + " The key was not applied."); }
     else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
     else if (key === "u") { undo(); }
     else if (key === "e") { attachEvidence(); }
+    else if (key === "v" && data.extras) { // no panel on screen (claims.js opens one): the sentence just labelled's, or this one's once saved
+      extrasWanted = justLabelled || active;
+      if (extrasWanted !== active) { goTo(extrasWanted); } else { message = { text: "The severity panel opens once this sentence is saved.", error: false }; drawPanel(); loadExtras(active); }
+    }
     else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
     else if (independent && answerKeys.has(key)) {
       const option = protocol.labels().find((l) => l.key === key);
@@ -339,7 +339,7 @@
       // What the page shows of that sentence includes the dropped change: reload it from the server (the other
       // unsent changes are kept in this browser and come back).
       outbox.drop(Number(target.closest("#drop-refused").dataset.sentence));
-      if (active) { history.replaceState(null, "", "?sentence=" + active.id); } // back on this sentence
+      if (active) { landing.stayOn(data.assignment, active.id); } // back on this sentence
       window.removeEventListener("beforeunload", warnBeforeLeaving);
       window.location.reload();
       return;
@@ -387,11 +387,13 @@
       "this assignment can no longer be changed." };
     outbox.discard();
   } else if (!closed) {
-    active = restore(outbox.batches.flatMap((b) => b.changes).concat(outbox.records)) || active; // the address lags
+    const restored = restore(outbox.batches.flatMap((b) => b.changes).concat(outbox.records));
+    active = landing.landing(protocol, sentences, active, restored, data.assignment); // the first work, not a finished one
     outbox.adoptOrphans((changes) => { restore(changes); render(); showStatus(); });
   }
   sentences.forEach((sentence) => { if (links.get(sentence.id)) { drawer.tagPrelabel(links.get(sentence.id), sentence); } });
   render(); showStatus(); setVersion(outbox.version);
   if (active) { loadExtras(active); }
   if (!closed) { outbox.pump(); }
-})();
+}
+start();
