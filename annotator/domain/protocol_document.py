@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 
+from .colours import readable_text_colour
 from .protocol_canonical import canonical as _canonical
 from .protocol_parts import Answer, EvaluationView, Family, Label, MacroView, Step
 from .protocol_validation import problems_of
@@ -310,7 +311,8 @@ class Protocol:
 
         labels = [
             {"value": label.id, "label": label.name, "key": label.key, "definition": label.definition,
-             "path": self.path_for_label(label.id), "colour": label.colour, "examples": list(label.examples)}
+             "path": self.path_for_label(label.id), "colour": label.colour, "text_colour": readable_text_colour(label.colour),
+             "examples": list(label.examples)}
             for label in self._labels.values()
         ]
         described = {"id": self.id, "version": self.version, "name": self.name, "modes": list(self.modes),

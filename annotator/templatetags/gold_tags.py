@@ -5,6 +5,7 @@ import re
 from django import template
 from django.utils.html import format_html_join
 
+from ..domain.colours import readable_text_colour
 from ..domain.protocol_document import default_protocol
 from ..domain.protocol_groups import reading
 
@@ -54,7 +55,10 @@ def label_styles(protocol=None):
              if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
     if not rules:
         return ""
-    return format_html_join("", '<style>.chip-{0}{{background:{1}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>', rules)
+    return format_html_join(
+        "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
+        [(label, colour, readable_text_colour(colour)) for label, colour in rules])
+
 
 
 @register.filter
