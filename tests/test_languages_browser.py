@@ -27,7 +27,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 REFERENCE = "故宫位于北京，始建于明朝永乐四年，是世界上现存规模最大的木质结构古建筑群。"
 RESPONSE = "故宫始建于明朝永乐四年。它是世界上现存规模最大的木质结构古建筑群！我认为这是中国最美的地方？总之值得一游。"
 UNITS = ["故宫始建于明朝永乐四年。", "它是世界上现存规模最大的木质结构古建筑群！", "我认为这是中国最美的地方？", "总之值得一游。"]
-FAITHFUL, SPECULATIVE = ("1", "1", "1"), ("n", "2", "y", "n")
+FAITHFUL, SPECULATIVE = ("1", "1", "1"), ("y", "2", "y", "n")  # relevant (y), cognitive (2), rational (y), not grounded (n)
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_only_a_lead_sees_the_page(project, lead):
     assert lead.get(page(project)).status_code == 200
     for role in (Role.ANNOTATOR, Role.ADJUDICATOR):
         assert client_for(member(project, role)).get(page(project)).status_code == 404
-    assert lead.get(reverse("project_detail", args=[project.slug])).content.count(page(project).encode()) == 1
+    assert page(project).encode() in lead.get(reverse("project_detail", args=[project.slug])).content
 
 
 def test_the_page_shows_the_current_document_and_its_walkable_description(project, lead):
