@@ -12,6 +12,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotator.domain.colours import readable_text_colour
 from annotator.domain.protocol_document import load_shipped
 from annotator.models import Adjudication, Assignment, GoldLabel, Project, SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set
@@ -81,8 +82,9 @@ def test_an_example_protocol_end_to_end(name, client, tmp_path):
     slot_a = claim(client, project, ann_a)
     page = client.get(reverse("annotate", args=[slot_a.pk])).content.decode()
     assert json.dumps(protocol.step(protocol.start).question)[1:-1] in page
-    assert all(f".chip-{label}{{background:{protocol.label(label).colour}}}" in page
-               for label in protocol.labels if protocol.label(label).colour)
+    colour = protocol.label
+    assert all(f".chip-{label}{{background:{colour(label).colour};color:{readable_text_colour(colour(label).colour)}}}"
+               in page for label in protocol.labels if colour(label).colour)
 
     # A CogniBench step is not a step of this protocol: refused with a 400, nothing written.
     sentence = slot_a.turn.sentences.order_by("index").first()
