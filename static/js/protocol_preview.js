@@ -9,7 +9,7 @@ function start() {
   function chip(protocol, labelId) {
     const label = protocol.labels().find((l) => l.value === labelId) || { label: labelId };
     const element = h("span", { class: "chip protocol-chip", "data-label": labelId }, label.label);
-    if (label.colour) { element.style.setProperty("background", label.colour); element.style.setProperty("color", label.text_colour || "#fff"); }
+    if (label.colour) { element.style.setProperty("background", label.colour); element.style.setProperty("color", label.text_colour); }
     return element;
   }
 
