@@ -36,7 +36,7 @@ FOUR = [
 
 
 def test_cognibench_overall_is_the_mean_of_factual_and_cognitive_f1_not_the_pooled_f1():
-    at2 = detection_scores(FOUR, 2)
+    at2 = detection_scores(COGNIBENCH, FOUR, 2)
     # Factual: predicted 14 words, 10 right, gold 10 -> P 0.7143, R 1, F1 0.8333.
     # Cognitive: predicted 6, right 6, gold 14 -> P 1, R 0.4286, F1 0.6.
     assert at2["factual"]["f1"] == pytest.approx(0.8333, abs=1e-4)
@@ -48,7 +48,7 @@ def test_cognibench_overall_is_the_mean_of_factual_and_cognitive_f1_not_the_pool
 
 
 def test_trivial_baselines_by_the_same_counting():
-    baselines = baseline_scores(FOUR)
+    baselines = baseline_scores(COGNIBENCH, FOUR)
     every, none = baselines["flag_every_sentence"], baselines["flag_none"]
     # Every sentence flagged: 28 words predicted in each view.
     assert every["any_hallucination"]["precision"] == pytest.approx(round(24 / 28, 4))
@@ -60,11 +60,11 @@ def test_trivial_baselines_by_the_same_counting():
     for view in ("any_hallucination", "factual", "cognitive"):
         assert (none[view]["precision"], none[view]["recall"], none[view]["f1"]) == (None, 0.0, 0.0)
     assert none["cognibench_overall"]["f1"] == 0.0
-    assert evaluate(FOUR, samples=5, threshold=3)["baselines"] == baselines
+    assert evaluate(COGNIBENCH, FOUR, samples=5, threshold=3)["baselines"] == baselines
 
 
 def test_macro_is_undefined_when_a_view_has_no_gold():
-    scores = detection_scores([Item(5, "invented", [v("invented")] * 5)], 3)
+    scores = detection_scores(COGNIBENCH, [Item(5, "invented", [v("invented")] * 5)], 3)
     assert scores["factual"]["f1"] == 1.0 and scores["cognitive"]["f1"] is None
     assert scores["cognibench_overall"]["f1"] is None
 
@@ -229,16 +229,16 @@ def _same_gold_other_votes(turns, seed, right_share):
 def test_bootstrap_is_reproducible_and_its_interval_holds_the_point_estimate():
     a = _turns(1, 0.6)
     b = _same_gold_other_votes(a, 2, 0.9)
-    first, again = compare(a, 3, b, 3, seed=11), compare(a, 3, b, 3, seed=11)
+    first, again = compare(COGNIBENCH, a, 3, b, 3, seed=11), compare(COGNIBENCH, a, 3, b, 3, seed=11)
     assert first == again
-    assert compare(a, 3, b, 3, seed=12)["views"]["factual"]["a"]["ci"] != first["views"]["factual"]["a"]["ci"]
+    assert compare(COGNIBENCH, a, 3, b, 3, seed=12)["views"]["factual"]["a"]["ci"] != first["views"]["factual"]["a"]["ci"]
     assert (first["turns"], first["sentences"], first["resamples"]) == (40, 200, 2000)
     flat_a = [item for turn in a for item in turn]
     for view in ("any_hallucination", "factual", "cognitive", "cognibench_overall"):
         for side in ("a", "b"):
             low, high = first["views"][view][side]["ci"]
             assert low <= first["views"][view][side]["f1"] <= high
-        assert first["views"][view]["a"]["f1"] == detection_scores(flat_a, 3)[view]["f1"]
+        assert first["views"][view]["a"]["f1"] == detection_scores(COGNIBENCH, flat_a, 3)[view]["f1"]
     difference = first["views"]["any_hallucination"]["difference"]
     # B is right 90 % of the time against A's 60 %: the paired interval lies above zero.
     assert difference["f1"] > 0 and difference["ci"][0] > 0 and difference["share_b_better"] > 0.97
@@ -246,17 +246,17 @@ def test_bootstrap_is_reproducible_and_its_interval_holds_the_point_estimate():
 
 def test_a_job_compared_with_itself_differs_by_exactly_zero():
     a = _turns(5, 0.7)
-    report = compare(a, 3, a, 3, resamples=300)
+    report = compare(COGNIBENCH, a, 3, a, 3, resamples=300)
     for view in report["views"].values():
         assert view["difference"]["f1"] == 0 and view["difference"]["ci"] == [0.0, 0.0]
         assert view["a"] == view["b"]
 
 
 def test_comparison_of_nothing_is_empty_not_an_error():
-    report = compare([], 3, [], 3)
+    report = compare(COGNIBENCH, [], 3, [], 3)
     assert report["turns"] == 0 and report["views"]["factual"]["a"] == {"f1": None, "ci": [None, None]}
     with pytest.raises(ValueError):
-        compare([[FOUR[0]]], 3, [], 3)
+        compare(COGNIBENCH, [[FOUR[0]]], 3, [], 3)
 
 
 def test_nothing_to_measure_gives_empty_figures_not_errors():

@@ -2,6 +2,7 @@
 turn sentence by sentence, and the scores weigh a Chinese sentence by its characters."""
 
 from autolabel.baseline import judge
+from annotator.domain.protocol_document import default_protocol
 from autolabel.evaluation.scores import Item, detection_scores, word_count
 from autolabel.labelling.parsing import parse_reply
 from autolabel.labelling.pipeline import JobConfig, TurnSpec, plan_requests
@@ -49,5 +50,5 @@ def test_scores_weigh_a_chinese_sentence_by_its_characters():
     items = [Item(word_count(UNITS[0]), "faithful", hallucinated),   # 11 characters wrongly flagged
              Item(word_count(UNITS[2]), "speculative", hallucinated),  # 12 characters rightly flagged
              Item(word_count(UNITS[3]), "speculative", faithful)]      # 6 characters missed
-    pooled = detection_scores(items, threshold=3)["any_hallucination"]
+    pooled = detection_scores(default_protocol(), items, threshold=3)["any_hallucination"]
     assert (pooled["gold_words"], pooled["predicted_words"], pooled["correct_words"]) == (18, 23, 12)

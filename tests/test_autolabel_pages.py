@@ -86,7 +86,7 @@ def test_evaluation_page(client, finished_job):
     client.force_login(member(project, Role.LEAD))
     page = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk])).content.decode()
     assert "Hallucination detection by threshold" in page and "≥ 3 (job)" in page
-    assert "Four-way accuracy" in page and "speculative" in page
+    assert "4-way accuracy" in page and "Speculative" in page
 
 
 def test_turn_predictions_partial_and_annotator_selector(client, finished_job):

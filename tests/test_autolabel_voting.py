@@ -2,8 +2,11 @@
 
 import pytest
 
-from autolabel.evaluation.scores import Item, cognitive_confusion, detection_scores, evaluate
+from annotator.domain.protocol_document import default_protocol
+from autolabel.evaluation.scores import Item, confusion, detection_scores, evaluate
 from autolabel.labelling.voting import decide
+
+COGNIBENCH = default_protocol()
 
 
 def v(label, hallucinated=None, kind=None):
@@ -60,7 +63,7 @@ def test_word_weighted_scores_hand_computed():
         # gold misleading, 8 words, 1 sample says misleading, 4 reliable -> missed at t>=2
         Item(8, "misleading", [v("misleading")] + [v("reliable")] * 4),
     ]
-    at2 = detection_scores(items, 2)
+    at2 = detection_scores(COGNIBENCH, items, 2)
     # Overall at 2: predicted = 10 + 4 + 6 = 20 words, correct = 16, gold = 10 + 6 + 8 = 24.
     assert at2["overall"]["precision"] == pytest.approx(0.8)
     assert at2["overall"]["recall"] == pytest.approx(round(16 / 24, 4))
@@ -70,19 +73,19 @@ def test_word_weighted_scores_hand_computed():
     assert at2["factual"]["recall"] == 1.0
     # Cognitive at 2: predicted 6, correct 6, gold 14.
     assert (at2["cognitive"]["precision"], at2["cognitive"]["recall"]) == (1.0, round(6 / 14, 4))
-    at3 = detection_scores(items, 3)
+    at3 = detection_scores(COGNIBENCH, items, 3)
     # Overall at 3: the false alarm is gone: predicted 16, correct 16.
     assert at3["overall"]["precision"] == 1.0 and at3["overall"]["recall"] == pytest.approx(round(16 / 24, 4))
-    at1 = detection_scores(items, 1)
+    at1 = detection_scores(COGNIBENCH, items, 1)
     assert at1["overall"]["recall"] == 1.0 and at1["overall"]["precision"] == pytest.approx(round(24 / 28, 4))
-    report = evaluate(items, samples=5, threshold=3)
+    report = evaluate(COGNIBENCH, items, samples=5, threshold=3)
     assert sorted(report["thresholds"]) == [1, 2, 3, 4, 5] and report["words"] == 28
     # Nothing predicted at 5 except the speculative sentence.
     assert report["thresholds"][5]["overall"]["predicted_words"] == 6
 
 
 def test_no_prediction_gives_undefined_precision_not_a_crash():
-    scores = detection_scores([Item(5, "faithful", [v("faithful")] * 5)], 3)
+    scores = detection_scores(COGNIBENCH, [Item(5, "faithful", [v("faithful")] * 5)], 3)
     assert scores["overall"]["precision"] is None and scores["overall"]["recall"] is None
 
 
@@ -95,7 +98,7 @@ def test_cognitive_confusion_matrix_hand_computed():
         Item(3, "misleading", [v(None, True, "cognitive")] * 5),
         Item(3, "invented", [v("invented")] * 5),  # not a cognitive gold: not in the matrix
     ]
-    report = cognitive_confusion(items, threshold=3)
+    report = confusion(COGNIBENCH, items, threshold=3)["cognitive"]
     assert report["total"] == 5 and report["correct"] == 2
     assert report["accuracy"] == 0.4
     assert report["matrix"]["speculative"]["reliable"] == 1

@@ -163,7 +163,13 @@ def test_the_command_prints_the_documented_json(world):
     call_command("model_faithfulness", "--project", project.slug, "--job", str(job.pk), "--json", stdout=out)
     data = json.loads(out.getvalue())
 
-    assert list(data) == ["job", "overall", "models", "calibration"] and data["job"] == job.pk
+    assert list(data) == ["job", "overall", "models", "calibration", "measures"] and data["job"] == job.pk
+    # The measures, named and titled from the CogniBench document (the project's protocol).
+    assert data["measures"] == [
+        {"id": "hallucination_rate", "title": "Hallucination rate (all sentences)"},
+        {"id": "cognitive_share", "title": "Share of cognitive statements (relevant sentences)"},
+        {"id": "factual_hallucination_rate", "title": "Invented (factual sentences)"},
+        {"id": "cognitive_hallucination_rate", "title": "Misleading or speculative (cognitive sentences)"}]
     assert list(data["overall"]) == ["sentences", "gold_sentences", "gold_turns", *MEASURE_KEYS]
     assert [list(group) for group in data["models"]] == [["sentences", "gold_sentences", "gold_turns", *MEASURE_KEYS,
                                                           "generator_model"]] * 2

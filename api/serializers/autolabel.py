@@ -12,20 +12,23 @@ class JobEvaluationSerializer(serializers.Serializer):
     sentences = serializers.IntegerField(help_text="Predicted sentences that have gold.")
     words = serializers.IntegerField()
     samples = serializers.IntegerField()
-    threshold = serializers.IntegerField(help_text="The job's threshold (used for `cognitive`).")
+    threshold = serializers.IntegerField(help_text="The job's threshold (used for the confusion matrices).")
     gold_sentences_in_scope = serializers.IntegerField()
     thresholds = serializers.DictField(
         child=serializers.DictField(),
-        help_text="Per threshold 1..samples, per view (any_hallucination: pooled over all hallucinated words; "
-                  "factual; cognitive): word-weighted precision, recall, f1 (null when undefined; 0 when nothing "
-                  "is predicted of what there is), correct_words, predicted_words, gold_words; cognibench_overall: "
-                  "f1 = mean of the factual and cognitive F1 (CogniBench Table 3 'Overall'); overall: the former "
-                  "name of any_hallucination, kept as an alias (it is not CogniBench's Overall).")
+        help_text="Per threshold 1..samples, per evaluation view of the project's protocol (ids project-defined; "
+                  "CogniBench: any_hallucination, pooled over all hallucinated words; factual; cognitive): "
+                  "word-weighted precision, recall, f1 (null when undefined; 0 when nothing is predicted of what "
+                  "there is), correct_words, predicted_words, gold_words; the macro (CogniBench: "
+                  "cognibench_overall): f1 = mean of its views' F1 and <view>_f1 of each (CogniBench Table 3 "
+                  "'Overall'); overall: the former name of the pooled view, kept as an alias (it is not "
+                  "CogniBench's Overall).")
     baselines = serializers.DictField(
         child=serializers.DictField(),
         help_text="flag_every_sentence and flag_none, with the same views as a threshold (flag none: F1 0).")
     calibration = serializers.DictField(
-        help_text="At the job's threshold, for binary (hallucinated or not) and label (seven-way): n, bins (10 "
+        help_text="At the job's threshold, for binary (the protocol's hallucination group or not) and label "
+                  "(n-way, over the protocol's labels): n, bins (10 "
                   "equal-width: low, high, count, correct, confidence, accuracy), ece, brier, accuracy, "
                   "mean_confidence; abstained: sentences where every sample abstained.")
     rater = serializers.DictField(
@@ -35,5 +38,17 @@ class JobEvaluationSerializer(serializers.Serializer):
         required=False,
         help_text="With ?compare=: a and b (job ids), turns, sentences, words, only_a, only_b, resamples, seed, and per "
                   "view f1 and 95 % ci of a and b, and difference (b - a) with its ci and share_b_better.")
-    cognitive = serializers.DictField(help_text="Four-way accuracy at the job's threshold and its confusion "
-                                                "matrix (rows: gold; columns: predicted).")
+    views = serializers.ListField(child=serializers.DictField(), help_text="The protocol's evaluation views, in order: "
+                                  "id and name (project-defined, from the protocol's document).")
+    macro = serializers.DictField(allow_null=True, help_text="The protocol's macro: id, name and the views it "
+                                  "averages (null when the protocol has none).")
+    protocol = serializers.DictField(help_text="The protocol the figures were computed under: id, version, name.")
+    confusion = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="Per family of the protocol (by its project-defined id): family, name, accuracy at the job's "
+                  "threshold over the sentences whose gold is in the family, accuracy_when_<family id> (among those "
+                  "predicted in it), total, correct, rows (its labels), columns (its labels, 'not <family>', "
+                  "'no label') and matrix (rows: gold; columns: predicted).")
+    cognitive = serializers.DictField(required=False, help_text="CogniBench's protocol: the cognitive family's "
+                                      "confusion (as in `confusion`; every family is also at the top level under "
+                                      "its id unless the id is one of this report's own keys).")

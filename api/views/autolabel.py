@@ -183,16 +183,21 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
 
     @extend_schema(
         summary="A job's evaluation against gold (leads)",
-        description="CogniBench's measure: word-weighted detection scores at every threshold from 1 to the "
-                    "job's samples, and the four-way cognitive accuracy at the job's threshold. Only sentences "
-                    "with gold count. Per threshold, `cognibench_overall` is the paper's Table 3 'Overall' (mean "
-                    "of the factual and cognitive F1) and `any_hallucination` the pooled F1 over all hallucinated "
-                    "words; `overall` is kept as an alias of `any_hallucination` (its former name) for existing "
-                    "clients. `baselines`: flag every sentence / flag none, counted the same way. `calibration`: "
-                    "reliability bins, ECE and Brier of the vote shares; `rater`: the pre-labeler's kappa with gold "
-                    "and each annotator and the annotators' alpha without and with it, per protocol step. With "
-                    "`?compare=<job id>`: `comparison`, F1 per view of both jobs with 95 % turn-bootstrap intervals "
-                    "and the paired difference.",
+        description="CogniBench's measure over the project's protocol: word-weighted detection scores at every "
+                    "threshold from 1 to the job's samples, per evaluation view of the protocol (`views`: id and name "
+                    "from its document; the view ids, the macro's id and the family ids are project-defined), and per "
+                    "family a confusion matrix at the job's threshold (`confusion`, by family id; also at the top "
+                    "level under the family's id, e.g. CogniBench's `cognitive` four-way matrix). Only sentences with "
+                    "gold count. Per threshold, the macro (`macro.id`; CogniBench: `cognibench_overall`, the paper's "
+                    "Table 3 'Overall', mean of the factual and cognitive F1) and each view (CogniBench: "
+                    "`any_hallucination` the pooled F1 over all hallucinated words, `factual`, `cognitive`); "
+                    "`overall` is kept as an alias of the pooled view (its former name) for existing clients. "
+                    "`baselines`: flag every sentence / flag none, counted the same way. `calibration`: reliability "
+                    "bins, ECE and Brier of the vote shares (binary over the protocol's hallucination group, n-way "
+                    "over its labels); `rater`: the pre-labeler's kappa with gold and each annotator and the "
+                    "annotators' alpha without and with it, per protocol step. With `?compare=<job id>`: "
+                    "`comparison`, F1 per view (and the macro) of both jobs with 95 % turn-bootstrap intervals and "
+                    "the paired difference.",
         parameters=[OpenApiParameter("compare", int, required=False,
                                      description="Another finished job of the project to compare with.")],
         examples=[OpenApiExample("Evaluation", value={

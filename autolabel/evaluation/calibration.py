@@ -4,10 +4,10 @@ A prediction's *confidence* is the share of its samples that gave the answer the
 vote chose, counting only the samples that answered (an abstaining sample, lost
 to a fault or an unreadable reply, has no say):
 
-- binary ("hallucinated or not"): the share of answering samples that voted the
+- binary ("hallucinated or not", the protocol's hallucination group): the share of answering samples that voted the
   predicted hallucinated / not hallucinated; its probability of "hallucinated" is
   the share that voted hallucinated;
-- seven-way (the label): the share of answering samples that gave the voted
+- n-way (the label, over the protocol's labels): the share of answering samples that gave the voted
   label (0 when the vote has no label); its probability vector is each label's
   share of the answering samples (a sample that stopped before a label gives
   none, so the vector may sum to less than 1).
@@ -21,7 +21,7 @@ about 80 % right? The reliability table puts confidences in 10 equal-width bins
 count, mean confidence and accuracy. The expected calibration error (ECE) is the
 mean gap between confidence and accuracy, weighted by the bins' counts. The Brier
 score is the mean squared difference between the probability and the outcome
-(binary: (p - y)^2; seven-way: the sum over the labels of (p_k - y_k)^2, from 0
+(binary: (p - y)^2; n-way: the sum over the labels of (p_k - y_k)^2, from 0
 for certain and right to 2 for certain and wrong).
 """
 

@@ -1,4 +1,5 @@
-"""Two jobs on the same gold: F1 per view with bootstrap 95 % intervals, and their paired difference (pure).
+"""Two jobs on the same gold: F1 per view of the protocol (and its macro) with bootstrap 95 % intervals, and
+their paired difference (pure).
 
 Both jobs are scored on the same sentences (those both predicted and that have
 gold), each at its own threshold, with the word-weighted counting of
@@ -22,19 +23,20 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from autolabel.evaluation.scores import MACRO, VIEWS, Item, f1_from_counts, item_flags, macro_f1, vote_key
+from autolabel.evaluation.protocol_views import scoring
+from autolabel.evaluation.scores import Item, f1_from_counts, item_flags, macro_f1, vote_key
 
 RESAMPLES = 2000
 SEED = 20261125
-COMPARED_VIEWS = VIEWS + (MACRO,)
 _CHUNK = 200  # resamples drawn at a time: memory stays resamples-per-chunk x turns
 
 
-def turn_counts(turns: Sequence[Sequence[Item]], threshold: int) -> np.ndarray:
-    """Per turn and view: (correct, predicted, gold) words, shape (turns, views, 3).
+def turn_counts(protocol, turns: Sequence[Sequence[Item]], threshold: int) -> np.ndarray:
+    """Per turn and view of the protocol: (correct, predicted, gold) words, shape (turns, views, 3).
 
     Each distinct (gold, votes) pattern is decided once; the words are then summed per turn by numpy.
     """
+    views = len(scoring(protocol).views)
     patterns: dict[tuple, int] = {}
     pattern_flags: list[list[float]] = []
     turn_index, words, pattern_index = [], [], []
@@ -43,18 +45,18 @@ def turn_counts(turns: Sequence[Sequence[Item]], threshold: int) -> np.ndarray:
             key = (item.gold, vote_key(item.votes))
             if key not in patterns:
                 patterns[key] = len(pattern_flags)
-                flags = item_flags(item, threshold).values()
+                flags = item_flags(protocol, item, threshold).values()
                 pattern_flags.append([float(x) for gold, predicted in flags for x in (gold and predicted, predicted, gold)])
             turn_index.append(t)
             words.append(item.words)
             pattern_index.append(patterns[key])
-    columns = len(VIEWS) * 3
+    columns = views * 3
     if not pattern_flags:
-        return np.zeros((len(turns), len(VIEWS), 3))
+        return np.zeros((len(turns), views, 3))
     weighted = np.asarray(pattern_flags)[pattern_index] * np.asarray(words, dtype=np.float64)[:, np.newaxis]
     counts = np.stack([np.bincount(turn_index, weights=weighted[:, c], minlength=len(turns)) for c in range(columns)],
                       axis=1)
-    return counts.reshape(len(turns), len(VIEWS), 3)
+    return counts.reshape(len(turns), views, 3)
 
 
 def _f1(correct, predicted, gold):
@@ -64,12 +66,14 @@ def _f1(correct, predicted, gold):
     return f1
 
 
-def _f1_by_view(sums: np.ndarray) -> np.ndarray:
-    """(..., views, 3) summed counts -> (..., views + 1) F1s, the last the macro of factual and cognitive."""
+def _f1_by_view(sums: np.ndarray, macro: Sequence[int]) -> np.ndarray:
+    """(..., views, 3) summed counts -> (..., views [+ 1]) F1s, the last the macro of the views at ``macro``'s
+    positions (none when the protocol has no macro)."""
     f1 = _f1(sums[..., 0], sums[..., 1], sums[..., 2])
-    factual, cognitive = VIEWS.index("factual"), VIEWS.index("cognitive")
-    macro = (f1[..., factual] + f1[..., cognitive]) / 2
-    return np.concatenate([f1, macro[..., np.newaxis]], axis=-1)
+    if not macro:
+        return f1
+    mean = f1[..., list(macro)].sum(axis=-1) / len(macro)
+    return np.concatenate([f1, mean[..., np.newaxis]], axis=-1)
 
 
 def _interval(values: np.ndarray) -> list[float | None]:
@@ -80,26 +84,31 @@ def _interval(values: np.ndarray) -> list[float | None]:
     return [round(float(low), 4), round(float(high), 4)]
 
 
-def _point(sums: np.ndarray) -> dict[str, float | None]:
+def _point(read, sums: np.ndarray) -> dict[str, float | None]:
     """F1 per view of the full data, through ``evaluation``'s own function (rounded as the evaluation page)."""
-    scores = {view: f1_from_counts(*(int(x) for x in sums[v]))["f1"] for v, view in enumerate(VIEWS)}
-    scores[MACRO] = macro_f1(scores["factual"], scores["cognitive"])
+    scores = {view: f1_from_counts(*(int(x) for x in sums[v]))["f1"] for v, view in enumerate(read.view_ids)}
+    if read.macro_id:
+        scores[read.macro_id] = macro_f1(scores[view] for view in read.macro_views)
     return scores
 
 
 def compare(
-    turns_a: Sequence[Sequence[Item]], threshold_a: int, turns_b: Sequence[Sequence[Item]], threshold_b: int,
-    resamples: int = RESAMPLES, seed: int = SEED,
+    protocol, turns_a: Sequence[Sequence[Item]], threshold_a: int, turns_b: Sequence[Sequence[Item]],
+    threshold_b: int, resamples: int = RESAMPLES, seed: int = SEED,
 ) -> dict:
-    """F1 per view of A and B with 95 % intervals, and B - A with its interval; turns paired by position.
+    """F1 per view of the protocol (then its macro) of A and B with 95 % intervals, and B - A with its
+    interval; turns paired by position.
 
     ``turns_a[i]`` and ``turns_b[i]`` must hold the same sentences (the same gold), each with that job's votes.
     """
     if len(turns_a) != len(turns_b):
         raise ValueError("both jobs must be scored on the same turns")
-    a, b = turn_counts(turns_a, threshold_a), turn_counts(turns_b, threshold_b)
+    read = scoring(protocol)
+    n_views, compared = len(read.views), read.compared
+    macro = [read.view_ids.index(view) for view in read.macro_views]
+    a, b = turn_counts(protocol, turns_a, threshold_a), turn_counts(protocol, turns_b, threshold_b)
     n_turns = len(turns_a)
-    point_a, point_b = _point(a.sum(axis=0)), _point(b.sum(axis=0))
+    point_a, point_b = _point(read, a.sum(axis=0)), _point(read, b.sum(axis=0))
     draws_a, draws_b = [], []
     if n_turns:
         rng = np.random.default_rng(seed)
@@ -109,13 +118,13 @@ def compare(
             # How often each turn is drawn in each resample (n_turns draws with replacement), by one bincount.
             draws = rng.integers(0, n_turns, size=(size, n_turns)) + (np.arange(size) * n_turns)[:, np.newaxis]
             weights = np.bincount(draws.ravel(), minlength=size * n_turns).reshape(size, n_turns).astype(np.float64)
-            draws_a.append(_f1_by_view((weights @ flat_a).reshape(size, len(VIEWS), 3)))
-            draws_b.append(_f1_by_view((weights @ flat_b).reshape(size, len(VIEWS), 3)))
-    empty = np.zeros((0, len(COMPARED_VIEWS)))
+            draws_a.append(_f1_by_view((weights @ flat_a).reshape(size, n_views, 3), macro))
+            draws_b.append(_f1_by_view((weights @ flat_b).reshape(size, n_views, 3), macro))
+    empty = np.zeros((0, len(compared)))
     draws_a = np.concatenate(draws_a) if draws_a else empty
     draws_b = np.concatenate(draws_b) if draws_b else empty
     views = {}
-    for v, view in enumerate(COMPARED_VIEWS):
+    for v, view in enumerate(compared):
         difference = None
         if point_a[view] is not None and point_b[view] is not None:
             difference = round(point_b[view] - point_a[view], 4)

@@ -4,22 +4,48 @@ from __future__ import annotations
 
 from autolabel.evaluation.calibration import KIND_NAMES, KINDS
 from autolabel.evaluation.calibration_charts import reliability_diagram
-from autolabel.evaluation.comparison import COMPARED_VIEWS
-from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
+from autolabel.evaluation.protocol_views import scoring
+from autolabel.evaluation.scores import BASELINES
 
 
-def _view_cells(scores: dict) -> dict:
-    return {"macro": scores[MACRO]["f1"], "views": [scores[view] for view in VIEWS]}
+def detection_header(protocol) -> dict:
+    """The detection table's columns: the macro (its name, or None) and each view's name, from the document."""
+    read = scoring(protocol)
+    return {"macro": read.names[read.macro_id] if read.macro_id else None,
+            "macro_views": [read.names[view] for view in read.macro_views],
+            "views": [read.names[view] for view in read.view_ids]}
 
 
-def detection_rows(report: dict, job_threshold: int) -> list[dict]:
-    """One row per threshold: the macro F1, then P/R/F1 of any hallucination (pooled), factual, cognitive."""
-    return [{"threshold": threshold, "current": threshold == job_threshold, **_view_cells(scores)}
+def _view_cells(read, scores: dict) -> dict:
+    return {"macro": scores[read.macro_id]["f1"] if read.macro_id else None,
+            "views": [scores[view] for view in read.view_ids]}
+
+
+def detection_rows(protocol, report: dict, job_threshold: int) -> list[dict]:
+    """One row per threshold: the macro F1, then P/R/F1 of each view (CogniBench: any hallucination (pooled),
+    factual, cognitive)."""
+    read = scoring(protocol)
+    return [{"threshold": threshold, "current": threshold == job_threshold, **_view_cells(read, scores)}
             for threshold, scores in report["thresholds"].items()]
 
 
-def baseline_rows(report: dict) -> list[dict]:
-    return [{"name": name, **_view_cells(report["baselines"][key])} for key, name in BASELINES.items()]
+def baseline_rows(protocol, report: dict) -> list[dict]:
+    read = scoring(protocol)
+    return [{"name": name, **_view_cells(read, report["baselines"][key])} for key, name in BASELINES.items()]
+
+
+def confusion_panels(protocol, report: dict) -> list[dict]:
+    """Per family of the protocol: its confusion matrix as rows of (gold label's name, counts), the columns named
+    from the document."""
+    panels = []
+    for family_id, figures in report["confusion"].items():
+        panels.append({
+            **figures, "accuracy_when_in_family": figures[f"accuracy_when_{family_id}"],
+            "column_names": [protocol.label_name(c) if c in protocol.labels else c for c in figures["columns"]],
+            "matrix_rows": [(protocol.label_name(gold), [figures["matrix"][gold][c] for c in figures["columns"]])
+                            for gold in figures["rows"]],
+        })
+    return panels
 
 
 def calibration_panels(calibration: dict, job_pk: int) -> list[dict]:
@@ -56,5 +82,6 @@ def rater_rows(rater: dict) -> list[dict]:
     return rows
 
 
-def comparison_rows(report: dict) -> list[dict]:
-    return [{"name": VIEW_NAMES[view], "view": view, **report["views"][view]} for view in COMPARED_VIEWS]
+def comparison_rows(protocol, report: dict) -> list[dict]:
+    names = scoring(protocol).names
+    return [{"name": names[view], "view": view, **figures} for view, figures in report["views"].items()]

@@ -1,35 +1,32 @@
-"""Evaluation of predictions against gold, as pure functions (CogniBench's measure).
+"""Evaluation of predictions against gold, as pure functions (CogniBench's measure, over the protocol's views).
 
 Hallucination detection is scored at the sentence level, weighted by words:
 
-    recall    = words of gold-hallucinated sentences that were predicted hallucinated
-                / words of gold-hallucinated sentences
-    precision = words of predicted-hallucinated sentences that are gold-hallucinated
-                / words of predicted-hallucinated sentences
+    recall    = words of gold-positive sentences that were predicted positive / words of gold-positive sentences
+    precision = words of predicted-positive sentences that are gold-positive / words of predicted-positive sentences
     F1        = harmonic mean
 
-for three views of a hallucination: any hallucination (invented, misleading,
-speculative, pooled: one F1 over all hallucinated words), factual (invented) and
-cognitive (misleading + speculative). In the factual and cognitive views a
-prediction counts when its kind matches: a sentence predicted hallucinated is
-factual when its label is invented (or, without a label, its agreeing samples
-called it factual), cognitive when its label is cognitive.
+per evaluation view of the project's protocol (its document's ``groups.evaluation.views``): a sentence is
+gold-positive in a view when its gold label is one of the view's positive labels, and predicted positive as
+``protocol_views.Scoring.predicted_positive`` says (the voted label is positive there; a vote without a label
+by its verdict and stage-one answer). CogniBench's views: any hallucination (invented, misleading,
+speculative, pooled: one F1 over all hallucinated words), factual (invented) and cognitive (misleading +
+speculative); a prediction counts in the factual or the cognitive view when its kind matches.
 
-CogniBench's Table 3 "Overall" is not the pooled figure: it is the macro-average
-of the factual F1 and the cognitive F1 (``cognibench_overall``). The pooled view
-was called "overall" here before; the key ``overall`` stays in the reports as an
-alias of ``any_hallucination`` so that existing API clients keep working.
+The document's macro (CogniBench's Table 3 "Overall", ``cognibench_overall``) is the mean of its views' F1,
+undefined when one of them is; it is not the pooled figure. The pooled view (the one whose positive labels are
+the whole hallucination group) keeps a second key, ``overall``, its old name, so existing API clients keep
+working.
 
-When there are gold-hallucinated words and none is predicted, precision is
-undefined and F1 is 0 by convention (nothing found of what was there to find);
-with no gold-hallucinated words at all, recall and F1 are undefined (None).
+When there are gold-positive words and none is predicted, precision is undefined and F1 is 0 by convention
+(nothing found of what was there to find); with no gold-positive words at all, recall and F1 are undefined.
 
-Two trivial baselines are scored by the same counting on the same sentences:
-flag every sentence (in every view), and flag none (F1 0 by the convention above).
+Two trivial baselines are scored by the same counting on the same sentences: flag every sentence (positive in
+every view), and flag none (F1 0 by the convention above).
 
-The predictions keep every sample's vote, so the same job is scored at every
-threshold from 1 to k. The four-way cognitive accuracy and confusion matrix use
-one threshold (the job's).
+The predictions keep every sample's vote, so the same job is scored at every threshold from 1 to k. The
+confusion matrices (one per family of the protocol: CogniBench's factual and cognitive) use one threshold
+(the job's).
 """
 
 from __future__ import annotations
@@ -39,22 +36,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from annotator.domain import languages
-from annotator.domain.vocabulary import COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, HALLUCINATED_LABELS, Label
 
+from autolabel.evaluation.protocol_views import LEGACY_POOLED, scoring
 from autolabel.labelling.voting import Decision, decide
 
-VIEWS = ("any_hallucination", "factual", "cognitive")
-MACRO = "cognibench_overall"
-LEGACY_OVERALL = "overall"  # the old name of the pooled view, kept as an alias in the reports
-VIEW_NAMES = {
-    "any_hallucination": "any hallucination (pooled)",
-    "factual": "factual (invented)",
-    "cognitive": "cognitive (misleading + speculative)",
-    MACRO: "CogniBench overall (macro)",
-}
 BASELINES = {"flag_every_sentence": "flag every sentence", "flag_none": "flag none"}
-COGNITIVE_ORDER = [Label.MISLEADING.value, Label.SPECULATIVE.value, Label.RELIABLE.value, Label.UNEQUIVOCAL.value]
-NOT_COGNITIVE = "not cognitive"
 NO_LABEL = "no label"
 
 
@@ -114,26 +100,6 @@ def collapse(items: Iterable[Item]) -> list[Item]:
 word_count = languages.word_count
 
 
-def _gold_positive(view: str, gold: str) -> bool:
-    if view == "any_hallucination":
-        return gold in HALLUCINATED_LABELS
-    if view == "factual":
-        return gold == Label.INVENTED
-    return gold in COGNITIVE_HALLUCINATED_LABELS
-
-
-def _predicted_positive(view: str, decided) -> bool:
-    if not decided.hallucinated:
-        return False
-    if view == "any_hallucination":
-        return True
-    if decided.label:
-        is_cognitive = decided.label in COGNITIVE_LABELS
-    else:
-        is_cognitive = decided.kind == "cognitive"
-    return is_cognitive if view == "cognitive" else not is_cognitive
-
-
 def _ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
@@ -151,31 +117,32 @@ def f1_from_counts(correct: int, predicted: int, gold: int) -> dict:
     return {"precision": precision, "recall": recall, "f1": f1}
 
 
-def macro_f1(factual_f1: float | None, cognitive_f1: float | None) -> float | None:
-    """CogniBench's "Overall": the mean of the factual and the cognitive F1 (undefined if either is)."""
-    if factual_f1 is None or cognitive_f1 is None:
+def macro_f1(f1s) -> float | None:
+    """The macro: the mean of its views' F1 (CogniBench's "Overall": factual and cognitive), undefined if one is."""
+    f1s = list(f1s)
+    if not f1s or any(f1 is None for f1 in f1s):
         return None
-    return round((factual_f1 + cognitive_f1) / 2, 4)
+    return round(sum(f1s) / len(f1s), 4)
 
 
-def item_flags(item: Item, threshold: int) -> dict[str, tuple[bool, bool]]:
-    """Per view, (gold positive, predicted positive) of one sentence at one threshold."""
+def item_flags(protocol, item: Item, threshold: int) -> dict[str, tuple[bool, bool]]:
+    """Per view of the protocol, (gold positive, predicted positive) of one sentence at one threshold."""
+    read = scoring(protocol)
     decided = decision(item.votes, threshold)
-    return {view: (_gold_positive(view, item.gold), _predicted_positive(view, decided)) for view in VIEWS}
+    return {view.id: (item.gold in view.positive, read.predicted_positive(view, decided)) for view in read.views}
 
 
-def _scores(items: Iterable[Item], predicted) -> dict:
-    """Word-weighted scores per view; ``predicted(item)`` gives each view's prediction of a sentence."""
-    totals = {view: {"tp": 0, "predicted": 0, "gold": 0} for view in VIEWS}
+def _scores(protocol, items: Iterable[Item], predicted) -> dict:
+    """Word-weighted scores per view; ``predicted(item)`` gives each view's (gold, predicted) of a sentence."""
+    read = scoring(protocol)
+    totals = {view: {"tp": 0, "predicted": 0, "gold": 0} for view in read.view_ids}
     for item in items:
-        flags = predicted(item)
-        for view in VIEWS:
-            gold = _gold_positive(view, item.gold)
+        for view, (gold, flagged) in predicted(item).items():
             if gold:
                 totals[view]["gold"] += item.words
-            if flags[view]:
+            if flagged:
                 totals[view]["predicted"] += item.words
-            if gold and flags[view]:
+            if gold and flagged:
                 totals[view]["tp"] += item.words
     scores = {}
     for view, t in totals.items():
@@ -183,65 +150,93 @@ def _scores(items: Iterable[Item], predicted) -> dict:
             **f1_from_counts(t["tp"], t["predicted"], t["gold"]),
             "correct_words": t["tp"], "predicted_words": t["predicted"], "gold_words": t["gold"],
         }
-    scores[MACRO] = {
-        "f1": macro_f1(scores["factual"]["f1"], scores["cognitive"]["f1"]),
-        "factual_f1": scores["factual"]["f1"], "cognitive_f1": scores["cognitive"]["f1"],
-    }
-    scores[LEGACY_OVERALL] = scores["any_hallucination"]
+    if read.macro_id:
+        scores[read.macro_id] = {"f1": macro_f1(scores[view]["f1"] for view in read.macro_views),
+                                 **{f"{view}_f1": scores[view]["f1"] for view in read.macro_views}}
+    if read.pooled and LEGACY_POOLED not in scores:
+        scores[LEGACY_POOLED] = scores[read.pooled]
     return scores
 
 
-def detection_scores(items: Iterable[Item], threshold: int) -> dict:
-    """Word-weighted precision, recall and F1 per view at one threshold, and CogniBench's macro F1."""
-    return _scores(items, lambda item: {view: flags[1] for view, flags in item_flags(item, threshold).items()})
+def detection_scores(protocol, items: Iterable[Item], threshold: int) -> dict:
+    """Word-weighted precision, recall and F1 per view of the protocol at one threshold, and its macro F1."""
+    return _scores(protocol, items, lambda item: item_flags(protocol, item, threshold))
 
 
-def baseline_scores(items: Sequence[Item]) -> dict:
+def _flag_all(protocol, flag: bool):
+    views = scoring(protocol).views
+    return lambda item: {view.id: (item.gold in view.positive, flag) for view in views}
+
+
+def baseline_scores(protocol, items: Sequence[Item]) -> dict:
     """The trivial baselines, counted like a job: every sentence flagged (in every view), and none."""
     return {
-        "flag_every_sentence": _scores(items, lambda item: dict.fromkeys(VIEWS, True)),
-        "flag_none": _scores(items, lambda item: dict.fromkeys(VIEWS, False)),
+        "flag_every_sentence": _scores(protocol, items, _flag_all(protocol, True)),
+        "flag_none": _scores(protocol, items, _flag_all(protocol, False)),
     }
 
 
-def cognitive_confusion(items: Iterable[Item], threshold: int) -> dict:
-    """Four-way accuracy on gold-cognitive sentences and the confusion matrix (sentence counts).
+def family_confusion(protocol, family, items: Iterable[Item], threshold: int) -> dict:
+    """Accuracy on the sentences whose gold is in one family and the confusion matrix (sentence counts).
 
-    Rows are gold labels; columns the four labels, then "not cognitive" (the
-    prediction is factual or irrelevant) and "no label" (no agreeing sample gave one).
+    Rows are the family's gold labels; columns the family's labels, then "not <family>" (the voted label is
+    outside the family) and "no label" (no agreeing sample gave one). CogniBench's cognitive family gives the
+    four-way cognitive accuracy.
     """
-    columns = COGNITIVE_ORDER + [NOT_COGNITIVE, NO_LABEL]
-    matrix = {gold: {column: 0 for column in columns} for gold in COGNITIVE_ORDER}
+    order = list(family.labels)
+    outside = f"not {family.name.lower()}"
+    columns = order + [outside, NO_LABEL]
+    matrix = {gold: {column: 0 for column in columns} for gold in order}
     for item in items:
         if item.gold not in matrix:
             continue
         label = decision(item.votes, threshold).label
-        column = label if label in COGNITIVE_ORDER else (NOT_COGNITIVE if label else NO_LABEL)
+        column = label if label in order else (outside if label else NO_LABEL)
         matrix[item.gold][column] += item.sentences
     total = sum(sum(row.values()) for row in matrix.values())
-    correct = sum(matrix[gold][gold] for gold in COGNITIVE_ORDER)
-    predicted_cognitive = sum(matrix[g][c] for g in COGNITIVE_ORDER for c in COGNITIVE_ORDER)
+    correct = sum(matrix[gold][gold] for gold in order)
+    predicted_in_family = sum(matrix[g][c] for g in order for c in order)
     return {
+        "family": family.id,
+        "name": family.name,
         "columns": columns,
-        "rows": COGNITIVE_ORDER,
+        "rows": order,
         "matrix": matrix,
         "total": total,
         "correct": correct,
         "accuracy": _ratio(correct, total),
-        "accuracy_when_cognitive": _ratio(correct, predicted_cognitive),
+        f"accuracy_when_{family.id}": _ratio(correct, predicted_in_family),
     }
 
 
-def evaluate(items: Sequence[Item], samples: int, threshold: int) -> dict:
-    """The full report: detection scores for thresholds 1..samples, the trivial baselines, cognitive accuracy
-    at ``threshold``."""
+def confusion(protocol, items: Sequence[Item], threshold: int) -> dict:
+    """Per family of the protocol (by its id), ``family_confusion``."""
+    return {family.id: family_confusion(protocol, family, items, threshold) for family in scoring(protocol).families}
+
+
+# The report's own keys: a family whose id is one of them is only under "confusion".
+_REPORT_KEYS = {"sentences", "words", "samples", "threshold", "thresholds", "baselines", "confusion", "views",
+                "macro", "job", "model", "prompt_version", "gold_sentences_in_scope", "calibration", "rater",
+                "comparison", "protocol"}
+
+
+def evaluate(protocol, items: Sequence[Item], samples: int, threshold: int) -> dict:
+    """The full report: detection scores for thresholds 1..samples, the trivial baselines, the confusion matrix
+    of each family at ``threshold`` (also under the family's own id: CogniBench's ``cognitive`` key)."""
     items = collapse(items)
-    return {
+    read = scoring(protocol)
+    matrices = confusion(protocol, items, threshold)
+    report = {
         "sentences": sum(item.sentences for item in items),
         "words": sum(item.words for item in items),
         "samples": samples,
         "threshold": threshold,
-        "thresholds": {t: detection_scores(items, t) for t in range(1, max(samples, 1) + 1)},
-        "baselines": baseline_scores(items),
-        "cognitive": cognitive_confusion(items, threshold),
+        "views": [{"id": view, "name": read.names[view]} for view in read.view_ids],
+        "macro": {"id": read.macro_id, "name": read.names[read.macro_id], "views": list(read.macro_views)}
+        if read.macro_id else None,
+        "thresholds": {t: detection_scores(protocol, items, t) for t in range(1, max(samples, 1) + 1)},
+        "baselines": baseline_scores(protocol, items),
+        "confusion": matrices,
     }
+    report.update({family: figures for family, figures in matrices.items() if family not in _REPORT_KEYS})
+    return report

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from annotator.models import Assignment, Sentence, SentenceAnnotation
-from annotator.projects.protocols import protocol_for
 from annotator.reports.agreement import cached, data_version
 
 from autolabel.evaluation import calibration
 from autolabel.evaluation import comparison
 from autolabel.evaluation import scores as evaluation
 from autolabel.evaluation import rater_agreement
+from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.models import AutoLabelJob, Prediction
 
 
@@ -32,7 +32,9 @@ def evaluation_items(job: AutoLabelJob):
 
 
 def job_evaluation(job: AutoLabelJob) -> dict:
-    report = evaluation.evaluate(list(evaluation_items(job)), job.samples, job.threshold)
+    protocol = job_protocol(job)
+    report = evaluation.evaluate(protocol, list(evaluation_items(job)), job.samples, job.threshold)
+    report["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     report["job"] = job.pk
     report["model"] = job.model
     report["prompt_version"] = job.prompt_version.version
@@ -48,7 +50,8 @@ def _job_state(job: AutoLabelJob) -> str:
 
 
 def _cached(job: AutoLabelJob, name: str, compute, extra: str = ""):
-    version = f"{data_version(job.project)}|{_job_state(job)}{extra}"
+    # The protocol's checksum too: the figures of one protocol are never served for another.
+    version = f"{data_version(job.project)}|{_job_state(job)}|{job_protocol(job).checksum[:16]}{extra}"
     return cached(job.project, f"autolabel:{name}:{job.pk}", compute, version)
 
 
@@ -59,7 +62,7 @@ def job_scores(job: AutoLabelJob) -> dict:
 
 def job_calibration(job: AutoLabelJob) -> dict:
     """Reliability tables, ECE and Brier of the job's predictions against gold, at the job's threshold."""
-    return _cached(job, "calibration", lambda: calibration.calibration(protocol_for(job.project), evaluation_items(job),
+    return _cached(job, "calibration", lambda: calibration.calibration(job_protocol(job), evaluation_items(job),
                                                                              job.threshold))
 
 
@@ -80,7 +83,7 @@ def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
 
 
 def job_rater_agreement(job: AutoLabelJob) -> dict:
-    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(protocol_for(job.project),
+    return _cached(job, "rater", lambda: rater_agreement.rater_agreement(job_protocol(job),
                                                                          rated_sentences(job)))
 
 
@@ -111,7 +114,7 @@ def job_comparison(job_a: AutoLabelJob, job_b: AutoLabelJob) -> dict:
             if sentence_id in shared:
                 sentences[sentence_id] = (turn_id, evaluation.word_count(text), gold)
         turns_a, turns_b = comparison.paired_turns(sentences, votes_a, votes_b)
-        report = comparison.compare(turns_a, job_a.threshold, turns_b, job_b.threshold)
+        report = comparison.compare(job_protocol(job_a), turns_a, job_a.threshold, turns_b, job_b.threshold)
         report["only_a"] = len(set(votes_a) - shared)
         report["only_b"] = len(set(votes_b) - shared)
         return report

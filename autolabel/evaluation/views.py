@@ -11,6 +11,7 @@ from annotator.views.common import bad_request, blind_refusal
 from autolabel.evaluation import page as evaluation_page
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.evaluation.forms import CompareQueryForm
+from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.jobs.selectors import job_of_project
 
 
@@ -20,15 +21,16 @@ def job_evaluation(request, slug, job_id):
     refused = blind_refusal(request, project)  # scored against all gold, that of the lead's open slots included
     if refused:
         return refused
+    protocol = job_protocol(job)
     report = calibration_selectors.job_scores(job)
-    cognitive = report["cognitive"]
-    matrix = [(gold, [cognitive["matrix"][gold][c] for c in cognitive["columns"]]) for gold in cognitive["rows"]]
     calibration = calibration_selectors.job_calibration(job)
     rater = calibration_selectors.job_rater_agreement(job)
     return render(request, "autolabel/job_evaluation.html", {
-        "project": project, "job": job, "report": report, "cognitive": cognitive, "matrix": matrix,
-        "rows": evaluation_page.detection_rows(report, job.threshold),
-        "baselines": evaluation_page.baseline_rows(report),
+        "project": project, "job": job, "report": report,
+        "header": evaluation_page.detection_header(protocol),
+        "confusions": evaluation_page.confusion_panels(protocol, report),
+        "rows": evaluation_page.detection_rows(protocol, report, job.threshold),
+        "baselines": evaluation_page.baseline_rows(protocol, report),
         "calibration": calibration, "calibration_panels": evaluation_page.calibration_panels(calibration, job.pk),
         "rater": rater, "rater_rows": evaluation_page.rater_rows(rater),
         "compare_form": CompareQueryForm(candidates=calibration_selectors.comparable_jobs(job)),
@@ -50,5 +52,5 @@ def job_comparison(request, slug, job_id):
     report = calibration_selectors.job_comparison(job, other)
     return render(request, "autolabel/job_comparison.html", {
         "project": project, "job": job, "other": other, "report": report, "form": form,
-        "rows": evaluation_page.comparison_rows(report),
+        "rows": evaluation_page.comparison_rows(job_protocol(job), report),
     })

@@ -1,15 +1,17 @@
 """The per-turn counts of the faithfulness report: one aggregate query over the sentences of a job's turns.
 
-For every finished turn of the job: its generator model, its sentences, its gold sentences, and five
-counts on each side (pre-labels, gold): hallucinated, factual, invented, cognitive, cognitive and
-hallucinated. A sentence counts by its label, from the one vocabulary; a pre-label whose vote gave no
-label counts by the vote (hallucinated or not) and its stage-1 kind.
+For every finished turn of the job: its generator model, its sentences, its gold sentences, and on each side
+(pre-labels, gold): the hallucinated sentences (the protocol's hallucination group), and per family of the
+protocol (CogniBench: factual, cognitive) its sentences and its hallucinated ones. A sentence counts by its
+label, from the project's protocol; a pre-label whose vote gave no label counts by the vote (hallucinated or
+not) and its stage-1 answer (the family every label reachable through that answer belongs to).
 
 Why the counts are packed: ten ``SUM(CASE ...)`` over the 240,000 sentences of a CogniBench-L job took
-about twice as long on SQLite as the joins themselves (bench/faithfulness.py). Each sentence's four kind
-flags (factual, invented, cognitive, cognitive-hallucinated) are therefore one integer, ``FIELD_BITS``
-bits per flag, chosen by a single ``CASE label``; the per-turn ``SUM`` of those integers is unpacked here
-with numpy. A field holds up to 32,767 sentences per turn (an LLM response has tens).
+about twice as long on SQLite as the joins themselves (bench/faithfulness.py). Each sentence's family flags
+(in the family, hallucinated in it) are therefore packed into integers, ``FIELD_BITS`` bits per flag and
+``FIELDS_PER_SUM`` flags per integer (so that a sum stays within 63 bits), chosen by a single ``CASE label``;
+the per-turn ``SUM`` of those integers is unpacked here with numpy. A field holds up to 32,767 sentences per
+turn (an LLM response has tens). CogniBench's two families need one such sum per side, as before.
 """
 
 from __future__ import annotations
@@ -19,65 +21,104 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-from annotator.domain.vocabulary import (
-    COGNITIVE_HALLUCINATED_LABELS, COGNITIVE_LABELS, FACTUAL_LABELS, HALLUCINATED_LABELS, Label,
-)
 from annotator.models import Dialogue, GoldLabel, Sentence, Turn
 
+from autolabel.evaluation.protocol_views import scoring
 from autolabel.models import JobTurn, Prediction
 
-COUNTS = ("hallucinated", "factual", "invented", "cognitive", "cognitive_hallucinated")
-PACKED = COUNTS[1:]  # hallucinated is counted on its own: for a pre-label it is the vote, not the label
 FIELD_BITS = 15
 FIELD_MASK = (1 << FIELD_BITS) - 1
-KIND_LABELS = {"factual": FACTUAL_LABELS, "invented": {Label.INVENTED}, "cognitive": COGNITIVE_LABELS,
-               "cognitive_hallucinated": COGNITIVE_HALLUCINATED_LABELS}
+FIELDS_PER_SUM = 63 // FIELD_BITS
 
 
-def _bit(count: str) -> int:
-    return 1 << (FIELD_BITS * PACKED.index(count))
+def hallucinated_in(family_id: str) -> str:
+    """The count name of a family's hallucinated sentences (the family's own count is named by its id)."""
+    return f"{family_id}_hallucinated"
 
 
-def packed_flags(label: str) -> int:
-    """The packed kind flags of one label (0 for irrelevant)."""
-    return sum(_bit(count) for count, labels in KIND_LABELS.items() if label in labels)
+def packed_counts(protocol) -> tuple:
+    """The packed count names, in packing order: per family, its sentences then its hallucinated ones."""
+    return tuple(name for family in scoring(protocol).families for name in (family.id, hallucinated_in(family.id)))
 
 
-def _label_case(column: str, unlabelled: str = "0") -> tuple[str, list]:
-    """``CASE column WHEN label THEN flags ... ELSE unlabelled END`` (labels as parameters, flags as numbers)."""
+def _place(protocol, count: str) -> tuple[int, int]:
+    """(which packed sum, the flag's value in it) of one count."""
+    index = packed_counts(protocol).index(count)
+    return index // FIELDS_PER_SUM, 1 << (FIELD_BITS * (index % FIELDS_PER_SUM))
+
+
+def _sums(protocol) -> int:
+    return max(1, -(-len(packed_counts(protocol)) // FIELDS_PER_SUM))
+
+
+def packed_flags(protocol, label: str) -> list[int]:
+    """The packed flags of one label, one integer per packed sum (0 for a label in no family)."""
+    read = scoring(protocol)
+    flags = [0] * _sums(protocol)
+    family = next((f for f in read.families if label in f.labels), None)
+    if family is not None:
+        for count in (family.id, hallucinated_in(family.id)) if label in read.hallucinated else (family.id,):
+            which, bit = _place(protocol, count)
+            flags[which] += bit
+    return flags
+
+
+def _label_case(protocol, column: str, which: int, unlabelled: str = "0") -> tuple[str, list]:
+    """``CASE column WHEN label THEN flags ... ELSE unlabelled END`` for one packed sum (labels as parameters)."""
     whens, params = [], []
-    for label in Label:
-        whens.append(f"WHEN %s THEN {packed_flags(label)}")
-        params.append(label.value)
+    for label in protocol.labels:
+        whens.append(f"WHEN %s THEN {packed_flags(protocol, label)[which]}")
+        params.append(label)
     return f"CASE {column} {' '.join(whens)} ELSE {unlabelled} END", params
 
 
-def _unlabelled_prediction(p: str) -> tuple[str, list]:
-    """The flags of a pre-label without a label: its stage-1 kind, and that kind's hallucination if the vote
-    says hallucinated."""
-    factual, invented = _bit("factual"), _bit("invented")
-    cognitive, cognitive_hallucinated = _bit("cognitive"), _bit("cognitive_hallucinated")
-    return (
-        f"(CASE WHEN {p}.stage1_kind = %s THEN {factual} + (CASE WHEN {p}.hallucinated THEN {invented} ELSE 0 END) "
-        f"WHEN {p}.stage1_kind = %s THEN {cognitive} + (CASE WHEN {p}.hallucinated THEN {cognitive_hallucinated} "
-        f"ELSE 0 END) ELSE 0 END)",
-        ["factual", "cognitive"],
-    )
+def _stage_one_families(protocol) -> list[tuple[str, object]]:
+    """(stage-1 answer, its family) for the answers that lead on to another step and whose labels all lie in
+    one family (CogniBench: factual, cognitive)."""
+    read = scoring(protocol)
+    onward = {answer.value for step in protocol.steps for answer in protocol.step(step).answers if answer.next}
+    return [(kind, read.family_of_kind(kind)) for kind in sorted(onward) if read.family_of_kind(kind) is not None]
 
 
-def turn_counts_sql() -> tuple[str, list]:
+def _unlabelled_prediction(protocol, p: str, which: int) -> tuple[str, list]:
+    """The flags (in one packed sum) of a pre-label without a label: its stage-1 answer's family, and that
+    family's hallucination if the vote says hallucinated."""
+    read = scoring(protocol)
+    whens, params = [], []
+    for kind, family in _stage_one_families(protocol):
+        in_sum, in_bit = _place(protocol, family.id)
+        family_flag = in_bit if in_sum == which else 0
+        hallucinated_flag = 0
+        if read.reachable[kind] & read.hallucinated:
+            h_sum, h_bit = _place(protocol, hallucinated_in(family.id))
+            hallucinated_flag = h_bit if h_sum == which else 0
+        whens.append(f"WHEN {p}.stage1_kind = %s THEN {family_flag} + "
+                     f"(CASE WHEN {p}.hallucinated THEN {hallucinated_flag} ELSE 0 END)")
+        params.append(kind)
+    return (f"(CASE {' '.join(whens)} ELSE 0 END)" if whens else "0"), params
+
+
+def turn_counts_sql(protocol) -> tuple[str, list]:
     """The statement and its parameters before the two job ids. Table names are the models' own."""
     q = connection.ops.quote_name
     table = {m: q(m._meta.db_table) for m in (JobTurn, Turn, Dialogue, Sentence, Prediction, GoldLabel)}
-    unlabelled, unlabelled_params = _unlabelled_prediction("p")
-    # A sentence without a prediction (a turn cut short) counts as no label, not hallucinated.
-    predicted, predicted_params = _label_case("p.label", f"(CASE WHEN p.label = '' THEN {unlabelled} ELSE 0 END)")
-    gold, gold_params = _label_case("g.label")
-    hallucinated = ", ".join(["%s"] * len(HALLUCINATED_LABELS))
+    predicted, gold, params_predicted, params_gold = [], [], [], []
+    for which in range(_sums(protocol)):
+        unlabelled, unlabelled_params = _unlabelled_prediction(protocol, "p", which)
+        # A sentence without a prediction (a turn cut short) counts as no label, not hallucinated.
+        case, case_params = _label_case(protocol, "p.label", which,
+                                        f"(CASE WHEN p.label = '' THEN {unlabelled} ELSE 0 END)")
+        predicted.append(f"SUM({case})")
+        params_predicted += [*case_params, *unlabelled_params]
+        case, case_params = _label_case(protocol, "g.label", which)
+        gold.append(f"SUM({case})")
+        params_gold += case_params
+    hallucination = sorted(scoring(protocol).hallucinated)
+    in_group = ", ".join(["%s"] * len(hallucination)) or "NULL"
     sql = (
         f"SELECT jt.turn_id, MAX(d.generator_model), COUNT(s.id), COUNT(g.id), "
-        f"SUM(CASE WHEN p.hallucinated THEN 1 ELSE 0 END), SUM({predicted}), "
-        f"SUM(CASE WHEN g.label IN ({hallucinated}) THEN 1 ELSE 0 END), SUM({gold}) "
+        f"SUM(CASE WHEN p.hallucinated THEN 1 ELSE 0 END), {', '.join(predicted)}, "
+        f"SUM(CASE WHEN g.label IN ({in_group}) THEN 1 ELSE 0 END), {', '.join(gold)} "
         f"FROM {table[JobTurn]} jt JOIN {table[Turn]} t ON t.id = jt.turn_id "
         f"JOIN {table[Dialogue]} d ON d.id = t.dialogue_id "
         f"JOIN {table[Sentence]} s ON s.turn_id = jt.turn_id "
@@ -87,8 +128,7 @@ def turn_counts_sql() -> tuple[str, list]:
         # One model per turn (MAX picks it); grouping by the turn alone follows the job's (job, turn) index.
         f"GROUP BY jt.turn_id"
     )
-    params = [*predicted_params, *unlabelled_params, *sorted(str(label) for label in HALLUCINATED_LABELS), *gold_params]
-    return sql, params
+    return sql, [*params_predicted, *hallucination, *params_gold]
 
 
 @dataclass
@@ -104,25 +144,30 @@ class TurnTable:
     gold: dict[str, np.ndarray]  # the same counts from gold, over the turn's gold sentences
 
 
-def _unpacked(hallucinated: np.ndarray, packed: np.ndarray, sentences: np.ndarray) -> dict[str, np.ndarray]:
+def _unpacked(protocol, hallucinated: np.ndarray, packed: np.ndarray, sentences: np.ndarray) -> dict[str, np.ndarray]:
+    """The counts of one side from its hallucinated column and its packed sums (one column each)."""
     counts = {"hallucinated": hallucinated, "sentences": sentences}
-    for k, count in enumerate(PACKED):
-        counts[count] = (packed >> (FIELD_BITS * k)) & FIELD_MASK
-    counts["relevant"] = counts["factual"] + counts["cognitive"]
+    for index, count in enumerate(packed_counts(protocol)):
+        counts[count] = (packed[:, index // FIELDS_PER_SUM] >> (FIELD_BITS * (index % FIELDS_PER_SUM))) & FIELD_MASK
+    # The sentences in some family (CogniBench: the relevant ones, factual or cognitive).
+    counts["relevant"] = sum((counts[family.id] for family in scoring(protocol).families), np.zeros_like(sentences))
     return counts
 
 
-def read_turn_table(job, chunk: int = 5000) -> TurnTable:
-    """The per-turn counts, fetched in chunks straight into integer arrays (a 24,000-turn job holds no
-    list of 24,000 row tuples); models are kept as small integer codes."""
-    sql, params = turn_counts_sql()
+def read_turn_table(job, protocol, chunk: int = 5000) -> TurnTable:
+    """The per-turn counts under ``protocol``, fetched in chunks straight into integer arrays (a 24,000-turn job
+    holds no list of 24,000 row tuples); models are kept as small integer codes."""
+    sql, params = turn_counts_sql(protocol)
+    sums = _sums(protocol)
+    width = 3 + 2 * (1 + sums)
     chunks, codes, model_names = [], [], {}
     with connection.cursor() as cursor:
         cursor.execute(sql, [*params, job.pk, job.pk])
         while rows := cursor.fetchmany(chunk):
-            chunks.append(np.array([(r[0], r[2], r[3], r[4], r[5], r[6], r[7]) for r in rows], dtype=np.int64))
+            chunks.append(np.array([(r[0], *r[2:]) for r in rows], dtype=np.int64))
             codes.extend(model_names.setdefault(row[1], len(model_names)) for row in rows)
-    columns = np.concatenate(chunks) if chunks else np.zeros((0, 7), dtype=np.int64)
+    columns = np.concatenate(chunks) if chunks else np.zeros((0, width), dtype=np.int64)
+    predicted_at, gold_at = 3, 4 + sums  # each side: its hallucinated column, then its packed sums
     if len(columns) and columns[:, 1].max() > FIELD_MASK:
         raise ValueError(f"a turn of job {job.pk} has more than {FIELD_MASK} sentences")
     sentences = columns[:, 1]
@@ -130,8 +175,8 @@ def read_turn_table(job, chunk: int = 5000) -> TurnTable:
         turn_ids=columns[:, 0], model_codes=np.array(codes, dtype=np.int64),
         model_names={code: name for name, code in model_names.items()},
         sentences=sentences, gold_sentences=columns[:, 2],
-        predicted=_unpacked(columns[:, 3], columns[:, 4], sentences),
+        predicted=_unpacked(protocol, columns[:, predicted_at], columns[:, predicted_at + 1:gold_at], sentences),
         # The gold side counts over the sentences that have gold (a drawn turn may hold a sentence the source
         # left unlabelled): its "sentences" are the gold sentences, not all of the turn's.
-        gold=_unpacked(columns[:, 5], columns[:, 6], columns[:, 2]),
+        gold=_unpacked(protocol, columns[:, gold_at], columns[:, gold_at + 1:gold_at + 1 + sums], columns[:, 2]),
     )

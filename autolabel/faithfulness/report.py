@@ -4,11 +4,16 @@ Two queries: the per-turn counts of the job's finished turns (pre-labels and gol
 their sentences: ``faithfulness_counts``) and the turns of the job's random draws. The estimates are
 ``faithfulness.estimate_ratio``, per generator model and overall. The JSON shape (documented in docs/autolabel.md, stable) is ::
 
-    {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...], "calibration": {...}}
+    {"job": id, "overall": group, "models": [group + {"generator_model": name}, ...], "calibration": {...},
+     "measures": [{"id": measure, "title": its title}, ...]}
     group = {"sentences": int, "gold_sentences": int, "gold_turns": int,
              "<measure>": {"auto", "gold_only", "gold_only_ci95", "corrected", "corrected_ci95"}, ...}
 
-Floats are rounded to 4 decimals.
+Floats are rounded to 4 decimals. The measures come from the project's protocol (``measures(protocol)``): the
+hallucination rate (its hallucination group, over all sentences), the share of each family but the first among
+the sentences in some family (the first's share is one minus the others'), and per family the share of its
+sentences that are hallucinated. CogniBench: ``hallucination_rate``, ``cognitive_share``,
+``factual_hallucination_rate``, ``cognitive_hallucination_rate``, as before protocols were documents.
 
 Only the gold of turns drawn at random for this job is used: gold chosen any other way (qualification
 turns, disputes, an uncertainty draw, a lead's picks) would bias the correction. It is counted and
@@ -31,22 +36,34 @@ import numpy as np
 from annotator.domain.vocabulary import DrawStrategy
 from annotator.models import DrawnTurn
 
+from autolabel.evaluation.protocol_views import job_protocol, scoring
 from autolabel.faithfulness.estimators import estimate_ratio
-from autolabel.faithfulness.counts import TurnTable, read_turn_table
+from autolabel.faithfulness.counts import TurnTable, hallucinated_in, read_turn_table
 
-# measure -> (numerator count, denominator count), the names of the per-turn counts below.
-MEASURES = {
-    "hallucination_rate": ("hallucinated", "sentences"),
-    "cognitive_share": ("cognitive", "relevant"),
-    "factual_hallucination_rate": ("invented", "factual"),
-    "cognitive_hallucination_rate": ("cognitive_hallucinated", "cognitive"),
-}
-MEASURE_TITLES = {
-    "hallucination_rate": "Hallucination rate (all sentences)",
-    "cognitive_share": "Share of cognitive statements (relevant sentences)",
-    "factual_hallucination_rate": "Invented facts (factual sentences)",
-    "cognitive_hallucination_rate": "Misleading or speculative (cognitive sentences)",
-}
+
+@dataclass(frozen=True)
+class Measure:
+    id: str
+    title: str
+    numerator: str  # the names of the per-turn counts (faithfulness.counts)
+    denominator: str
+
+
+def measures(protocol) -> tuple:
+    """The report's measures under ``protocol``, named and titled from its document."""
+    read = scoring(protocol)
+    found = [Measure("hallucination_rate", "Hallucination rate (all sentences)", "hallucinated", "sentences")]
+    found += [Measure(f"{family.id}_share", f"Share of {family.name.lower()} statements (relevant sentences)",
+                      family.id, "relevant") for family in read.families[1:]]
+    for family in read.families:
+        wrong = [protocol.label_name(label) for label in family.labels if label in read.hallucinated]
+        if wrong:
+            title = " or ".join([wrong[0], *(name.lower() for name in wrong[1:])])
+            found.append(Measure(f"{family.id}_hallucination_rate", f"{title} ({family.name.lower()} sentences)",
+                                 hallucinated_in(family.id), family.id))
+    return tuple(found)
+
+
 DECIMALS = 4
 # From this share of the drawn turns left out (no gold yet), the report warns that the estimate may be
 # biased: the turns that wait longest may not be a random part of the draw.
@@ -124,17 +141,18 @@ def _rounded(value):
     return None if value is None else round(float(value), DECIMALS)
 
 
-def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray) -> dict:
+def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray, measured: tuple) -> dict:
     in_group_calibrated = calibrated[rows]
     group = {"sentences": int(table.sentences[rows].sum()),
              "gold_sentences": int(table.gold_sentences[rows][in_group_calibrated].sum()),
              "gold_turns": int(in_group_calibrated.sum())}
-    for measure, (numerator, denominator) in MEASURES.items():
+    for measure in measured:
+        numerator, denominator = measure.numerator, measure.denominator
         estimate = estimate_ratio(
             table.predicted[numerator][rows], table.predicted[denominator][rows], in_group_calibrated,
             table.gold[numerator][rows][in_group_calibrated], table.gold[denominator][rows][in_group_calibrated],
         )
-        group[measure] = {
+        group[measure.id] = {
             "auto": _rounded(estimate.auto),
             "gold_only": _rounded(estimate.gold_only),
             "gold_only_ci95": [_rounded(x) for x in estimate.gold_only_ci95] if estimate.gold_only_ci95 else None,
@@ -146,7 +164,9 @@ def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray) -> dict:
 
 def faithfulness_report(job) -> tuple[dict, Calibration]:
     """(the report as documented JSON, where its gold came from)."""
-    table = read_turn_table(job)
+    protocol = job_protocol(job)
+    measured = measures(protocol)
+    table = read_turn_table(job, protocol)
     drawn = np.isin(table.turn_ids, np.fromiter(random_draw_turn_ids(job), dtype=np.int64))
     has_gold = table.gold_sentences > 0
     calibrated = drawn & has_gold  # every drawn turn with gold, on its gold sentences
@@ -159,9 +179,10 @@ def faithfulness_report(job) -> tuple[dict, Calibration]:
         other_turns=int((has_gold & ~drawn).sum()), other_sentences=int(table.gold_sentences[has_gold & ~drawn].sum()),
     )
     every_row = np.arange(len(table.turn_ids))
-    report = {"job": job.pk, "overall": _group(table, every_row, calibrated), "models": []}
+    report = {"job": job.pk, "overall": _group(table, every_row, calibrated, measured), "models": []}
     for code, name in sorted(table.model_names.items(), key=lambda item: item[1]):
-        report["models"].append({**_group(table, np.flatnonzero(table.model_codes == code), calibrated),
+        report["models"].append({**_group(table, np.flatnonzero(table.model_codes == code), calibrated, measured),
                                  "generator_model": name})
     report["calibration"] = calibration.as_json()
+    report["measures"] = [{"id": measure.id, "title": measure.title} for measure in measured]
     return report, calibration

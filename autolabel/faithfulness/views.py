@@ -10,7 +10,7 @@ from annotator.access import access_project_as_lead
 from annotator.views.common import blind_refusal, csv_writer
 
 from autolabel.faithfulness.chart import interval_chart
-from autolabel.faithfulness.report import MEASURE_TITLES, MEASURES, faithfulness_report
+from autolabel.faithfulness.report import faithfulness_report
 from autolabel.models import AutoLabelJob
 
 CSV_HEADER = ["generator_model", "measure", "sentences", "gold_sentences", "gold_turns", "auto", "gold_only", "gold_only_low",
@@ -59,12 +59,12 @@ def job_faithfulness(request, slug, job_id):
     report, calibration = result
     groups = _groups(report)
     measures = []
-    for measure in MEASURES:
-        title = MEASURE_TITLES[measure]
+    for measure in report["measures"]:
+        key, title = measure["id"], measure["title"]
         measures.append({
-            "key": measure, "title": title,
-            "chart": interval_chart(title, [(name, group[measure]) for name, _, group in groups]),
-            "rows": [_table_row(name, group, group[measure]) for name, _, group in groups],
+            "key": key, "title": title,
+            "chart": interval_chart(title, [(name, group[key]) for name, _, group in groups]),
+            "rows": [_table_row(name, group, group[key]) for name, _, group in groups],
         })
     return render(request, "autolabel/faithfulness.html", {
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
@@ -85,7 +85,7 @@ def job_faithfulness_csv(request, slug, job_id):
     writer = csv_writer(response)
     writer.writerow(CSV_HEADER)
     for name, model, group in _groups(report):
-        for measure in MEASURES:
+        for measure in (m["id"] for m in report["measures"]):
             figures = group[measure]
             gold_interval = figures["gold_only_ci95"] or [None, None]
             corrected_interval = figures["corrected_ci95"] or [None, None]

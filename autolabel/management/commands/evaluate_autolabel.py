@@ -1,17 +1,16 @@
-"""Score an auto-label job against gold: word-weighted P/R/F1 per threshold (CogniBench's macro overall and the
-pooled any-hallucination F1), the trivial baselines, cognitive accuracy; optionally calibration, the pre-labeler
-as a rater, and a comparison with another job."""
+"""Score an auto-label job against gold: word-weighted P/R/F1 per threshold and evaluation view of the project's
+protocol (CogniBench: its macro overall and the pooled any-hallucination F1), the trivial baselines, each family's
+confusion matrix; optionally calibration, the pre-labeler as a rater, and a comparison with another job."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
 from autolabel.evaluation import selectors as calibration_selectors
-from autolabel.evaluation.scores import BASELINES, MACRO, VIEW_NAMES, VIEWS
+from autolabel.evaluation.protocol_views import job_protocol, scoring
+from autolabel.evaluation.scores import BASELINES
 from autolabel.evaluation.page import figure
 from autolabel.models import AutoLabelJob
-
-NAMES = [MACRO, *VIEWS]
 
 
 class Command(BaseCommand):
@@ -45,34 +44,40 @@ class Command(BaseCommand):
         if o["json"]:
             self.stdout.write(json.dumps(report, indent=2, sort_keys=True))
             return
-        self._scores(job, report)
+        read = scoring(job_protocol(job))
+        self._scores(job, read, report)
         if o["calibration"]:
             self._calibration(report["calibration"])
             self._rater(report["rater"])
         if other is not None:
-            self._comparison(job, other, report["comparison"])
+            self._comparison(job, other, read, report["comparison"])
 
-    def _scores(self, job, report):
+    def _scores(self, job, read, report):
         w = self.stdout.write
         w(f"Job {job.pk} ({job.model}, prompt v{job.prompt_version.version}, {job.samples} samples): "
           f"{report['sentences']} sentences with gold, {report['words']} words")
-        w("CogniBench overall (macro) = mean of the factual and the cognitive F1 (the paper's Table 3 'Overall'); "
-          "any hallucination (pooled) = one F1 over all hallucinated words (called 'overall' before).")
+        names = [read.macro_id, *read.view_ids] if read.macro_id else list(read.view_ids)
+        if read.macro_id:
+            w(f"{read.names[read.macro_id]} = mean of the F1 of "
+              + ", ".join(read.names[view] for view in read.macro_views) + ".")
+        if read.pooled:
+            w(f"{read.names[read.pooled]} = one F1 over every word of the protocol's hallucinations "
+              "(called 'overall' before).")
         w(f"{'threshold':>20}  {'view':<38} {'precision':>9} {'recall':>7} {'F1':>7}")
         rows = [(str(t), views) for t, views in report["thresholds"].items()]
         rows += [(BASELINES[key], report["baselines"][key]) for key in BASELINES]
         for name, views in rows:
-            for view in NAMES:
+            for view in names:
                 scores = views[view]
                 cells = [_fmt(scores.get(k)) for k in ("precision", "recall", "f1")]
-                w(f"{name:>20}  {VIEW_NAMES[view]:<38} {cells[0]:>9} {cells[1]:>7} {cells[2]:>7}")
+                w(f"{name:>20}  {read.names[view]:<38} {cells[0]:>9} {cells[1]:>7} {cells[2]:>7}")
         w("(flag none: no precision, F1 0 by convention.)")
-        cognitive = report["cognitive"]
-        w(f"Cognitive 4-way accuracy at threshold {job.threshold}: {_fmt(cognitive['accuracy'])} "
-          f"({cognitive['correct']}/{cognitive['total']})")
-        w("gold \\ predicted: " + " | ".join(cognitive["columns"]))
-        for gold in cognitive["rows"]:
-            w(f"{gold:<12} " + " ".join(f"{cognitive['matrix'][gold][c]:>5}" for c in cognitive["columns"]))
+        for family in report["confusion"].values():
+            w(f"{family['name']} {len(family['rows'])}-way accuracy at threshold {job.threshold}: "
+              f"{_fmt(family['accuracy'])} ({family['correct']}/{family['total']})")
+            w("gold \\ predicted: " + " | ".join(family["columns"]))
+            for gold in family["rows"]:
+                w(f"{gold:<12} " + " ".join(f"{family['matrix'][gold][c]:>5}" for c in family["columns"]))
 
     def _calibration(self, calibration):
         w = self.stdout.write
@@ -98,14 +103,14 @@ class Command(BaseCommand):
             values += [f"{figure(figures[k]['alpha'])} ({figures[k]['n']})" for k in ("alpha_humans", "alpha_with_prelabeler")]
             w(f"  {figures['name']:<34} " + " ".join(f"{v:>16}" for v in values) + f"   [{figures['scope']}]")
 
-    def _comparison(self, job, other, comparison):
+    def _comparison(self, job, other, read, comparison):
         w = self.stdout.write
         w(f"Comparison: job {job.pk} (A) vs job {other.pk} (B) on {comparison['turns']} turns, "
           f"{comparison['sentences']} sentences ({comparison['only_a']} only in A, {comparison['only_b']} only in B); "
           f"95 % bootstrap intervals over turns, {comparison['resamples']} resamples, seed {comparison['seed']}")
         for view, figures in comparison["views"].items():
             a, b, d = figures["a"], figures["b"], figures["difference"]
-            w(f"  {VIEW_NAMES[view]:<38} A {_fmt(a['f1'])} {_ci(a['ci'])}  B {_fmt(b['f1'])} {_ci(b['ci'])}  "
+            w(f"  {read.names[view]:<38} A {_fmt(a['f1'])} {_ci(a['ci'])}  B {_fmt(b['f1'])} {_ci(b['ci'])}  "
               f"B-A {_fmt(d['f1'])} {_ci(d['ci'])}")
 
 

@@ -1,17 +1,19 @@
-"""Each generator model's share of factual and cognitive statements and how often each is hallucinated
-(CogniBench Fig. 8), from a job's pre-labels corrected by gold drawn at random (docs/autolabel.md)."""
+"""Each generator model's share of each family of the project's protocol (CogniBench: factual and cognitive
+statements) and how often each is hallucinated (CogniBench Fig. 8), from a job's pre-labels corrected by gold
+drawn at random (docs/autolabel.md)."""
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel.faithfulness.report import MEASURES, faithfulness_report
+from autolabel.faithfulness.report import faithfulness_report
 from autolabel.models import AutoLabelJob
 
 
 class Command(BaseCommand):
-    help = ("Per generator model: hallucination rate, cognitive share, factual and cognitive hallucination rates; "
-            "the pre-labeler's estimate, the gold-only one and the prediction-powered one, with 95 % intervals.")
+    help = ("Per generator model: hallucination rate, the share of each family of the protocol and its hallucination "
+            "rate (CogniBench: cognitive share, factual and cognitive hallucination rates); the pre-labeler's "
+            "estimate, the gold-only one and the prediction-powered one, with 95 % intervals.")
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="The project's slug.")
@@ -30,7 +32,7 @@ class Command(BaseCommand):
         self.stdout.write(calibration.statement)
         self.stdout.write(f"{'model':<20} {'measure':<30} {'auto':>7} {'gold only':>22} {'corrected':>22}")
         for name, group in [("(all)", report["overall"])] + [(g["generator_model"] or "(unnamed)", g) for g in report["models"]]:
-            for measure in MEASURES:
+            for measure in (m["id"] for m in report["measures"]):
                 figures = group[measure]
                 self.stdout.write(
                     f"{name[:20]:<20} {measure:<30} {_fmt(figures['auto']):>7} "

@@ -1,0 +1,122 @@
+"""What the evaluation and the faithfulness report read of a protocol: its views, macro, families and stage one.
+
+The protocol's document names the evaluation views (each with its positive labels: what it detects), the macro
+over some of them, the hallucination group and the families (docs/protocols.md). This module turns them into
+the few questions the scores ask of one sentence, once per document (``scoring(protocol)``, cached by checksum):
+
+- is the gold positive in a view? (its label is one of the view's positive labels);
+- is the prediction positive in a view? A prediction with a label is, when the label is one of the view's
+  positive labels. A prediction whose samples stopped before a label (CogniBench: the cognitive sentences whose
+  stage 2 failed) still has a verdict (hallucinated or not) and the answer its samples gave at stage one (its
+  *kind*); it could stand for any label of that verdict reachable through that answer, and it counts in a view
+  when every one of those labels is positive there. CogniBench: "hallucinated, cognitive" is positive in the
+  cognitive view and the pooled one, not in the factual view; the old code counted it the same way.
+
+``job_protocol(job)`` is the one place the evaluation and the faithfulness report get a job's protocol.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotator.domain.protocol_groups import EvaluationView, Family, reading
+from annotator.projects.protocols import protocol_for
+
+# The pooled view keeps this second name in the reports (it was called so before the macro existed), so that
+# existing clients keep reading it.
+LEGACY_POOLED = "overall"
+
+
+def job_protocol(job):
+    """The protocol a job's predictions are scored against (today its project's current one)."""
+    return protocol_for(job.project)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    views: tuple  # EvaluationView, in the document's order
+    names: dict  # view id (and the macro's id) -> its name in the document
+    macro_id: str  # "" when the document has no macro
+    macro_views: tuple
+    pooled: str  # the view whose positive labels are the whole hallucination group ("" if none)
+    hallucinated: frozenset
+    labels: tuple
+    families: tuple  # Family
+    reachable: dict  # stage-one answer -> labels reachable through it
+
+    @property
+    def view_ids(self) -> tuple:
+        return tuple(view.id for view in self.views)
+
+    @property
+    def compared(self) -> tuple:
+        """The views, then the macro: what a comparison of two jobs reports."""
+        return self.view_ids + ((self.macro_id,) if self.macro_id else ())
+
+    def candidates(self, kind: str, hallucinated: bool) -> frozenset:
+        """The labels a prediction without a label could stand for: those of its verdict reachable through its
+        stage-one answer (through any answer when it gave none)."""
+        labels = self.reachable.get(kind or "", frozenset(self.labels))
+        return frozenset(label for label in labels if (label in self.hallucinated) == bool(hallucinated))
+
+    def predicted_positive(self, view: EvaluationView, decided) -> bool:
+        if decided.label:
+            return decided.label in view.positive
+        labels = self.candidates(decided.kind, decided.hallucinated)
+        return bool(labels) and labels <= view.positive
+
+    def family_of_kind(self, kind: str) -> Family | None:
+        """The family every label reachable through a stage-one answer belongs to (None if they span several)."""
+        labels = self.reachable.get(kind or "")
+        if not labels:
+            return None
+        return next((family for family in self.families if labels <= set(family.labels)), None)
+
+
+_BY_CHECKSUM: dict = {}
+
+
+def scoring(protocol) -> Scoring:
+    found = _BY_CHECKSUM.get(protocol.checksum)
+    if found is None:
+        found = _BY_CHECKSUM[protocol.checksum] = _read(protocol)
+    return found
+
+
+def _reachable(read) -> dict:
+    """Per answer value: the labels of the paths through it, when those paths agree up to it (the answer sits at
+    the same place in each: a stage-one answer such as CogniBench's factual / cognitive)."""
+    through: dict[str, list] = {}
+    for label, paths in read.label_paths.items():
+        for path in paths:
+            for value in set(path.values()):
+                through.setdefault(value, []).append((label, path))
+    found = {}
+    for value, rows in through.items():
+        prefixes = {tuple(_prefix(path, value).items()) for _, path in rows}
+        if len(prefixes) == 1:
+            found[value] = frozenset(label for label, _ in rows)
+    return found
+
+
+def _prefix(path: dict, value: str) -> dict:
+    prefix = {}
+    for step, answer in path.items():
+        prefix[step] = answer
+        if answer == value:
+            break
+    return prefix
+
+
+def _read(protocol) -> Scoring:
+    read = reading(protocol)
+    macro = protocol.macro
+    names = {view.id: view.name for view in read.views}
+    if macro:
+        names[macro.id] = macro.name
+    pooled = next((view.id for view in read.views if view.positive == read.hallucinated), "")
+    return Scoring(
+        views=read.views, names=names, macro_id=macro.id if macro else "",
+        macro_views=tuple(macro.views) if macro else (), pooled=pooled, hallucinated=read.hallucinated,
+        labels=read.labels, families=read.families, reachable=_reachable(read),
+    )
