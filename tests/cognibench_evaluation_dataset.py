@@ -61,25 +61,12 @@ def evaluation_figures(protocol) -> dict:
     items_a = [[Item(words, gold, a) for words, gold, a, _ in sentences] for _, sentences in data]
     items_b = [[Item(words, gold, b) for words, gold, _, b in sentences] for _, sentences in data]
     flat = [item for turn in items_a for item in turn]
+    # Pinned on the code before the protocol, whose evaluate and compare took no protocol (commit 6460359).
     return _jsonable({
-        "evaluation": _evaluate(evaluate, protocol, flat),
+        "evaluation": evaluate(protocol, flat, samples=5, threshold=3),
         "calibration": calibration(protocol, flat, 3),
-        "comparison": _compare(compare, protocol, items_a, items_b),
+        "comparison": compare(protocol, items_a, 3, items_b, 2, resamples=500),
     })
-
-
-def _evaluate(evaluate, protocol, items):
-    try:
-        return evaluate(protocol, items, samples=5, threshold=3)
-    except TypeError:  # the code before the protocol (pinning)
-        return evaluate(items, samples=5, threshold=3)
-
-
-def _compare(compare, protocol, items_a, items_b):
-    try:
-        return compare(protocol, items_a, 3, items_b, 2, resamples=500)
-    except TypeError:
-        return compare(items_a, 3, items_b, 2, resamples=500)
 
 
 def faithfulness_job(project):
