@@ -164,3 +164,21 @@ def test_two_steps_of_mapping_compose():
     assert carry.carry(version_one, "irrelevant") is None
     assert carry.carry(None, "fabricated") == "fabricated"
     assert carry.carry_gold("made_up") == "fabricated" and carry.carry_gold("fabricated") == "fabricated"
+
+
+def test_gold_of_an_older_version_is_reported_as_the_mapping_carries_it_over():
+    project, _ = project_with_turns(1, overlap=2)
+    first, second = annotators(project, 2)
+    lead = member(project, Role.LEAD)
+    for annotator in (first, second):  # the whole turn under version 1: its gold is in version 1's labels
+        label_turn(project, annotator, ["faithful", "invented", "irrelevant"], COGNIBENCH.document)
+    assert sorted(GoldLabel.objects.values_list("label", flat=True)) == ["faithful", "invented", "irrelevant"]
+    new_version(project, lead)
+    api = APIClient()
+    api.force_authenticate(lead)
+    gold = api.get(f"/api/v1/projects/{project.slug}/reports/agreement/").json()["gold"]
+    counts = {row["label"]: row["count"] for row in gold["labels"]}
+    assert counts["made_up"] == 1 and counts["faithful"] == 1 and "invented" not in counts
+    assert gold["left_out_by_older_versions"] == 1 and gold["total"] == 2
+    html = browser(lead).get(f"/p/{project.slug}/reports/").content.decode()
+    assert "1 gold label decided under an older version left out of the gold figures" in html

@@ -8,8 +8,10 @@ version counts with its carried label (and that label's path, for agreement per 
 not carry over is left out, and counted as left out, so the page can say so.
 
 An annotation records its version through its slot (``Assignment.protocol_version``; none: the current one). Gold
-records none: a gold label is taken as the current version's when the current version has that label, else as
-the newest older version's that has it (gold decided after a change is always in the current version's labels).
+records none, but every change of its label is in GoldEvent, and every way of deciding gold uses the version
+current at that moment: a gold label belongs to the version that was current when the label last changed (an
+event whose old and new labels differ; a new reason alone keeps the label). Gold with no such event falls back
+on the labels: the current version's when it has that label, else the newest older version's that has it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class VersionCarry:
     # older version id -> {its label: the current label it carries over to, or None}
     carried: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)
     numbers: Mapping[int, int] = field(default_factory=dict)  # older version id -> its number in the project
+    # (version id, created at) from the current version back to the oldest; the current one's id stands first
+    since: tuple = ()
 
     @property
     def has_older(self) -> bool:
@@ -45,8 +49,18 @@ class VersionCarry:
             return label
         return self.carried[version_id].get(label)
 
-    def carry_gold(self, label: str) -> str | None:
-        """The current label a gold label counts as (see the module's docstring for how its version is told)."""
+    def version_at(self, moment) -> int | None:
+        """The version current at ``moment`` (None: the current one; before every version: the oldest)."""
+        for version_id, created_at in self.since:
+            if moment >= created_at:
+                return None if version_id == self.current_version_id else version_id
+        return self.since[-1][0] if self.since and self.since[-1][0] != self.current_version_id else None
+
+    def carry_gold(self, label: str, changed_at=None) -> str | None:
+        """The current label a gold label counts as, its label last changed at ``changed_at`` (None: unknown;
+        see the module's docstring)."""
+        if changed_at is not None and self.since:
+            return self.carry(self.version_at(changed_at), label) if label else label
         if not label or label in self.current.labels:
             return label
         for version_id in sorted(self.carried, key=self.numbers.__getitem__, reverse=True):
@@ -71,7 +85,7 @@ def version_carry(project) -> VersionCarry:
     if project.protocol_version_id is None:
         return VersionCarry(current)
     rows = {row.pk: row for row in ProtocolVersion.objects.filter(project=project).only(
-        "id", "number", "previous_id", "label_mapping")}
+        "id", "number", "previous_id", "label_mapping", "created_at")}
     version = rows[project.protocol_version_id]
     to_current: dict[str, str | None] = {label: label for label in current.labels}
     carried, numbers = {}, {}
@@ -81,8 +95,9 @@ def version_carry(project) -> VersionCarry:
         to_current = {old: (to_current.get(new) if new is not None else None) for old, new in mapping.items()}
         carried[older.pk], numbers[older.pk] = to_current, older.number
         version = older
+    since = tuple((pk, rows[pk].created_at) for pk in [project.protocol_version_id, *carried])
     return VersionCarry(current, project.protocol_version_id, rows[project.protocol_version_id].number,
-                        carried, numbers)
+                        carried, numbers, since)
 
 
 def carry_for_slots(project, assignments) -> VersionCarry | None:

@@ -9,11 +9,13 @@ A project that never changed its protocol gets none of this: the statement stays
 
 from __future__ import annotations
 
+import datetime
 import re
 
+from django.db import connection
 from django.db.models import Count
 
-from ..models import Assignment, SentenceAnnotation
+from ..models import Assignment, GoldEvent, SentenceAnnotation
 
 _LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -26,7 +28,7 @@ def _literal(label: str) -> str:
     return f"'{label}'"
 
 
-def _case(column: str, codes: dict[str, int]) -> str:
+def _case(column: str, codes: dict[str, int | str]) -> str:
     if not codes:
         return "NULL"
     return f"(CASE {column} {' '.join(f'WHEN {_literal(label)} THEN {code}' for label, code in codes.items())} END)"
@@ -44,13 +46,37 @@ def carried_label_code(column: str, version_column: str, labels, carry) -> str:
     return f"(CASE {branches} ELSE {current} END)"
 
 
-def carried_gold_code(column: str, labels, carry) -> str:
-    """The index in ``labels`` of a gold label as the current version counts it (``VersionCarry.carry_gold``)."""
+def carried_gold_code(column: str, labels, carry, as_label: bool = False) -> str:
+    """The index in ``labels`` (``as_label``: the label itself) of a gold label as the current version counts it,
+    NULL where it does not carry over. Its version is the one current when the label last changed (GoldEvent;
+    ``VersionCarry.carry_gold``): one CASE per version, chosen by that moment."""
     index = {label: i for i, label in enumerate(labels)}
+    value = _literal if as_label else index.__getitem__
+
+    def case(carried) -> str:
+        codes = {label: value(new) for label, new in carried.items() if new is not None}
+        return _case(column, codes) if codes else "NULL"
+
+    q = connection.ops.quote_name
+    gold_table = column.split(".")[0]
+    changed = (f"(SELECT MAX(e.created_at) FROM {q(GoldEvent._meta.db_table)} e "
+               f"WHERE e.sentence_id = {gold_table}.sentence_id AND e.old_label <> e.new_label)")
     older = {label for mapping in carry.carried.values() for label in mapping}
-    codes = {label: index[carry.carry_gold(label)] for label in [*labels, *sorted(older - set(labels))]
-             if carry.carry_gold(label) is not None}
-    return _case(column, codes)
+    by_labels = case({label: carry.carry_gold(label) for label in [*labels, *sorted(older - set(labels))]})
+    current = case({label: label for label in labels})
+    eras = " ".join(f"WHEN {changed} >= {_moment(created_at)} THEN "
+                    f"{current if version_id == carry.current_version_id else case(carry.carried[version_id])}"
+                    for version_id, created_at in carry.since)
+    oldest = carry.since[-1][0]
+    return (f"(CASE WHEN {changed} IS NULL THEN {by_labels} {eras} "
+            f"ELSE {current if oldest == carry.current_version_id else case(carry.carried[oldest])} END)")
+
+
+def _moment(value) -> str:
+    """A version's creation time as an SQL literal (a datetime the database gave: no text from a user)."""
+    if connection.vendor == "postgresql":
+        return f"'{value.astimezone(datetime.timezone.utc).isoformat(sep=' ')}'::timestamptz"
+    return f"'{connection.ops.adapt_datetimefield_value(value)}'"
 
 
 def older_versions_note(project, carry) -> list[dict]:
