@@ -81,7 +81,8 @@ def protocol_caption(project) -> str:
     if version.previous_id is not None and version.label_mapping:
         previous = protocol_of_version(version.previous)
         text += (f"; work begun before then follows {previous.name} v{previous.version} (project version "
-                 f"{version.previous.number}), its labels counted as the mapping carries them over")
+                 f"{version.previous.number}); gold, agreement and the gold figures of the reports page count its "
+                 "labels as the mapping carries them over")
     return text
 
 
