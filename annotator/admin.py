@@ -39,7 +39,7 @@ def _export_action(fmt, description):
 @admin.register(models.Project)
 class ProjectAdmin(LedProjectsAdmin, admin.ModelAdmin):
     project_path = ""
-    list_display = ["name", "slug", "protocol_mode", "overlap", "show_prelabels", "adjudicators_may_annotate"]
+    list_display = ["name", "slug", "get_protocol_mode_display", "overlap", "show_prelabels", "adjudicators_may_annotate"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name", "slug"]
     inlines = [MembershipInline, GuidelineExampleInline]

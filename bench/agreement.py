@@ -1,6 +1,9 @@
 """Agreement over 234,000 sentences x 2 annotators: time and peak memory.
 
-    .venv/bin/python bench/agreement.py [--sentences N]
+    .venv/bin/python bench/agreement.py [--sentences N] [--protocol cognibench|large]
+
+``--protocol large``: bench/protocol_walk.py's protocol of 12 steps and 20 labels (labels drawn with
+geometrically falling frequencies) instead of CogniBench's built-in one.
 
 Builds the label value counts with numpy from one rating per (sentence,
 annotator), then computes everything the reports page shows from them: alpha
@@ -35,13 +38,21 @@ def main():
     parser.add_argument("--disagreement", type=float, default=0.08)
     parser.add_argument("--compare-package", action="store_true",
                         help="also time krippendorff.alpha(value_counts=...) itself and trace its peak allocation")
+    parser.add_argument("--protocol", choices=("cognibench", "large"), default="cognibench")
     args = parser.parse_args()
     n = args.sentences
-    scheme = agreement.scheme_of(default_protocol())  # the built-in CogniBench document
+    if args.protocol == "large":
+        from annotator.domain.protocol_document import load_protocol
+        from bench.protocol_walk import large_document
+
+        scheme = agreement.scheme_of(load_protocol(large_document()))
+        weights = 0.8 ** np.arange(len(scheme.labels))
+    else:
+        scheme = agreement.scheme_of(default_protocol())  # the built-in CogniBench document
+        # Mostly faithful, like CogniBench.
+        weights = np.array([0.04, 0.62, 0.08, 0.05, 0.07, 0.09, 0.05])
     n_labels = len(scheme.labels)
     rng = np.random.default_rng(2026)
-    # Mostly faithful, like CogniBench.
-    weights = np.array([0.04, 0.62, 0.08, 0.05, 0.07, 0.09, 0.05])
     first = rng.choice(n_labels, size=n, p=weights / weights.sum())
     second = np.where(rng.random(n) < args.disagreement, rng.choice(n_labels, size=n), first)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,6 +1,7 @@
 """Key -> next question on screen, and server requests per labelled sentence, on the annotation page in Chromium.
 
     .venv/bin/python bench/annotation_keys.py [--sentences 40] [--latency 300] [--gap 20] [--app-root DIR] [--profile]
+                                              [--protocol cognibench|large]
 
 ``--app-root`` serves another copy of the application (e.g. the code before
 issue #15, ``git archive 309352a | tar -x -C /tmp/before``) with the same
@@ -15,12 +16,14 @@ What it does, in one command:
 3. opens the annotation screen in headless Chromium (Debian's), sets
    ``--latency`` ms of emulated network latency (CDP
    ``Network.emulateNetworkConditions``) and types the whole turn with
-   ``--gap`` ms between keys: the sentences cycle through the seven complete
-   paths of the protocol (keys 1 / 2, as protocol.py orders the answers);
+   ``--gap`` ms between keys: the sentences cycle through the complete paths
+   of the protocol, each answer typed with its key (``--protocol large``: the
+   project has bench/protocol_walk.py's 12 steps and 20 labels instead of
+   CogniBench's built-in protocol);
 4. measures, for every key, the time from the key event (``event.timeStamp``)
    to the next ``requestAnimationFrame`` callback (the frame that paints the
    result), the time until the page's key handler has drawn the new state, and
-   what the panel shows in that frame: the question protocol.py asks next (or
+   what the panel shows in that frame: the question the protocol asks next (or
    the next sentence when one got its label);
 5. counts the page's POST requests to the server, waits for "Saved", and checks
    the database: every sentence has the label typed, every step is once in the
@@ -70,7 +73,15 @@ window.addEventListener("keydown", (event) => {
 """
 
 
-def setup(sentences: int) -> None:
+def chosen_protocol(name: str):
+    """The protocol typed through: CogniBench's built-in one, or bench/protocol_walk.py's 12 steps and 20 labels."""
+    from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+    from bench.protocol_walk import large_document
+
+    return COGNIBENCH if name == "cognibench" else load_protocol(large_document())
+
+
+def setup(sentences: int, protocol_name: str = "cognibench") -> None:
     import django
 
     django.setup()
@@ -82,28 +93,29 @@ def setup(sentences: int) -> None:
 
     project, _ = create_synthetic_project(SLUG, turns=1, sentences_per_turn=sentences, reference_words=300,
                                           labelled=False, name="Key benchmark")
+    if protocol_name != "cognibench":
+        from annotator.projects.protocol_services import protocol_set
+
+        protocol_set(project, chosen_protocol(protocol_name).document)
     user = get_user_model().objects.create_user(USERNAME, password=PASSWORD)
     Membership.objects.create(project=project, user=user, role=Role.ANNOTATOR)
 
 
-def planned_walks(sentences: int) -> list[tuple[dict, list[str]]]:
-    """(path, keys) per sentence: the protocol's complete paths in turn."""
-    from annotator.domain import protocol
-    from annotator.domain.vocabulary import STEP_ANSWERS, Step
-
+def planned_walks(sentences: int, protocol) -> list[tuple[dict, list[str]]]:
+    """(path, keys) per sentence: the protocol's complete paths in turn, each answer typed with its key."""
+    steps = protocol.describe()["steps"]
+    keys_of = {(step, answer["value"]): answer["key"] for step, described in steps.items()
+               for answer in described["answers"]}
     paths = protocol.paths()
     walks = []
     for n in range(sentences):
         path = paths[n % len(paths)]
-        walks.append((path, [str(STEP_ANSWERS[Step(step)].index(value) + 1) for step, value in path.items()]))
+        walks.append((path, [keys_of[(step, value)] for step, value in path.items()]))
     return walks
 
 
-def expected_frames(walks) -> list[tuple[str, str]]:
+def expected_frames(walks, protocol) -> list[tuple[str, str]]:
     """What the panel should show in the frame after each key: (question, panel title)."""
-    from annotator.domain import protocol
-    from annotator.domain.vocabulary import Step
-
     frames = []
     total = len(walks)
     for number, (path, _) in enumerate(walks, start=1):
@@ -112,9 +124,9 @@ def expected_frames(walks) -> list[tuple[str, str]]:
             walked[step] = value
             following = protocol.next_step(walked)
             if following is not None:
-                frames.append((Step(following).label, f"Sentence {number} of {total}"))
+                frames.append((protocol.step_question(following), f"Sentence {number} of {total}"))
             elif number < total:
-                frames.append((Step.RELEVANCE.label, f"Sentence {number + 1} of {total}"))
+                frames.append((protocol.step_question(protocol.start), f"Sentence {number + 1} of {total}"))
             else:
                 frames.append(("", f"Sentence {number} of {total}"))
     return frames
@@ -132,13 +144,15 @@ def run(args) -> dict:
     env["VAR_DIR"] = str(app_root / "var")
     for command in (["migrate", "--noinput"], ["collectstatic", "--noinput"]):
         subprocess.run([PYTHON, "manage.py", *command], cwd=app_root, env=env, check=True, capture_output=True)
-    subprocess.run([PYTHON, __file__, "--setup", "--sentences", str(args.sentences)], cwd=ROOT, env=env, check=True)
+    subprocess.run([PYTHON, __file__, "--setup", "--sentences", str(args.sentences), "--protocol", args.protocol],
+                   cwd=ROOT, env=env, check=True)
     os.environ.update({"DATABASE_URL": env["DATABASE_URL"], "DJANGO_SETTINGS_MODULE": "config.settings.development",
                        "DJANGO_ALLOW_ASYNC_UNSAFE": "true"})
     import django
 
     django.setup()
-    walks = planned_walks(args.sentences)
+    protocol = chosen_protocol(args.protocol)
+    walks = planned_walks(args.sentences, protocol)
     server = Gunicorn(env, workers=2)
     server.start(cwd=app_root) if args.app_root else server.start()
     posts = []
@@ -222,16 +236,16 @@ def wait_for_database(sentences: int, quiet_for: float = 5.0, timeout: float = 3
 
 
 def report(args, walks, frames, handled, posts, typed_in, all_saved_in) -> dict:
-    from annotator.domain import protocol
     from annotator.models import AnnotationEvent, SentenceAnnotation
 
-    expected = expected_frames(walks)
+    protocol = chosen_protocol(args.protocol)
+    expected = expected_frames(walks, protocol)
     shown = [(f["question"], f["title"]) for f in frames]
     latencies = [f["ms"] for f in frames]
     labels = list(SentenceAnnotation.objects.order_by("sentence__index").values_list("label", flat=True))
     steps = sum(len(path) for path, _ in walks)
     return {
-        "sentences": args.sentences, "keys": len(frames), "latency_ms": args.latency, "gap_ms": args.gap,
+        "protocol": args.protocol, "sentences": args.sentences, "keys": len(frames), "latency_ms": args.latency, "gap_ms": args.gap,
         "machine_speed_ms": machine_speed_ms(),
         "key_to_next_frame_ms": {"p50": round(percentile(latencies, 50), 1), "p95": round(percentile(latencies, 95), 1),
                                  "max": round(max(latencies), 1)},
@@ -253,10 +267,12 @@ def main(argv=None):
     parser.add_argument("--gap", type=int, default=20, help="ms between keys")
     parser.add_argument("--app-root", help="serve this copy of the application instead (a before/after comparison)")
     parser.add_argument("--profile", action="store_true", help="sample the page's JavaScript while typing")
+    parser.add_argument("--protocol", choices=("cognibench", "large"), default="cognibench",
+                        help="the project's protocol: CogniBench's, or bench/protocol_walk.py's 12 steps and 20 labels")
     parser.add_argument("--setup", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.setup:
-        setup(args.sentences)
+        setup(args.sentences, args.protocol)
         return
     print(json.dumps(run(args), indent=2))
 

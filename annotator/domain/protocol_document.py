@@ -229,12 +229,31 @@ class Protocol:
     def ordered(self, path: Mapping[str, str] | None) -> Path:
         """The path with its steps in protocol order (jsonb sorts an object's keys), unknown steps last."""
         path = path or {}
+        walked = self._walk(path)
+        if len(walked) == len(path):  # a walk of the tree (every stored path): its order is the protocol's
+            return walked
         known = {step: path[step] for step in self._order if step in path}
         known.update((str(k), v) for k, v in path.items() if k not in known)
         return known
 
+    def _walk(self, path: Mapping[str, str]) -> Path:
+        """The answers of ``path`` along the tree from the start, as far as they lead (each step's answer one the
+        step offers). Costs the path's length, not the protocol's size: the write path calls it on every key."""
+        walked: Path = {}
+        step: str | None = self.start
+        while step is not None and step in path:
+            value = path[step]
+            target = self._next[step].get(value) if isinstance(value, str) else None
+            if target is None:
+                break
+            walked[step] = path[step]
+            step = target[1] if target[0] else None
+        return walked
+
     def validate(self, path: Mapping[str, str]) -> None:
         """Raise ProtocolError unless ``path`` is a walk the protocol can produce (in any key order)."""
+        if len(self._walk(path)) == len(path):
+            return
         expected: str | None = self.start
         for key, value in self.ordered(path).items():
             if expected is None:

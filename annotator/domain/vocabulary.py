@@ -86,8 +86,11 @@ class Role(TextChoices):
 
 
 class ProtocolMode(TextChoices):
-    SEQUENTIAL = "sequential", "Sequential decisions (CogniBench)"
-    INDEPENDENT = "independent", "Independent: pick one of seven categories"
+    """How annotators walk the project's protocol, whichever it is (pages add its number of labels:
+    ``projects.protocols.protocol_mode_name``)."""
+
+    SEQUENTIAL = "sequential", "Sequential: the protocol's questions, one at a time"
+    INDEPENDENT = "independent", "Independent: pick the final label at once"
 
 
 class GoldProvenance(TextChoices):

@@ -15,7 +15,8 @@ from django.utils import timezone
 from ..domain import gold as gold_rules
 from ..domain.protocol_groups import reading
 from ..domain.protocol_document import ProtocolError
-from ..projects.protocols import protocol_for, protocol_for_assignment
+from ..projects.protocol_mapping import carried_note, carry_for_slots, version_carry
+from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, DrawnTurn, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
 from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
@@ -112,10 +113,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     if not gold_rules.turn_is_complete(len(assignments), project.overlap):
         return result
     result.complete = True
-    answers: dict[int, list[gold_rules.GivenAnswer]] = {}
-    for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments):
-        answers.setdefault(annotation.sentence_id, []).append(
-            gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type))
+    answers, note = _answers_as_current(project, assignments)
     _clear_agreement_that_no_longer_holds(turn, answers)
     settled, imported = _settled_and_imported(turn)
     # One annotator's review gold does not settle a turn that several annotators completed: they decide it
@@ -124,11 +122,11 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
         sentence__turn=turn, provenance=GoldProvenance.REVIEW)}
     settled -= set(reviewed)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    decision = gold_rules.decide_turn(protocol_for_assignment(assignments[0]), sentence_ids, answers, len(assignments), settled, imported,
+    decision = gold_rules.decide_turn(protocol_for(project), sentence_ids, answers, len(assignments), settled, imported,
                                       imported_is_final=project.imported_gold == ImportedGold.FINAL)
     for agreed in decision.agreed:
         _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
-                  reason=agreed.reason, severity=agreed.severity, error_type=agreed.error_type)
+                  reason=agreed.reason + note, severity=agreed.severity, error_type=agreed.error_type)
         result.agreed.append(agreed.sentence_id)
     for sentence_id in decision.disputed:
         if sentence_id in reviewed:
@@ -139,6 +137,19 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     if result.agreed or result.disputed:
         gold_version_bump(project.pk)
     return result
+
+
+def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
+    """Each sentence's answers as labels of the project's current protocol version, and a note for gold's reason
+    (projects.protocol_mapping: an answer whose label does not carry over is left out, so the sentence is disputed)."""
+    carry = carry_for_slots(project, assignments)
+    answers: dict[int, list[gold_rules.GivenAnswer]] = {}
+    for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments).select_related("assignment"):
+        label = carry.carry(annotation.assignment.protocol_version_id, annotation.label) if carry else annotation.label
+        if label is not None:
+            answers.setdefault(annotation.sentence_id, []).append(
+                gold_rules.GivenAnswer(label, annotation.severity, annotation.error_type))
+    return answers, carried_note(carry, assignments)
 
 
 def _clear_agreement_that_no_longer_holds(turn: Turn, answers: dict) -> None:
@@ -155,16 +166,14 @@ def _clear_agreement_that_no_longer_holds(turn: Turn, answers: dict) -> None:
 def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
     """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
     result = DeriveResult(complete=True)
-    answers = {
-        annotation.sentence_id: gold_rules.GivenAnswer(annotation.label, annotation.severity, annotation.error_type)
-        for annotation in SentenceAnnotation.objects.filter(assignment=assignment)
-    }
+    given, note = _answers_as_current(project, [assignment])
+    answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
     settled, imported = _settled_and_imported(turn)
     sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    for reviewed in gold_rules.decide_reviewed_turn(protocol_for_assignment(assignment), sentence_ids, answers, settled, imported,
+    for reviewed in gold_rules.decide_reviewed_turn(protocol_for(project), sentence_ids, answers, settled, imported,
                                                     imported_is_final=project.imported_gold == ImportedGold.FINAL):
         _set_gold(reviewed.sentence_id, label=reviewed.label, path=reviewed.path, provenance=GoldProvenance.REVIEW,
-                  actor=assignment.annotator, reason=reviewed.reason, severity=reviewed.severity,
+                  actor=assignment.annotator, reason=reviewed.reason + note, severity=reviewed.severity,
                   error_type=reviewed.error_type)
         result.agreed.append(reviewed.sentence_id)
     if result.agreed:
@@ -227,9 +236,18 @@ def adjudication_resolve(
         ).select_related("assignment").first()
         if chosen is None or not chosen.label:
             raise GoldError("That annotator gave no label for this sentence.")
-        # The side's own walk (a label two paths reach keeps the one the annotator took).
-        label = chosen.label
-        path = protocol.ordered(chosen.path or {}) or protocol.path_for_label(label) or {}
+        carry = version_carry(adjudication.turn.dialogue.project)
+        if carry.is_older(chosen.assignment.protocol_version_id):
+            # An answer of an older version: its label as the mapping carries it over, with that label's path.
+            label = carry.carry(chosen.assignment.protocol_version_id, chosen.label)
+            if label is None:
+                raise GoldError(f"That annotator's label {chosen.label!r} (an older protocol version) does not carry "
+                                "over to the current version: walk the protocol or name a label instead.")
+            path = protocol.path_for_label(label) or {}
+        else:
+            # The side's own walk (a label two paths reach keeps the one the annotator took).
+            label = chosen.label
+            path = protocol.ordered(chosen.path or {}) or protocol.path_for_label(label) or {}
     elif path is not None:
         path = protocol.ordered(path)
         try:

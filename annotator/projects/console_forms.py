@@ -17,8 +17,8 @@ EXPLANATIONS = {
                "least 2. Raising it opens one more slot on every turn, also on turns already compared: when the new "
                "annotator submits, a sentence whose annotators no longer all agree is decided again (adjudicated "
                "gold stays). Lowering it hands out fewer new slots; slots already given stay.",
-    "protocol_mode": "How annotators reach a label: the CogniBench walk of yes/no questions, or one choice among "
-                     "seven labels. Labels already given keep the path they were given with; the next sentences "
+    "protocol_mode": "How annotators reach a label: the protocol's questions one at a time, or one choice among "
+                     "its labels. Labels already given keep the path they were given with; the next sentences "
                      "are asked the new way.",
     "require_evidence": "If on, an annotator cannot finish a faithful or grounded sentence without marking at "
                         "least one supporting span of the reference.",
@@ -97,6 +97,7 @@ class ProjectSettingsForm(forms.ModelForm):
             field.widget.attrs.update(min=low, max=high)
             field.validators += [MinValueValidator(low), MaxValueValidator(high)]
         self.fields["qualification_pass_mark"].widget.attrs["step"] = "0.01"
+        self.fields["protocol_mode"].choices = ProtocolMode.choices  # the model keeps the words it was migrated with
         for name, field in self.fields.items():
             field.explanation = EXPLANATIONS.get(name, "")
 

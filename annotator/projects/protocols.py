@@ -8,6 +8,7 @@ keyed by its row id: after the first call for a version, ``protocol_for`` costs 
 from __future__ import annotations
 
 from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol
+from ..domain.vocabulary import ProtocolMode
 
 # Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
 # rolled-back transactions do reuse them, clear this (tests/conftest.py). Where the row is at hand, its
@@ -80,5 +81,13 @@ def protocol_caption(project) -> str:
     if version.previous_id is not None and version.label_mapping:
         previous = protocol_of_version(version.previous)
         text += (f"; work begun before then follows {previous.name} v{previous.version} (project version "
-                 f"{version.previous.number}), its labels counted as the mapping carries them over")
+                 f"{version.previous.number}); gold, agreement and the gold figures of the reports page count its "
+                 "labels as the mapping carries them over")
     return text
+
+
+def protocol_mode_name(project) -> str:
+    """How the project's annotators walk its protocol, with the protocol's number of labels where it helps."""
+    if project.protocol_mode == ProtocolMode.INDEPENDENT:
+        return f"Independent: pick one of {len(protocol_for(project).labels)} labels at once"
+    return ProtocolMode.SEQUENTIAL.label

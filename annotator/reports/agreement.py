@@ -24,7 +24,9 @@ from django.db.models import Count, Max
 from ..domain import agreement
 from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
+from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_for
+from . import versions
 
 
 @contextmanager
@@ -77,7 +79,7 @@ def _label_code(column: str, labels) -> str:
     return f"(CASE {column} {cases} END)"
 
 
-def _sentence_rows(project, labels, batch_id=None):
+def _sentence_rows(project, labels, batch_id=None, carry=None):
     """One GROUP BY over the submitted annotations, per sentence, then per kind of sentence.
 
     Each sentence judged by exactly two annotators is reduced to two packed
@@ -86,18 +88,24 @@ def _sentence_rows(project, labels, batch_id=None):
     identical sentences are then counted together. Sentences judged by three or
     more keep their id, so their annotations can be fetched one by one.
     Rows: (first, second, gold label index or NULL, batch, week, sentence id or 0, count).
+    With ``carry`` (a project with work under older protocol versions) labels count as the mapping carries them
+    over (reports.versions), and annotations whose label does not carry over are left out.
     """
     q = connection.ops.quote_name
     sa, a, t, d, g = (q(m._meta.db_table) for m in (SentenceAnnotation, Assignment, Turn, Dialogue, GoldLabel))
     label_code = lambda column: _label_code(column, labels)  # noqa: E731
     label_list = ", ".join(f"'{label}'" for label in _sql_labels(labels))
+    annotation_code, gold_code, kept = label_code('sa.label'), label_code('g.label'), f"sa.label IN ({label_list})"
+    if carry is not None and carry.has_older:
+        annotation_code = versions.carried_label_code("sa.label", "a.protocol_version_id", labels, carry)
+        gold_code, kept = versions.carried_gold_code("g.label", labels, carry), f"{annotation_code} IS NOT NULL"
     batch_filter = "AND d.batch_id = %s" if batch_id is not None else ""
     sql = f"""
         WITH keyed AS (
-            SELECT sa.sentence_id AS sentence_id, a.annotator_id * {SLOTS} + {label_code('sa.label')} AS k,
+            SELECT sa.sentence_id AS sentence_id, a.annotator_id * {SLOTS} + {annotation_code} AS k,
                    a.turn_id AS turn_id, a.submitted_at AS submitted_at
             FROM {sa} sa JOIN {a} a ON a.id = sa.assignment_id
-            WHERE a.project_id = %s AND a.status = %s AND a.is_qualification = %s AND sa.label IN ({label_list})
+            WHERE a.project_id = %s AND a.status = %s AND a.is_qualification = %s AND {kept}
         ),
         per_sentence AS (
             SELECT sentence_id, COUNT(*) AS n, MAX(turn_id) AS turn_id, MIN(k) AS lo, MAX(k) AS hi,
@@ -106,14 +114,14 @@ def _sentence_rows(project, labels, batch_id=None):
             GROUP BY sentence_id
             HAVING COUNT(*) >= 2
         )
-        SELECT p.lo, p.hi, {label_code('g.label')}, d.batch_id, {_week('p.last')},
+        SELECT p.lo, p.hi, {gold_code}, d.batch_id, {_week('p.last')},
                CASE WHEN p.n = 2 THEN 0 ELSE p.sentence_id END, COUNT(*)
         FROM per_sentence p
         JOIN {t} t ON t.id = p.turn_id
         JOIN {d} d ON d.id = t.dialogue_id
         LEFT JOIN {g} g ON g.sentence_id = p.sentence_id
         WHERE t.is_qualification = %s {batch_filter}
-        GROUP BY p.lo, p.hi, {label_code('g.label')}, d.batch_id, {_week('p.last')},
+        GROUP BY p.lo, p.hi, {gold_code}, d.batch_id, {_week('p.last')},
                  CASE WHEN p.n = 2 THEN 0 ELSE p.sentence_id END
     """
     params = [project.pk, Assignment.Status.SUBMITTED.value, False, False]
@@ -124,20 +132,23 @@ def _sentence_rows(project, labels, batch_id=None):
         return cursor.fetchall()
 
 
-def _multi_annotations(sentence_ids, labels):
-    """(sentence, annotator, label) of the sentences judged by three or more annotators."""
+def _multi_annotations(sentence_ids, labels, carry):
+    """(sentence, annotator, label) of the sentences judged by three or more annotators (labels of older
+    versions as the mapping carries them over; those that do not carry over left out)."""
     rows = []
     ids = list(sentence_ids)
+    read = set(labels) | {label for mapping in carry.carried.values() for label in mapping}
     for start in range(0, len(ids), 500):
         rows.extend(
-            SentenceAnnotation.objects.filter(
+            (sentence_id, annotator, carry.carry(version_id, label))
+            for sentence_id, annotator, version_id, label in SentenceAnnotation.objects.filter(
                 sentence_id__in=ids[start:start + 500],
                 assignment__status=Assignment.Status.SUBMITTED,
                 assignment__is_qualification=False,
-                label__in=labels,
-            ).values_list("sentence_id", "assignment__annotator_id", "label")
+                label__in=read,
+            ).values_list("sentence_id", "assignment__annotator_id", "assignment__protocol_version_id", "label")
         )
-    return rows
+    return [row for row in rows if row[2] in labels]
 
 
 def _week_label(week):
@@ -173,8 +184,9 @@ class _Accumulator:
 def project_agreement(project, batch: ImportBatch | None = None) -> dict:
     """Every agreement figure of a project (or one import batch), as plain JSON-ready data."""
     batch_id = batch.pk if batch is not None else None
-    read = reading(protocol_for(project))
-    scheme = agreement.scheme_of(protocol_for(project))
+    carry = version_carry(project)
+    read = reading(carry.current)
+    scheme = agreement.scheme_of(carry.current)
     n_labels = len(scheme.labels)
     overall = _Accumulator(scheme)
     by_batch: dict = defaultdict(lambda: _Accumulator(scheme))
@@ -183,7 +195,7 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
     pair_agree: dict = defaultdict(int)
     against_gold: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
     multi_sentences = {}
-    for lo, hi, gold, batch_key, week, sentence_id, count in _sentence_rows(project, scheme.labels, batch_id):
+    for lo, hi, gold, batch_key, week, sentence_id, count in _sentence_rows(project, scheme.labels, batch_id, carry):
         if sentence_id:
             multi_sentences[sentence_id] = (gold, batch_key, week)
             continue
@@ -199,7 +211,7 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
             against_gold[b][lb, gold] += count
     per_sentence = defaultdict(list)
     label_index = scheme.label_index
-    for sentence_id, annotator, label in _multi_annotations(multi_sentences, scheme.labels):
+    for sentence_id, annotator, label in _multi_annotations(multi_sentences, scheme.labels, carry):
         per_sentence[sentence_id].append((annotator, label_index[label]))
     for sentence_id, given in per_sentence.items():
         gold, batch_key, week = multi_sentences[sentence_id]
@@ -260,6 +272,8 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
         "project": project.slug,
         "batch": str(batch) if batch is not None else None,
         "protocol": {"id": read.id, "version": read.version, "name": read.name},
+        # Work under older versions of the project's protocol: counted through the mapping, or left out.
+        "older_versions": versions.older_versions_note(project, carry),
         "labels": list(scheme.labels),
         "measures": [
             {"variable": variable, "title": read.step_title(variable), "scope": read.step_scope(variable),

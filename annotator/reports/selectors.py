@@ -19,18 +19,25 @@ from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
+from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_caption, protocol_for
 from ..domain.vocabulary import ProtocolMode, Role
+from . import versions
 from .agreement import cached, cached_or_older, data_version, project_agreement, reporting_cursor
 
 POSITIONS = ("beginning", "middle", "end")
 
 
-def _gold_rows(project):
-    """(gold label, turn index, generator model, position bucket 0-2, count) for non-qualification turns."""
+def _gold_rows(project, carry=None):
+    """(gold label, turn index, generator model, position bucket 0-2, count) for non-qualification turns.
+    With ``carry`` (work under older protocol versions) the label is the current version's it counts as, or
+    None where it does not carry over (reports.versions)."""
     q = connection.ops.quote_name
     g, s, t, d = (q(m._meta.db_table) for m in (GoldLabel, Sentence, Turn, Dialogue))
     idx = q("index")
+    label = "g.label"
+    if carry is not None and carry.has_older:
+        label = versions.carried_gold_code("g.label", carry.current.labels, carry, as_label=True)
     sql = f"""
         WITH n AS (
             SELECT s.turn_id AS turn_id, COUNT(*) AS n
@@ -38,14 +45,14 @@ def _gold_rows(project):
             WHERE d.project_id = %s AND t.is_qualification = %s
             GROUP BY s.turn_id
         )
-        SELECT g.label, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n AS position, COUNT(*)
+        SELECT {label}, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n AS position, COUNT(*)
         FROM {g} g
         JOIN {s} s ON s.id = g.sentence_id
         JOIN {t} t ON t.id = s.turn_id
         JOIN {d} d ON d.id = t.dialogue_id
         JOIN n ON n.turn_id = s.turn_id
         WHERE d.project_id = %s AND t.is_qualification = %s
-        GROUP BY g.label, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n
+        GROUP BY {label}, t.{idx}, d.generator_model, (3 * s.{idx}) / n.n
     """
     with reporting_cursor() as cursor:
         cursor.execute(sql, [project.pk, False, project.pk, False])
@@ -78,13 +85,20 @@ def _rates(counts: dict, read) -> dict:
 
 
 def gold_breakdown(project) -> dict:
-    """What the labels say: label shares, and rates by turn index, position and generator model."""
-    read = reading(protocol_for(project))
+    """What the labels say: label shares, and rates by turn index, position and generator model. Gold decided
+    under an older version of the project's protocol counts as the mapping carries its label over (left out, and
+    counted in ``left_out``, where it does not carry over)."""
+    carry = version_carry(project)
+    read = reading(carry.current)
+    left_out = 0
     by_label = defaultdict(int)
     by_turn = defaultdict(lambda: defaultdict(int))
     by_position = defaultdict(lambda: defaultdict(int))
     by_model = defaultdict(lambda: defaultdict(int))
-    for label, turn_index, model, position, count in _gold_rows(project):
+    for label, turn_index, model, position, count in _gold_rows(project, carry):
+        if label is None:
+            left_out += count
+            continue
         by_label[label] += count
         by_turn[turn_index][label] += count
         by_position[POSITIONS[min(int(position), 2)]][label] += count
@@ -106,6 +120,7 @@ def gold_breakdown(project) -> dict:
     in_families = {label for family in read.families for label in family.labels}
     return {
         "total": total,
+        "left_out_by_older_versions": left_out,
         "families": [{"id": family.id, "name": family.name, "colour": family.colour, "count": family_counts[family.id],
                       "labels": list(family.labels)} for family in read.families],
         # Labels outside every family (CogniBench: irrelevant), counted apart in the charts.
