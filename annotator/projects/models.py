@@ -9,14 +9,6 @@ from ..domain.vocabulary import (
 )
 
 
-# The field's choices as migration 0001 stored them. Their words are shown nowhere: the pages show
-# ``get_protocol_mode_display`` (the mode worded for the project's protocol) and the forms ProtocolMode's words.
-# Rewording them here needs a migration without SQL, left to the project's next migration (engineer "prelabel"
-# makes them); it then sets ``choices=ProtocolMode.choices``.
-MODE_CHOICES_AS_MIGRATED = [("sequential", "Sequential decisions (CogniBench)"),
-                            ("independent", "Independent: pick one of seven categories")]
-
-
 def default_error_types():
     return list(DEFAULT_ERROR_TYPES)
 
@@ -38,7 +30,7 @@ class Project(models.Model):
     overlap = models.PositiveSmallIntegerField(
         default=2, help_text="How many distinct annotators judge each turn."
     )
-    protocol_mode = models.CharField(max_length=20, choices=MODE_CHOICES_AS_MIGRATED, default=ProtocolMode.SEQUENTIAL)
+    protocol_mode = models.CharField(max_length=20, choices=ProtocolMode.choices, default=ProtocolMode.SEQUENTIAL)
     show_prelabels = models.BooleanField(
         default=False,
         help_text="Show LLM pre-labels to annotators (off by default, to avoid anchoring).",
