@@ -37,17 +37,13 @@ ALLOWED = {
 }
 PYTHON_ROOTS = ("annotator", "autolabel", "api")
 
-# NOT YET FOLLOWING THE PROTOCOL (issue 24, item 4: the pre-labeler's prompt, reply format and vote, its evaluation
-# views and the faithfulness report still speak CogniBench's two-stage format). Each entry is work left, not an
-# exception: remove it when the module reads the project's protocol. The offline judge (baseline/) plays a model
-# answering that format.
+# NOT YET FOLLOWING THE PROTOCOL (issue 24, item 4: its evaluation views and the faithfulness report still speak
+# CogniBench's views and kinds). Each entry is work left, not an exception: remove it when the module reads the
+# project's protocol. The pre-labeler itself (labelling/, baseline/, models) follows the job's protocol.
 PENDING = {
-    "autolabel/baseline/judge.py", "autolabel/baseline/server.py",
-    "autolabel/labelling/prompting.py", "autolabel/labelling/parsing.py", "autolabel/labelling/voting.py",
     "autolabel/evaluation/scores.py", "autolabel/evaluation/comparison.py", "autolabel/evaluation/views.py",
     "autolabel/management/commands/evaluate_autolabel.py",
     "autolabel/faithfulness/counts.py", "autolabel/faithfulness/report.py",
-    "autolabel/models.py",  # choices=Label.choices: dropping them needs a migration (engineer "protocol")
 }
 
 
