@@ -24,8 +24,8 @@ sentence takes a reply that is a hallucination when bad and is not one otherwise
 request decides fits both); among those, a reasoning sentence the one whose wording speaks most of
 reasoning (going on to a second request counts), another sentence the one that speaks of it least; then
 the one whose wording shares most words with the sentence; then the first listed.
-Second request: among the labels that are hallucinations when bad (the others otherwise; all labels when
-none fits), a bad sentence takes the first listed when its support is below 0.25 (plus jitter), else the
+Second request: bad is support below 0.6 (plus jitter) only. Among the labels that are hallucinations when bad
+(the others otherwise; all labels when none fits), a bad sentence takes the first listed when its support is below 0.25 (plus jitter), else the
 last; a sentence that is not bad takes the first listed when a hedge (may, might, could, often, ...)
 softens it, else the last. (On CogniBench's document: misleading / speculative / reliable / unequivocal.)
 
@@ -144,7 +144,8 @@ def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[st
 def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int,
                           options: list[Option]) -> str:
     jitter = _jitter(seed, number)
-    bad = _sentence_is_bad(sentence, reference, reference_stems, jitter)
+    # Support only: numbers were weighed in the first request (a list's "3." is no claim to weigh twice).
+    bad = support(sentence, reference_stems) < SUPPORT_THRESHOLD + jitter
     fitting = [o for o in options if o.hallucinated == bad] or options
     if bad:
         first = support(sentence, reference_stems) < MISLEADING_THRESHOLD + jitter
