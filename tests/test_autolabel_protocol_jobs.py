@@ -11,7 +11,7 @@ from annotator.domain.vocabulary import Role
 from annotator.projects.protocol_services import protocol_set
 from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, ContrastiveExample, LLMProfile, Prediction, SampleReply
-from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
+from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.conftest import wait_until
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 
@@ -104,3 +104,19 @@ def test_contrastive_example_labels_are_checked_against_the_projects_protocol():
     assert "'invented' is not a label of the project's protocol" in refused.value.message_dict["wrong_label"][0]
     example.wrong_label = "consistent"
     example.full_clean()
+
+
+@pytest.mark.django_db
+def test_batch_mode_on_face4rag_asks_the_second_request_and_agrees_with_real_time(profile, baseline_llm, monkeypatch):
+    from autolabel.jobs import batch
+
+    monkeypatch.setattr(batch, "BATCH_POLL_SECONDS", 0.05)
+    project, _ = project_following("face4rag")
+    by_batch = services.job_create(project=project, profile=profile, samples=3, threshold=2, batch_mode=True, enqueue=False)
+    assert services.job_run(by_batch.pk) == AutoLabelJob.Status.DONE
+    assert baseline_llm.stats()["batches"] == 2  # the reasoning sentences entered the fallacy step
+    live = services.job_create(project=project, profile=profile, samples=3, threshold=2, enqueue=False)
+    services.job_run(live.pk)
+    labels = {job.pk: dict(Prediction.objects.filter(job=job).values_list("sentence_id", "label")) for job in (by_batch, live)}
+    assert labels[by_batch.pk] == labels[live.pk]
+    assert {"consistent", "hallucination"} <= set(labels[live.pk].values())
