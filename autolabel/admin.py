@@ -9,6 +9,7 @@ import os
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
@@ -136,13 +137,20 @@ class ContrastiveExampleAdmin(LedProjectsAdmin, admin.ModelAdmin):
             if chosen is None:
                 messages.error(request, "That sentence is not a candidate any more.")
             else:
-                example = ContrastiveExample.objects.create(
+                example = ContrastiveExample(
                     project=project, sentence=chosen.sentence, wrong_label=chosen.label,
                     right_label=chosen.sentence.gold.label, source_job=job,
                     explanation=chosen.sentence.gold.reason,
                 )
-                messages.success(request, "Example added: write the explanation the model will see.")
-                return redirect("admin:autolabel_contrastiveexample_change", example.pk)
+                try:  # the job may have labelled with an older protocol version than the project's
+                    example.clean()
+                except ValidationError as error:
+                    messages.error(request, " ".join(f"{field}: {' '.join(problems)}"
+                                                     for field, problems in error.message_dict.items()))
+                else:
+                    example.save()
+                    messages.success(request, "Example added: write the explanation the model will see.")
+                    return redirect("admin:autolabel_contrastiveexample_change", example.pk)
         job, candidates = selectors.contrastive_candidates(project, job) if project else (None, [])
         context = {
             **self.admin_site.each_context(request), "title": "Contrastive example candidates", "opts": self.model._meta,

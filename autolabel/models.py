@@ -4,10 +4,11 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
-from annotator.models import Project, Sentence, Turn
-from annotator.domain.vocabulary import Label
+from annotator.models import Project, ProtocolVersion, Sentence, Turn
+from annotator.projects.protocols import protocol_for
 
 from autolabel.labelling import prompting
+from autolabel.labelling.stages import label_field_problems
 
 
 class LLMProfile(models.Model):
@@ -69,8 +70,9 @@ class ContrastiveExample(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="contrastive_examples")
     sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="contrastive_examples")
-    wrong_label = models.CharField(max_length=20, choices=Label.choices)
-    right_label = models.CharField(max_length=20, choices=Label.choices)
+    # Labels of the project's protocol: checked against it in clean() (admin and forms), not by choices.
+    wrong_label = models.CharField(max_length=20, help_text="A label of the project's protocol.")
+    right_label = models.CharField(max_length=20, help_text="A label of the project's protocol.")
     explanation = models.TextField(blank=True, help_text="Shown to the model after the right annotation.")
     active = models.BooleanField(default=True)
     position = models.PositiveIntegerField(default=0)
@@ -86,6 +88,14 @@ class ContrastiveExample(models.Model):
 
     def __str__(self):
         return f"{self.sentence.text[:60]} ({self.wrong_label} -> {self.right_label})"
+
+    def clean(self):
+        if self.project_id is None:
+            return
+        problems = label_field_problems(protocol_for(self.project), {
+            "wrong_label": self.wrong_label, "right_label": self.right_label})
+        if problems:
+            raise ValidationError(problems)
 
 
 class LLMJob(models.Model):
@@ -128,6 +138,10 @@ class AutoLabelJob(LLMJob):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="autolabel_jobs")
     profile = models.ForeignKey(LLMProfile, on_delete=models.PROTECT, related_name="jobs")
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
+    # The protocol the job labels with: the project's version when the job was created (null: the built-in
+    # default). Its prompts, replies and labels all follow it, whatever version the project moves on to.
+    protocol_version = models.ForeignKey(ProtocolVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="autolabel_jobs")
     model = models.CharField(max_length=200)
     samples = models.PositiveSmallIntegerField(default=5)
     threshold = models.PositiveSmallIntegerField(default=3)
@@ -195,11 +209,12 @@ class Prediction(models.Model):
 
     job = models.ForeignKey(AutoLabelJob, on_delete=models.CASCADE, related_name="predictions")
     sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="predictions")
-    label = models.CharField(max_length=20, choices=Label.choices, blank=True)
+    label = models.CharField(max_length=20, blank=True, help_text="A label of the job's protocol (blank: none agreed).")
     hallucinated = models.BooleanField(default=False)
     hallucinated_votes = models.PositiveSmallIntegerField(default=0)
     abstentions = models.PositiveSmallIntegerField(default=0)
-    stage1_kind = models.CharField(max_length=20, blank=True, help_text="factual / cognitive, as the agreeing samples said.")
+    stage1_kind = models.CharField(max_length=20, blank=True,
+                                   help_text="The family of the label (CogniBench: factual / cognitive), as the agreeing samples said.")
     label_votes = models.JSONField(default=dict, blank=True)
     # Every sample's reading, so the job can be re-scored at any threshold.
     sample_votes = models.JSONField(default=list, blank=True)

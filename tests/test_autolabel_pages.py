@@ -273,24 +273,26 @@ def test_a_staff_lead_starting_a_job_in_the_admin_lands_on_the_jobs_page_with_th
 
 
 @pytest.mark.parametrize("shipped", ["face4rag", "cognibench_clinical"])
-def test_a_job_is_refused_on_a_protocol_the_pre_labeler_cannot_label_yet(client, db, shipped):
-    """The pre-labeler still prompts, votes and scores with CogniBench's labels: on a project whose protocol has
-    other labels or steps it would record predictions no annotator of the project can choose. Refused, saying why,
-    on the page and the API; nothing is created."""
+def test_a_job_on_an_example_protocol_is_started_on_the_page_and_the_api_with_that_protocol(client, db, shipped):
+    """The pre-labeler prompts, parses and votes with the project's protocol (it refused any but CogniBench's
+    before): a job starts on the page and through the API, and records the protocol version it labels with."""
     from annotator.domain.protocol_document import load_shipped
     from annotator.projects.protocol_services import protocol_set
+    from autolabel.jobs.services import job_protocol
     from tests.factories_api import token_client
 
     profile = LLMProfile.objects.create(name="nowhere", base_url="http://127.0.0.1:9/v1", default_model="m")
     project = ProjectFactory()
     plain_turns(project, 2)
     lead = member(project, Role.LEAD)
-    protocol_set(project, load_shipped(shipped).document, user=lead)
+    version = protocol_set(project, load_shipped(shipped).document, user=lead)
     client.force_login(lead)
     page = client.post(reverse("autolabel:job_list", args=[project.slug]),
-                       {"profile": profile.pk, "samples": 5, "threshold": 3, "use_n": "on"})
-    assert "labels with CogniBench&#x27;s protocol only" in page.content.decode()
+                       {"profile": profile.pk, "samples": 5, "threshold": 3, "use_n": "on"}, follow=True)
+    assert page.status_code == 200
     api = token_client(lead).post(f"/api/v1/projects/{project.slug}/autolabel-jobs/",
                                   {"profile": "nowhere", "samples": 5, "threshold": 3}, format="json")
-    assert api.status_code == 400 and "CogniBench's protocol only" in api.json()["detail"]
-    assert not AutoLabelJob.objects.exists()
+    assert api.status_code in (201, 202), api.content
+    jobs = list(AutoLabelJob.objects.order_by("pk"))
+    assert len(jobs) == 2 and all(job.protocol_version_id == version.pk for job in jobs)
+    assert job_protocol(jobs[0]).id == shipped and jobs[0].parameters["protocol"]["id"] == shipped

@@ -1,4 +1,5 @@
-"""The per-turn pipeline on a hand-built turn: prompt build -> reply parse -> vote -> predictions.
+"""The per-turn pipeline on a hand-built turn: prompt build -> reply parse -> vote -> predictions (built-in
+CogniBench document: stage-1 tags are its answer values walked, e.g. "relevant factual faithful").
 
 Plain functions over plain data: no database (no django_db mark), no endpoint. That the labelling modules
 import no Django, models, progress or services is an import contract (.importlinter).
@@ -51,13 +52,13 @@ def test_only_the_missing_samples_are_asked_again_one_by_one_when_not_consecutiv
 
 def test_a_reply_is_read_by_index_into_sample_rows_with_the_tokens_on_the_first():
     result = CallResult(choices=[
-        Choice(_reply((1, "faithful factual"), (2, "hallucinated cognitive"), (3, "irrelevant")), False),
-        Choice("Sure! " + _reply((1, "faithful factual"), (3, "made up")), False),
+        Choice(_reply((1, "relevant factual faithful"), (2, "relevant cognitive"), (3, "irrelevant")), False),
+        Choice("Sure! " + _reply((1, "relevant factual faithful"), (3, "made up")), False),
     ], prompt_tokens=300, completion_tokens=40)
     first, second, third = rows_from_result(STAGE_1, [0, 1, 2], [1, 2, 3], result)
-    assert first["votes"] == {"1": "faithful factual", "2": "hallucinated cognitive", "3": "irrelevant"}
+    assert first["votes"] == {"1": "relevant factual faithful", "2": "relevant cognitive", "3": "irrelevant"}
     assert (first["prompt_tokens"], first["completion_tokens"], first["problems"]) == (300, 40, {})
-    assert second["votes"] == {"1": "faithful factual"}
+    assert second["votes"] == {"1": "relevant factual faithful"}
     assert second["problems"] == {"extra_text": 1, "unknown_tag": 1, "missing": 1}
     assert (second["prompt_tokens"], second["completion_tokens"]) == (0, 0)
     assert third["error"] == "the endpoint returned fewer choices than asked for" and third["votes"] == {}
@@ -67,8 +68,8 @@ def test_a_reply_is_read_by_index_into_sample_rows_with_the_tokens_on_the_first(
 
 def test_stage_two_asks_only_the_sentences_a_sample_judged_cognitive():
     assert plan_requests(_spec(), _config(), STAGE_2) == []  # no stage-1 sample yet
-    stage1 = {(STAGE_1, i): {"votes": {"1": "faithful factual", "2": "hallucinated cognitive" if i < 2 else
-                                       "faithful factual", "3": "irrelevant"}} for i in range(5)}
+    stage1 = {(STAGE_1, i): {"votes": {"1": "relevant factual faithful", "2": "relevant cognitive" if i < 2 else
+                                       "relevant factual faithful", "3": "irrelevant"}} for i in range(5)}
     plans = plan_requests(_spec(stage1), _config(), STAGE_2)
     assert [(indices, numbers) for indices, numbers, _ in plans] == [([0, 1, 2, 3, 4], [2])]
     user = plans[0][2][1]["content"]
@@ -79,10 +80,10 @@ def test_five_samples_vote_with_a_threshold_of_three_into_one_prediction_per_sen
     spec = _spec()
     outcome = TurnOutcome(spec)
     stage1 = [  # sample i's stage-1 reply; sample 4 failed (it abstains)
-        _reply((1, "faithful factual"), (2, "hallucinated cognitive"), (3, "irrelevant")),
-        _reply((1, "faithful factual"), (2, "hallucinated cognitive"), (3, "irrelevant")),
-        _reply((1, "hallucinated factual"), (2, "hallucinated cognitive"), (3, "irrelevant")),
-        _reply((1, "faithful factual"), (2, "faithful cognitive"), (3, "irrelevant")),
+        _reply((1, "relevant factual faithful"), (2, "relevant cognitive"), (3, "irrelevant")),
+        _reply((1, "relevant factual faithful"), (2, "relevant cognitive"), (3, "irrelevant")),
+        _reply((1, "relevant factual invented"), (2, "relevant cognitive"), (3, "irrelevant")),
+        _reply((1, "relevant factual faithful"), (2, "relevant cognitive"), (3, "irrelevant")),
     ]
     result = CallResult(choices=[Choice(text, False) for text in stage1])
     outcome.rows += rows_from_result(STAGE_1, [0, 1, 2, 3], [1, 2, 3], result)
@@ -112,7 +113,7 @@ def test_five_samples_vote_with_a_threshold_of_three_into_one_prediction_per_sen
 
 
 def test_with_a_threshold_of_two_the_same_samples_flag_more():
-    spec = _spec({(STAGE_1, i): {"votes": {"1": "hallucinated factual" if i < 2 else "faithful factual"}}
+    spec = _spec({(STAGE_1, i): {"votes": {"1": "relevant factual invented" if i < 2 else "relevant factual faithful"}}
                   for i in range(5)})
     outcome = TurnOutcome(spec)
     outcome_predictions(spec, _config(threshold=2), outcome)

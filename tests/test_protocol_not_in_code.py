@@ -37,16 +37,6 @@ ALLOWED = {
 }
 PYTHON_ROOTS = ("annotator", "autolabel", "api")
 
-# NOT YET FOLLOWING THE PROTOCOL (issue 24, item 4: the pre-labeler's prompt, reply format and vote still speak
-# CogniBench's two-stage format). Each entry is work left, not an
-# exception: remove it when the module reads the project's protocol. The offline judge (baseline/) plays a model
-# answering that format.
-PENDING = {
-    "autolabel/baseline/judge.py", "autolabel/baseline/server.py",
-    "autolabel/labelling/prompting.py", "autolabel/labelling/parsing.py", "autolabel/labelling/voting.py",
-    "autolabel/models.py",  # choices=Label.choices: dropping them needs a migration (engineer "protocol")
-}
-
 
 def _docstrings(tree) -> set[int]:
     found = set()
@@ -96,7 +86,7 @@ def test_python_names_no_cognibench_label_or_step_outside_its_document():
     for root in PYTHON_ROOTS:
         for path in sorted((ROOT / root).rglob("*.py")):
             relative = path.relative_to(ROOT).as_posix()
-            if "/migrations/" in relative or relative in ALLOWED or relative in PENDING:
+            if "/migrations/" in relative or relative in ALLOWED:
                 continue
             problems = python_findings(path)
             if problems:
@@ -117,12 +107,6 @@ def test_templates_and_scripts_name_no_cognibench_label_or_step():
                 for match in QUOTED.finditer(line):
                     findings.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0)}")
     assert not findings, "\n".join(findings)
-
-
-def test_the_pending_list_only_names_files_that_still_need_it():
-    """An entry of PENDING whose module no longer names CogniBench is stale: the list only shrinks."""
-    stale = [name for name in sorted(PENDING) if (ROOT / name).exists() and not python_findings(ROOT / name)]
-    assert not stale, f"remove from PENDING (they follow the protocol now): {stale}"
 
 
 def test_the_check_sees_what_it_means_to_refuse(tmp_path):

@@ -1,7 +1,9 @@
 """Face4RAG's three-level protocol walked in Chromium: the annotation screen asks the document's questions and
 takes its keys, two annotators disagree, the adjudicator walks the document on the dispute, and the reports
 show agreement per step of the document (tests/test_protocol_wiring.py walks both example protocols at
-service and page level, export and qualification included)."""
+service and page level, export and qualification included). On each example protocol a lead starts a
+pre-labelling job from the job page (a real worker, the offline judge) and reads predictions in the document's
+labels."""
 
 import re
 
@@ -13,6 +15,7 @@ from annotator.models import Adjudication, GoldLabel
 from annotator.projects.protocol_services import protocol_set
 from annotator.reports.agreement import project_agreement
 from annotator.domain.vocabulary import Role
+from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -95,3 +98,54 @@ def test_face4rag_in_chromium_annotation_dispute_and_adjudication(page_for):
     assert measures["category"]["units"] == 2 and measures["category"]["percent"] == 1.0
     assert measures["consistent"]["units"] == 3 and measures["consistent"]["percent"] == 1.0
     page_for(lead).goto(f"/p/{project.slug}/reports/")
+
+
+PRELABEL_TEXTS = [
+    "The Danube rises in the Black Forest of Germany.",
+    "It was named after a Roman goddess of pearls and silver fish in 1312.",
+    "Therefore the Danube is probably the most important trade route in the whole world.",
+]
+PRELABEL_REFERENCE = ("The Danube rises in the Black Forest of Germany and flows 2850 kilometres into the Black Sea. "
+                      "Vienna and Budapest stand on its banks.")
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+@pytest.mark.parametrize("shipped", ["face4rag", "cognibench_clinical"])
+def test_a_lead_starts_a_pre_labelling_job_on_an_example_protocol_and_sees_its_labels(
+        page_for, start_celery_worker, baseline_llm, shipped):
+    from autolabel.models import AutoLabelJob, LLMProfile, Prediction
+
+    protocol = load_shipped(shipped)
+    LLMProfile.objects.create(name="Offline baseline", base_url=baseline_llm.base_url, api_key_env="", concurrency=1)
+    project = ProjectFactory(slug=f"prelabel-{shipped.replace('_', '-')}")
+    lead = member(project, Role.LEAD)
+    protocol_set(project, protocol.document, user=lead)
+    project.refresh_from_db()
+    dialogue = DialogueFactory(project=project, reference=PRELABEL_REFERENCE)
+    TurnFactory(dialogue=dialogue, sentences=PRELABEL_TEXTS)
+    start_celery_worker(concurrency=1)
+
+    page = page_for(lead)
+    page.goto(f"/p/{project.slug}/autolabel/")
+    page.get_by_label("Endpoint profile").select_option(label="Offline baseline")
+    page.get_by_label("Samples", exact=True).fill("3")
+    page.get_by_label("Threshold", exact=True).fill("2")
+    page.get_by_role("button", name="Start auto-label job").click()
+    page.wait_for_url("**/autolabel/jobs/*/")
+    page.get_by_text("Done", exact=True).wait_for(timeout=60000)
+
+    job = AutoLabelJob.objects.get()
+    assert job.protocol_version_id == project.protocol_version_id
+    predicted = {p.sentence.index: p.label for p in Prediction.objects.filter(job=job).select_related("sentence")}
+    assert set(predicted.values()) - {""} <= set(protocol.labels)
+    rows = page.locator("#job-predictions tbody tr")
+    expect(rows).to_have_count(3)
+    supported = "consistent" if shipped == "face4rag" else "faithful"
+    unsupported = "hallucination" if shipped == "face4rag" else predicted[1]
+    assert predicted[0] == supported and predicted[1] == unsupported
+    # The chips carry the document's names for its own labels.
+    expect(rows.nth(0).locator(".chip").first).to_have_text(protocol.label(supported).name)
+    expect(rows.nth(1).locator(".chip").first).to_have_text(protocol.label(unsupported).name)
+    if predicted[2]:
+        expect(rows.nth(2).locator(".chip").first).to_have_text(protocol.label(predicted[2]).name)

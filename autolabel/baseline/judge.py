@@ -1,28 +1,33 @@
 """The baseline judge: a transparent lexical-overlap rule, no language model.
 
 It reads a prompt made by prompting.build_messages (with parsing.parse_prompt) and answers it in the same
-marker format a real model must use, so the whole pipeline (prompts, parsing,
-voting, jobs, evaluation) can run offline. It is a *baseline*: it knows nothing
-about meaning, only which words of a sentence also occur in the reference.
+marker format a real model must use, so the whole pipeline (prompts, parsing, voting, jobs, evaluation)
+can run offline. It is a *baseline*: it knows nothing about meaning, only which words of a sentence also
+occur in the reference, and nothing of any protocol: it chooses among the replies the prompt's format block
+allows, as options.py describes them (hallucination or not, goes on to a second request, wording about
+empty sentences or about reasoning).
 
 For each marked sentence:
 
 - content words: lower-cased words of 3+ letters, minus a short stop list, each
   cut to its first 6 letters (a crude stem, so "rivers" matches "river");
 - support: the share of the sentence's content words found in the reference;
-- unsupported numbers: numbers in the sentence that do not occur in the reference.
+- unsupported numbers: numbers in the sentence that do not occur in the reference;
+- empty: fewer than 2 content words, none of them in the reference;
+- reasoning: the sentence holds a cue of inference or judgement (because, therefore, important, likely,
+  should, ...);
+- bad: support below 0.6 (plus the sample's jitter), or an unsupported number.
 
-Stage 1
-  irrelevant    fewer than 2 content words, none of them in the reference;
-  cognitive     the sentence holds a cue of inference or judgement (because,
-                therefore, important, likely, should, ...); otherwise factual;
-  hallucinated  support below 0.6 (plus the sample's jitter), or an unsupported number;
-  faithful      otherwise.
-Stage 2
-  misleading    support below 0.25 (plus jitter);
-  speculative   support below 0.6 (plus jitter);
-  reliable      a hedge (may, might, could, often, ...) softens the claim;
-  unequivocal   otherwise.
+First request: an empty sentence takes the reply whose wording speaks of sentences with nothing to check
+(when the protocol has one; otherwise nothing it says can be unsupported, so it is not bad). Any other
+sentence takes a reply that is a hallucination when bad and is not one otherwise (a reply whose second
+request decides fits both); among those, a reasoning sentence the one whose wording speaks most of
+reasoning (going on to a second request counts), another sentence the one that speaks of it least; then
+the one whose wording shares most words with the sentence; then the first listed.
+Second request: bad is support below 0.6 (plus jitter) only. Among the labels that are hallucinations when bad
+(the others otherwise; all labels when none fits), a bad sentence takes the first listed when its support is below 0.25 (plus jitter), else the
+last; a sentence that is not bad takes the first listed when a hedge (may, might, could, often, ...)
+softens it, else the last. (On CogniBench's document: misleading / speculative / reliable / unequivocal.)
 
 Samples vary slightly: each sample moves the thresholds by a jitter in
 [-0.08, 0.08] drawn from a generator seeded with the sample's seed and the
@@ -35,8 +40,9 @@ from __future__ import annotations
 import random
 import re
 
+from autolabel.baseline.options import Option, read_options
 from autolabel.labelling.parsing import parse_prompt
-from autolabel.labelling.prompting import STAGE_1
+from autolabel.labelling.stages import STAGE_1
 
 STOPWORDS = frozenset(
     """
@@ -108,37 +114,57 @@ def _jitter(seed: int, number: int) -> float:
     return random.Random(f"{seed}:{number}").uniform(-JITTER, JITTER)
 
 
-def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int) -> str:
+def _sentence_is_bad(sentence: str, reference: str, reference_stems: set[str], jitter: float) -> bool:
+    return support(sentence, reference_stems) < SUPPORT_THRESHOLD + jitter or bool(unsupported_numbers(sentence, reference))
+
+
+def _reasons(sentence: str) -> bool:
+    return bool(set(_WORD_RE.findall(sentence.lower())) & COGNITIVE_CUES) or any(cue in sentence for cue in CJK_COGNITIVE_CUES)
+
+
+def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int,
+                          options: list[Option]) -> str:
     words = content_words(sentence)
     found = [w for w in words if w in reference_stems]
+    bad = _sentence_is_bad(sentence, reference, reference_stems, _jitter(seed, number))
+    most_empty = max((option.empty for option in options if option.hallucinated is False), default=0)
     if len(words) < 2 and not found:
-        return "irrelevant"
-    lowered = set(_WORD_RE.findall(sentence.lower()))
-    kind = "cognitive" if lowered & COGNITIVE_CUES or any(cue in sentence for cue in CJK_COGNITIVE_CUES) else "factual"
-    score = support(sentence, reference_stems)
-    bad = score < SUPPORT_THRESHOLD + _jitter(seed, number) or unsupported_numbers(sentence, reference)
-    return f"{'hallucinated' if bad else 'faithful'} {kind}"
+        empty = [o for o in options if o.hallucinated is False and most_empty and o.empty == most_empty]
+        if empty:
+            return empty[0].reply
+        bad = False
+    candidates = [o for o in options if not (most_empty and o.empty == most_empty and o.hallucinated is False)] or options
+    fitting = [o for o in candidates if o.hallucinated is None or o.hallucinated == bool(bad)] or candidates
+    direction = -1 if _reasons(sentence) else 1
+    stems = set(words)
+    best = min(range(len(fitting)), key=lambda i: (direction * fitting[i].reasoning, -len(stems & fitting[i].stems), i))
+    return fitting[best].reply
 
 
-def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int) -> str:
-    score = support(sentence, reference_stems)
+def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int,
+                          options: list[Option]) -> str:
     jitter = _jitter(seed, number)
-    if score < MISLEADING_THRESHOLD + jitter:
-        return "misleading"
-    if score < SUPPORT_THRESHOLD + jitter:
-        return "speculative"
-    if set(_WORD_RE.findall(sentence.lower())) & HEDGES or any(hedge in sentence for hedge in CJK_HEDGES):
-        return "reliable"
-    return "unequivocal"
+    # Support only: numbers were weighed in the first request (a list's "3." is no claim to weigh twice).
+    bad = support(sentence, reference_stems) < SUPPORT_THRESHOLD + jitter
+    fitting = [o for o in options if o.hallucinated == bad] or options
+    if bad:
+        first = support(sentence, reference_stems) < MISLEADING_THRESHOLD + jitter
+    else:
+        first = bool(set(_WORD_RE.findall(sentence.lower())) & HEDGES) or any(hedge in sentence for hedge in CJK_HEDGES)
+    return (fitting[0] if first else fitting[-1]).reply
 
 
 def answer(prompt_text: str, seed: int) -> str:
     """The judge's reply to a prompt, one ``<sN>tags</sN>`` line per marked sentence."""
     prompt = parse_prompt(prompt_text)
     stems = set(content_words(prompt.reference))
-    judge = judge_sentence_stage1 if prompt.stage == STAGE_1 else judge_sentence_stage2
+    stage_one = prompt.stage == STAGE_1
+    options = read_options(prompt.allowed, prompt.protocol, stage_one, content_words)
+    if not options:  # a prompt without a format block: nothing the judge may answer
+        return ""
+    judge = judge_sentence_stage1 if stage_one else judge_sentence_stage2
     lines = [
-        f"<s{number}>{judge(text, prompt.reference, stems, seed, number)}</s{number}>"
+        f"<s{number}>{judge(text, prompt.reference, stems, seed, number, options)}</s{number}>"
         for number, text in prompt.sentences
     ]
     return "\n".join(lines)

@@ -16,7 +16,7 @@ Faults are injected on a deterministic schedule so a test knows what happens:
 ``429``, ``500``, ``timeout`` (answers only after ``timeout_delay`` seconds),
 ``garbage`` (a 200 whose body is not JSON), ``truncated`` (the reply is cut in the middle of a marker, finish_reason=length),
 ``malformed`` (chatter, a missing marker and an unknown tag), ``language`` (the
-tags translated into French). In a batch, 429/500/timeout faults put the line
+tags written with accented vowels, as a model replying in another language might: no tag of any protocol). In a batch, 429/500/timeout faults put the line
 into the batch's error file.
 
 Token counts are estimates (words × 4/3), enough to exercise the accounting.
@@ -38,9 +38,8 @@ from . import judge
 
 FAULT_KINDS = ("429", "500", "timeout", "garbage", "truncated", "malformed", "language")
 MODEL_NAME = "baseline-lexical"
-_FRENCH = {"faithful": "fidèle", "hallucinated": "halluciné", "irrelevant": "hors-sujet", "factual": "factuel",
-           "cognitive": "cognitif", "misleading": "trompeur", "speculative": "spéculatif", "reliable": "fiable",
-           "unequivocal": "univoque"}
+_ACCENTED = str.maketrans("aeiou", "àéìòù")
+_MARKER_CONTENT = re.compile(r"(<s\d+>)(.*?)(</s\d+>)")
 
 
 def estimate_tokens(text: str) -> int:
@@ -131,7 +130,7 @@ class BaselineState:
                     lines = lines[:-1] if len(lines) > 1 else lines
                 text = "Sure! Here is my analysis of each sentence:\n" + "\n".join(lines) + "\nHope this helps."
             elif fault == "language":
-                text = re.sub(r"\b(" + "|".join(_FRENCH) + r")\b", lambda m: _FRENCH[m.group(1)], text)
+                text = _MARKER_CONTENT.sub(lambda m: m.group(1) + m.group(2).translate(_ACCENTED) + m.group(3), text)
             completion_tokens += estimate_tokens(text)
             choices.append({"index": index, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
                             "logprobs": None})

@@ -23,7 +23,7 @@ from autolabel.labelling.pipeline import (
     JobConfig,
     TurnOutcome,
     TurnSpec,
-    cognitive_numbers,
+    second_stage_numbers,
     outcome_predictions,
     plan_requests,
     rows_from_result,
@@ -187,7 +187,7 @@ def _join_batch(job, owner, client, config: JobConfig, batch, stage: int) -> int
             result = _result_from_body(response.get("body") or {})
             numbers = _numbers_for(job, turn_id, stage, config)
             outcome.requests += 1
-            rows = rows_from_result(stage, indices, numbers, result)
+            rows = rows_from_result(stage, indices, numbers, result, config.protocol)
             outcome.rows.extend(rows)
             for row in rows:
                 for problem, count in row["problems"].items():
@@ -208,7 +208,7 @@ def _join_batch(job, owner, client, config: JobConfig, batch, stage: int) -> int
 
 
 def _numbers_for(job, turn_id: int, stage: int, config: JobConfig) -> list[int]:
-    """Sentence numbers a stage asked about (stage 2: those a stored stage-1 sample called cognitive)."""
+    """Sentence numbers a stage asked about (stage 2: those a stored stage-1 sample sent there)."""
     numbers = [index + 1 for index in Sentence.objects.filter(turn_id=turn_id).order_by("index").values_list("index", flat=True)]
     if stage == prompting.STAGE_1:
         return numbers
@@ -216,7 +216,7 @@ def _numbers_for(job, turn_id: int, stage: int, config: JobConfig) -> list[int]:
         (row["stage"], row["sample_index"]): row
         for row in SampleReply.objects.filter(job=job, turn_id=turn_id, stage=prompting.STAGE_1).values("stage", "sample_index", "votes")
     }
-    return cognitive_numbers(TurnSpec(0, turn_id, "", "", [], existing))
+    return second_stage_numbers(TurnSpec(0, turn_id, "", "", [], existing), config.protocol)
 
 
 def _record_batch_faults(job, owner, config: JobConfig, stage: int, reason: str):
@@ -226,7 +226,7 @@ def _record_batch_faults(job, owner, config: JobConfig, stage: int, reason: str)
         outcome = TurnOutcome(spec)
         for indices, numbers, _ in plan_requests(spec, config, stage):
             outcome.faults += 1
-            outcome.rows.extend(rows_from_result(stage, indices, numbers, CallResult(error=reason)))
+            outcome.rows.extend(rows_from_result(stage, indices, numbers, CallResult(error=reason), config.protocol))
         if outcome.rows:
             buffer.append(outcome)
         if len(buffer) >= FLUSH_TURNS:

@@ -26,11 +26,11 @@ class LiveTurn:
 
     @property
     def label_counts(self) -> list[tuple[str, str, int]]:
-        """(label, its name, sentences) of the turn's predicted labels, most frequent first."""
+        """(label, label or "no label", sentences) of the turn's predicted labels, most frequent first."""
         counts: dict[str, list] = {}
         for prediction in self.predictions:
             key = prediction.label or ""
-            name = prediction.get_label_display() if prediction.label else "no label"
+            name = prediction.label or "no label"  # the page shows the name from the job's protocol
             counts.setdefault(key, [key, name, 0])[2] += 1
         return sorted((tuple(row) for row in counts.values()), key=lambda row: (-row[2], row[1]))
 

@@ -33,7 +33,7 @@ async def process_turn(caller: Caller, spec: TurnSpec, config: JobConfig) -> Tur
             outcome.requests += 1 + extra_requests
             outcome.retries += result.retries
             outcome.faults += 1 if result.error else 0
-            rows = rows_from_result(stage, indices, numbers, result)
+            rows = rows_from_result(stage, indices, numbers, result, config.protocol)
             outcome.rows.extend(rows)
             for row in rows:
                 spec.existing[(stage, row["sample_index"])] = row

@@ -8,8 +8,8 @@ from autolabel.models import AutoLabelJob, Prediction, SeverityPrediction
 
 
 def job_of_project(project, job_id) -> AutoLabelJob:
-    """The project's job ``job_id`` with its profile and prompt version (404 for another project's job)."""
-    return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version"), pk=job_id, project=project)
+    """The project's job ``job_id`` with its profile, prompt and protocol versions (404 for another project's job)."""
+    return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version", "protocol_version"), pk=job_id, project=project)
 
 
 def has_finished_job(project) -> bool:

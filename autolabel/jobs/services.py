@@ -21,9 +21,8 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from annotator.domain.protocol_document import COGNIBENCH
 from annotator.models import Turn
-from annotator.projects.protocols import protocol_for
+from annotator.projects.protocols import protocol_of_version
 from annotator.queue import task_send
 
 from autolabel.jobs import llm
@@ -71,18 +70,6 @@ def prompt_version_create(project, stage1_template=None, stage2_template=None, n
 # Jobs: create, cancel
 # ---------------------------------------------------------------------------
 
-def protocol_refusal(project) -> str | None:
-    """Why the pre-labeler cannot label this project, or None.
-
-    Its prompts, reply format, vote and evaluation are still CogniBench's two stages (docs/protocols.md): on a
-    protocol whose labels or walk differ they would record labels the project's annotators cannot choose."""
-    protocol = protocol_for(project)
-    if protocol.labels == COGNIBENCH.labels and protocol.paths() == COGNIBENCH.paths():
-        return None
-    return (f"the pre-labeler labels with CogniBench's protocol only, and this project follows "
-            f"{protocol.document['name']!r} (other labels or steps): no job can be started on it yet")
-
-
 def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 5, threshold: int = 3,
                prompt_version: PromptVersion | None = None, turn_ids=None, use_n: bool = True,
                batch_mode: bool = False, created_by=None, enqueue: bool = True) -> AutoLabelJob:
@@ -94,8 +81,6 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
     if batch_mode and not profile.supports_batch:
         raise JobError(f"the endpoint profile {profile.name!r} does not offer the Batch API")
     if refusal := llm.api_key_env_refusal(profile.api_key_env):
-        raise JobError(refusal)
-    if refusal := protocol_refusal(project):
         raise JobError(refusal)
     if prompt_version is None:
         prompt_version = prompt_version_current(project)
@@ -117,13 +102,14 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
     with transaction.atomic():
         job = AutoLabelJob.objects.create(
             project=project, profile=profile, prompt_version=prompt_version, model=model or profile.default_model,
+            protocol_version_id=project.protocol_version_id,
             samples=samples, threshold=threshold, use_n=use_n and profile.supports_n, batch_mode=batch_mode,
             created_by=created_by,
             parameters={
                 "base_url": profile.base_url, "temperature": profile.temperature, "max_tokens": profile.max_tokens,
                 "concurrency": profile.concurrency, "timeout": profile.timeout_seconds,
                 "max_retries": profile.max_retries, "contrastive_examples": examples,
-                "prompt_version": prompt_version.version,
+                "prompt_version": prompt_version.version, "protocol": protocol_summary(project),
             },
         )
         ids = turns.order_by("pk").values_list("pk", flat=True)
@@ -195,7 +181,19 @@ def _job_config(job: AutoLabelJob) -> JobConfig:
         for row in rows
     ]
     return JobConfig(job.samples, job.threshold, job.use_n, job.prompt_version.stage1_template,
-                     job.prompt_version.stage2_template, examples)
+                     job.prompt_version.stage2_template, examples, protocol=job_protocol(job))
+
+
+def job_protocol(job: AutoLabelJob):
+    """The protocol a job labels with: the project's version recorded at its creation (built-in when none)."""
+    return protocol_of_version(job.protocol_version)
+
+
+def protocol_summary(project) -> dict:
+    """The protocol's id, version and name as recorded in the job's parameters (read by a person)."""
+    protocol = protocol_of_version(project.protocol_version)
+    return {"id": protocol.id, "version": protocol.version, "name": protocol.name,
+            "project_version": project.protocol_version.number if project.protocol_version_id else None}
 
 
 # ---------------------------------------------------------------------------
@@ -234,7 +232,7 @@ def job_run(job_id: int, owner: str | None = None) -> str:
     owner = owner or _owner()
     if not _lease_acquire(job_id, owner):
         return ""
-    job = AutoLabelJob.objects.select_related("profile", "prompt_version", "project").get(pk=job_id)
+    job = AutoLabelJob.objects.select_related("profile", "prompt_version", "project", "protocol_version").get(pk=job_id)
     if job.cancel_requested:
         _finish(job, AutoLabelJob.Status.CANCELLED)
         return job.status

@@ -61,15 +61,17 @@ def _predictions_context(request, project, job, after=0):
     ``after``), every prediction page by page once it has finished."""
     # Never the pre-labels (nor gold) of the turns the lead holds an unsubmitted slot on.
     hidden = blind_turn_ids(request.user, project)
+    label_protocol = services.job_protocol(job)  # the labels' names: those of the protocol the job labelled with
     if not job.is_finished:
         feed = live.live_feed(job, hidden, after=after)
-        return {"feed": feed, "cursor": feed.cursor if feed else after}
+        return {"feed": feed, "cursor": feed.cursor if feed else after, "label_protocol": label_protocol}
     predictions = (
         Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=hidden)
         .select_related("sentence__turn__dialogue", "sentence__gold")
         .order_by("sentence__turn_id", "sentence__index")
     )
-    return {"page": Paginator(predictions, 100).get_page(request.GET.get("page")), "cursor": after}
+    return {"page": Paginator(predictions, 100).get_page(request.GET.get("page")), "cursor": after,
+            "label_protocol": label_protocol}
 
 
 def _progress_poll(request, project, job, after):

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from annotator.domain.vocabulary import HALLUCINATED_LABELS, Label
+from annotator.domain.protocol_document import Protocol
 
-from autolabel.labelling.prompting import STAGE2_TAGS, STAGE_1, Kind, Verdict
+from autolabel.labelling.stages import STAGE_1, Stage1Reading, Stages, stages_of
 
 _MARKER_RE = re.compile(r"<s(\d+)>(.*?)</s\1>", re.DOTALL)
 _BLOCK_RE = {
@@ -22,6 +22,9 @@ _BLOCK_RE = {
     "response": re.compile(r"<response>\n?(.*?)\n?</response>", re.DOTALL),
 }
 _STAGE_RE = re.compile(r'<format stage="(\d)">')
+_FORMAT_RE = re.compile(r'<format stage="\d">\n(.*?)\n</format>', re.DOTALL)
+_ALLOWED_RE = re.compile(r"^([a-z0-9_ ]+) → (.+)$", re.MULTILINE)
+_PROTOCOL_RE = re.compile(r"<protocol [^>]*>\n(.*?)\n</protocol>", re.DOTALL)
 
 
 @dataclass
@@ -30,6 +33,8 @@ class ParsedPrompt:
     reference: str
     question: str
     sentences: list[tuple[int, str]]
+    allowed: list[tuple[str, str]] = field(default_factory=list)  # (reply, where it ends), from the format block
+    protocol: str = ""  # the protocol block's text: the questions, answers and labels asked
 
 
 def parse_prompt(text: str) -> ParsedPrompt:
@@ -41,7 +46,11 @@ def parse_prompt(text: str) -> ParsedPrompt:
         found = regex.search(text)
         blocks[name] = found.group(1) if found else ""
     sentences = [(int(m.group(1)), m.group(2)) for m in _MARKER_RE.finditer(blocks["response"])]
-    return ParsedPrompt(stage, blocks["reference"], blocks["question"], sentences)
+    found = _FORMAT_RE.search(text)
+    allowed = [(m.group(1), m.group(2)) for m in _ALLOWED_RE.finditer(found.group(1))] if found else []
+    described = _PROTOCOL_RE.search(text)
+    return ParsedPrompt(stage, blocks["reference"], blocks["question"], sentences, allowed,
+                        described.group(1) if described else "")
 
 
 class Problem(StrEnum):
@@ -57,52 +66,31 @@ class Problem(StrEnum):
 
 
 @dataclass
-class Stage1Tag:
-    verdict: Verdict
-    kind: Kind | None  # None for irrelevant
-
-
-@dataclass
 class ParsedReply:
-    tags: dict[int, object] = field(default_factory=dict)  # number -> Stage1Tag | Label
+    tags: dict[int, object] = field(default_factory=dict)  # number -> Stage1Reading | label id
     problems: dict[str, int] = field(default_factory=dict)
 
     def add(self, problem: Problem, count: int = 1):
         self.problems[problem.value] = self.problems.get(problem.value, 0) + count
 
 
-_WORD_RE = re.compile(r"[a-z]+")
 _OPEN_MARKER_TAIL_RE = re.compile(r"<s\d*>?[^<]*$|<$|</s?\d*$")
 
 
-def _stage1_tag(content: str) -> Stage1Tag | None:
-    words = _WORD_RE.findall(content.lower())
-    verdicts = {w for w in words if w in Verdict._value2member_map_}
-    kinds = {w for w in words if w in Kind._value2member_map_}
-    others = [w for w in words if w not in Verdict._value2member_map_ and w not in Kind._value2member_map_]
-    if len(verdicts) != 1 or len(kinds) > 1 or others:
-        return None
-    verdict = Verdict(verdicts.pop())
-    if verdict == Verdict.IRRELEVANT:
-        return Stage1Tag(verdict, None)
-    if not kinds:
-        return None
-    return Stage1Tag(verdict, Kind(kinds.pop()))
+def _read_tag(stages: Stages, content: str, stage: int):
+    return stages.stage1_reading(content) if stage == STAGE_1 else stages.stage2_label(content)
 
 
-def _stage2_tag(content: str) -> Label | None:
-    words = _WORD_RE.findall(content.lower())
-    if len(words) != 1 or words[0] not in STAGE2_TAGS:
-        return None
-    return Label(words[0])
-
-
-def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated: bool = False) -> ParsedReply:
-    """Read the tags of the sentences ``numbers`` from a reply, by index.
+def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated: bool = False,
+                protocol: Protocol | None = None) -> ParsedReply:
+    """Read the tags of the sentences ``numbers`` from a reply, by index, under ``protocol`` (the built-in
+    default when None): a stage-1 tag is walked through the tree word by word (stages.py), a stage-2 tag
+    must name a label stage 2 reaches; anything else is an unknown tag.
 
     Never raises: whatever is wrong is counted in ``problems`` and the sentences
     that could not be read are left out of ``tags`` (the sample abstains on them).
     """
+    stages = stages_of(protocol)
     parsed = ParsedReply()
     wanted = set(numbers)
     if not text or not text.strip():
@@ -120,7 +108,7 @@ def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated:
         if number not in wanted:
             parsed.add(Problem.UNKNOWN_INDEX)
             continue
-        tag = _stage1_tag(match.group(2)) if stage == STAGE_1 else _stage2_tag(match.group(2))
+        tag = _read_tag(stages, match.group(2), stage)
         if tag is None:
             parsed.add(Problem.UNKNOWN_TAG)
             conflicting.add(number)
@@ -145,34 +133,24 @@ def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated:
     return parsed
 
 
-def sample_label(stage1: Stage1Tag | None, stage2: Label | None) -> tuple[str | None, bool | None, str | None]:
-    """One sample's reading of one sentence: (label, hallucinated, kind).
+def sample_label(stage1: Stage1Reading | None, stage2: str | None,
+                 protocol: Protocol | None = None) -> tuple[str | None, bool | None, str]:
+    """One sample's reading of one sentence: (label, hallucinated, family id).
 
-    ``label`` is a Label value or None when the sample did not get that far;
-    ``hallucinated`` is None when the sample abstained entirely.
+    ``label`` is None when the sample did not get that far; ``hallucinated`` is None when the sample
+    abstained (stages.Stages.sample_reading says when a sentence that entered stage 2 still counts).
     """
-    if stage1 is None:
-        return None, None, None
-    if stage1.verdict == Verdict.IRRELEVANT:
-        return Label.IRRELEVANT.value, False, None
-    if stage1.kind == Kind.FACTUAL:
-        label = Label.INVENTED if stage1.verdict == Verdict.HALLUCINATED else Label.FAITHFUL
-        return label.value, label in HALLUCINATED_LABELS, Kind.FACTUAL.value
-    # Cognitive: the sub-category comes from stage 2; without it, stage 1's verdict still counts.
-    if stage2 is not None:
-        return stage2.value, stage2 in HALLUCINATED_LABELS, Kind.COGNITIVE.value
-    return None, stage1.verdict == Verdict.HALLUCINATED, Kind.COGNITIVE.value
+    reading = stages_of(protocol).sample_reading(stage1, stage2)
+    return reading.label, reading.hallucinated, reading.family
 
 
 def tag_to_json(tag) -> str | None:
     if tag is None:
         return None
-    if isinstance(tag, Stage1Tag):
-        return tag.verdict.value if tag.kind is None else f"{tag.verdict.value} {tag.kind.value}"
-    return str(tag.value if isinstance(tag, Label) else tag)
+    return tag.text if isinstance(tag, Stage1Reading) else str(tag)
 
 
-def tag_from_json(value: str | None, stage: int):
+def tag_from_json(value: str | None, stage: int, protocol: Protocol | None = None):
     if value is None:
         return None
-    return _stage1_tag(value) if stage == STAGE_1 else _stage2_tag(value)
+    return _read_tag(stages_of(protocol), value, stage)

@@ -6,17 +6,20 @@ endpoint reply into sample rows with ``rows_from_result``, and vote the samples 
 prediction rows with ``outcome_predictions``; progress.py writes the rows.
 
 Calls per turn: stage 1 costs ``samples`` requests (one with ``n``); stage 2 the same
-again, only for turns in which a sample judged a sentence cognitive. Never one request
-per sentence.
+again, only for turns in which a sample's stage-1 reading entered a step the protocol marks
+for a second request (stages.py). Never one request per sentence.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from annotator.domain.protocol_document import Protocol, default_protocol
+
 from autolabel.labelling import parsing
 from autolabel.labelling import prompting
 from autolabel.labelling.replies import CallResult
+from autolabel.labelling.stages import stage_two_numbers, stages_of
 from autolabel.labelling.voting import decide
 
 
@@ -55,26 +58,22 @@ class JobConfig:
     stage1_template: str
     stage2_template: str
     examples: list
+    protocol: Protocol = field(default_factory=default_protocol)  # the protocol the job labels with
 
 
 def _messages(spec: TurnSpec, config: JobConfig, stage: int, numbers) -> list[dict]:
     texts = {number: text for number, _, text in spec.sentences}
     template = config.stage1_template if stage == prompting.STAGE_1 else config.stage2_template
     return prompting.build_messages(stage, template, spec.reference, spec.question,
-                                    [(n, texts[n]) for n in numbers], config.examples, language=spec.language)
+                                    [(n, texts[n]) for n in numbers], config.examples, language=spec.language,
+                                    protocol=config.protocol)
 
 
-def cognitive_numbers(spec: TurnSpec) -> list[int]:
-    """The sentences stage 2 asks about: those a stored stage-1 sample judged cognitive."""
-    numbers = set()
-    for (stage, _), row in spec.existing.items():
-        if stage != prompting.STAGE_1:
-            continue
-        for number, tag in (row.get("votes") or {}).items():
-            parsed = parsing.tag_from_json(tag, prompting.STAGE_1)
-            if parsed is not None and parsed.kind == prompting.Kind.COGNITIVE:
-                numbers.add(int(number))
-    return sorted(numbers)
+def second_stage_numbers(spec: TurnSpec, protocol: Protocol | None = None) -> list[int]:
+    """The sentences stage 2 asks about: those a stored stage-1 sample's reading sent there."""
+    tags = [(number, tag) for (stage, _), row in spec.existing.items() if stage == prompting.STAGE_1
+            for number, tag in (row.get("votes") or {}).items()]
+    return stage_two_numbers(stages_of(protocol), tags)
 
 
 def plan_requests(spec: TurnSpec, config: JobConfig, stage: int) -> list[tuple[list[int], list[int], list[dict]]]:
@@ -83,7 +82,7 @@ def plan_requests(spec: TurnSpec, config: JobConfig, stage: int) -> list[tuple[l
     With ``n`` the missing samples go in one request when they are consecutive
     (sample i is always seed i); otherwise one request per sample.
     """
-    numbers = spec.numbers if stage == prompting.STAGE_1 else cognitive_numbers(spec)
+    numbers = spec.numbers if stage == prompting.STAGE_1 else second_stage_numbers(spec, config.protocol)
     if not numbers:
         return []
     missing = [i for i in range(config.samples) if (stage, i) not in spec.existing]
@@ -95,7 +94,8 @@ def plan_requests(spec: TurnSpec, config: JobConfig, stage: int) -> list[tuple[l
     return [([i], numbers, messages) for i in missing]
 
 
-def rows_from_result(stage: int, indices: list[int], numbers: list[int], result: CallResult) -> list[dict]:
+def rows_from_result(stage: int, indices: list[int], numbers: list[int], result: CallResult,
+                     protocol: Protocol | None = None) -> list[dict]:
     """SampleReply rows for the samples one request covered. Tokens go on the first row."""
     rows = []
     for position, index in enumerate(indices):
@@ -107,7 +107,7 @@ def rows_from_result(stage: int, indices: list[int], numbers: list[int], result:
             row["error"] = result.error
         elif position < len(result.choices):
             choice = result.choices[position]
-            parsed = parsing.parse_reply(choice.text, stage, numbers, truncated=choice.truncated)
+            parsed = parsing.parse_reply(choice.text, stage, numbers, truncated=choice.truncated, protocol=protocol)
             row["raw_reply"] = choice.text or ""
             row["votes"] = {str(n): parsing.tag_to_json(tag) for n, tag in parsed.tags.items()}
             row["problems"] = parsed.problems
@@ -122,16 +122,18 @@ def outcome_predictions(spec: TurnSpec, config: JobConfig, outcome: TurnOutcome)
     stage_rows = {key: row for key, row in spec.existing.items()}
     for row in outcome.rows:
         stage_rows[(row["stage"], row["sample_index"])] = row
+    protocol = config.protocol
+    order = stages_of(protocol).tie_break_order()
     for number, sentence_id, _ in spec.sentences:
         votes = []
         for index in range(config.samples):
             s1_row = stage_rows.get((prompting.STAGE_1, index)) or {}
             s2_row = stage_rows.get((prompting.STAGE_2, index)) or {}
-            s1 = parsing.tag_from_json((s1_row.get("votes") or {}).get(str(number)), prompting.STAGE_1)
-            s2 = parsing.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2)
-            label, hallucinated, kind = parsing.sample_label(s1, s2)
-            votes.append({"label": label, "hallucinated": hallucinated, "kind": kind})
-        decision = decide(votes, config.threshold)
+            s1 = parsing.tag_from_json((s1_row.get("votes") or {}).get(str(number)), prompting.STAGE_1, protocol)
+            s2 = parsing.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2, protocol)
+            label, hallucinated, family = parsing.sample_label(s1, s2, protocol)
+            votes.append({"label": label, "hallucinated": hallucinated, "kind": family or None})
+        decision = decide(votes, config.threshold, label_order=order)
         outcome.abstentions += decision.abstentions
         outcome.predictions.append({
             "sentence_id": sentence_id, "label": decision.label, "hallucinated": decision.hallucinated,

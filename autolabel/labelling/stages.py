@@ -1,0 +1,213 @@
+"""A protocol split into the pre-labeler's two requests: what each asks, the replies it allows, how a reply
+is walked back into a reading of the sentence.
+
+Stage 1 asks the steps the document does not mark for a second request (``groups.stage_two_steps``),
+walking from its start: a stage-1 reply is the answer values of the steps walked, in order, space separated,
+and ends either on a label or on a step marked for stage 2 (the sentence then *enters* stage 2). Stage 2 asks
+the marked steps, for the sentences whose stage-1 reading entered them, and its reply is the label id
+reached. A document that marks no step (or marks its first step) is one stage: stage 1 walks the whole tree.
+
+Pure, no database. ``stages_of(protocol)`` is computed once per distinct document.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from annotator.domain.protocol_document import Protocol, default_protocol
+
+STAGE_1 = 1
+STAGE_2 = 2
+_WORD_RE = re.compile(r"[a-z0-9_]+")
+
+
+def reply_words(text: str) -> list[str]:
+    """The words of a tag, lower-cased; punctuation between them (commas, arrows) is not a word."""
+    return _WORD_RE.findall((text or "").lower())
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One reply stage 1 allows: the answer values in walk order, and where it ends."""
+
+    words: tuple[str, ...]
+    path: tuple[tuple[str, str], ...]  # (step, answer value) pairs walked
+    label: str | None  # the label it ends on, or None ...
+    entry: str | None  # ... when it enters stage 2 at this step
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class Stage1Reading:
+    """A sentence's stage-1 tag, walked: the label it ended on, or the stage-2 step it entered."""
+
+    words: tuple[str, ...]
+    label: str | None
+    entry: str | None
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+@dataclass(frozen=True)
+class SampleReading:
+    label: str | None  # None when the sample did not get as far as a label
+    hallucinated: bool | None  # None: the sample abstains
+    family: str  # the label's family id ("" when unknown or the label has none)
+
+
+class Stages:
+    """The pre-labeler's view of one protocol."""
+
+    def __init__(self, protocol: Protocol):
+        self.protocol = protocol
+        marked = set(protocol.stage_two_steps)
+        self.two_stage = bool(marked) and protocol.start not in marked
+        self.stage_two_steps = tuple(s for s in protocol.stage_two_steps) if self.two_stage else ()
+        self._marked = set(self.stage_two_steps)
+        self.replies: tuple[Reply, ...] = tuple(self._walk(protocol.start, ()))
+        self._by_words = {reply.words: reply for reply in self.replies}
+        self.entries = tuple(dict.fromkeys(reply.entry for reply in self.replies if reply.entry))
+        self._reachable = {entry: self._labels_from(entry) for entry in self.entries}
+        labels = [label for label in protocol.labels if any(label in found for found in self._reachable.values())]
+        self.stage_two_labels: tuple[str, ...] = tuple(labels)
+        self.stage_one_labels = tuple(label for label in protocol.labels
+                                      if any(reply.label == label for reply in self.replies))
+        # The steps stage 2 asks: the marked steps and any step after them, in protocol order.
+        asked = set()
+        for entry in self.entries:
+            asked |= self._steps_from(entry)
+        self.stage_two_asked = tuple(step for step in protocol.steps if step in asked)
+        self.stage_one_asked = tuple(dict.fromkeys(step for reply in self.replies for step, _ in reply.path))
+
+    # -- building -----------------------------------------------------------------------------------------
+    def _walk(self, step: str, path: tuple) -> list[Reply]:
+        found = []
+        for answer in self.protocol.step(step).answers:
+            walked = (*path, (step, answer.value))
+            words = tuple(value for _, value in walked)
+            if answer.next is None:
+                found.append(Reply(words, walked, answer.yields, None))
+            elif answer.next in self._marked:
+                found.append(Reply(words, walked, None, answer.next))
+            else:
+                found.extend(self._walk(answer.next, walked))
+        return found
+
+    def _labels_from(self, step: str, seen: frozenset = frozenset()) -> frozenset:
+        labels = set()
+        for answer in self.protocol.step(step).answers:
+            if answer.next is None:
+                labels.add(answer.yields)
+            elif answer.next not in seen:
+                labels |= self._labels_from(answer.next, seen | {step})
+        return frozenset(labels)
+
+    def _steps_from(self, step: str) -> set:
+        steps = {step}
+        for answer in self.protocol.step(step).answers:
+            if answer.next is not None and answer.next not in steps:
+                steps |= self._steps_from(answer.next)
+        return steps
+
+    # -- reading replies ----------------------------------------------------------------------------------
+    def stage1_reading(self, text: str) -> Stage1Reading | None:
+        """Walk the tree with the tag's words; None for an unknown word, a wrong order or an incomplete walk."""
+        reply = self._by_words.get(tuple(reply_words(text)))
+        return Stage1Reading(reply.words, reply.label, reply.entry) if reply else None
+
+    def stage2_label(self, text: str) -> str | None:
+        """The label a stage-2 tag names, or None when it is not one stage 2 can reach."""
+        words = reply_words(text)
+        if len(words) != 1 or words[0] not in self.stage_two_labels:
+            return None
+        return words[0]
+
+    def reachable(self, entry: str) -> frozenset:
+        return self._reachable.get(entry, frozenset())
+
+    def reply_for(self, reading: Stage1Reading) -> Reply:
+        return self._by_words[reading.words]
+
+    def sample_reading(self, stage1: Stage1Reading | None, stage2: str | None) -> SampleReading:
+        """One sample's reading of one sentence.
+
+        Stage 2 counts only for a sentence whose stage-1 reading entered it, and only with a label reachable
+        from that entry. Without one, the sample still knows the sentence is (or is not) a hallucination, or
+        its family, when every label reachable from the entry agrees; otherwise it abstains."""
+        if stage1 is None:
+            return SampleReading(None, None, "")
+        if stage1.label is not None:
+            return self._of_label(stage1.label)
+        reachable = self.reachable(stage1.entry)
+        if stage2 is not None and stage2 in reachable:
+            return self._of_label(stage2)
+        hallucinated = {label in self.protocol.hallucination_labels for label in reachable}
+        families = {self._family(label) for label in reachable}
+        return SampleReading(None, hallucinated.pop() if len(hallucinated) == 1 else None,
+                             families.pop() if len(families) == 1 else "")
+
+    def _of_label(self, label: str) -> SampleReading:
+        return SampleReading(label, label in self.protocol.hallucination_labels, self._family(label))
+
+    def _family(self, label: str) -> str:
+        family = self.protocol.family_of(label)
+        return family.id if family else ""
+
+    # -- examples -----------------------------------------------------------------------------------------
+    def stage1_tag_for_label(self, label: str) -> str | None:
+        """The stage-1 tag of a label's path (the first path when several reach it); None for an unknown label."""
+        if label in self.stage_two_labels and label not in self.stage_one_labels:
+            entries = [reply for reply in self.replies if reply.entry and label in self.reachable(reply.entry)]
+            return entries[0].text if entries else None
+        found = next((reply for reply in self.replies if reply.label == label), None)
+        return found.text if found else None
+
+    def tie_break_order(self) -> tuple[str, ...]:
+        return tie_break_order(self.protocol)
+
+
+def tie_break_order(protocol: Protocol) -> tuple[str, ...]:
+    """The vote's order on equal counts: hallucinated labels first, so that a tie is resolved towards
+    flagging for review, then the others; each in document order."""
+    hallucinated = protocol.hallucination_labels
+    return (tuple(label for label in protocol.labels if label in hallucinated)
+            + tuple(label for label in protocol.labels if label not in hallucinated))
+
+
+_CACHE: dict[str, Stages] = {}
+
+
+def stages_of(protocol: Protocol | None = None) -> Stages:
+    """The stages of ``protocol`` (the built-in default when None), computed once per document."""
+    protocol = protocol or default_protocol()
+    found = _CACHE.get(protocol.checksum)
+    if found is None:
+        found = _CACHE[protocol.checksum] = Stages(protocol)
+    return found
+
+
+def stage_two_numbers(stages: Stages, stage1_tags: Sequence[tuple[int, str]]) -> list[int]:
+    """The sentence numbers whose stage-1 tag (number, tag text) entered stage 2."""
+    numbers = set()
+    for number, tag in stage1_tags:
+        reading = stages.stage1_reading(tag) if tag else None
+        if reading is not None and reading.entry is not None:
+            numbers.add(int(number))
+    return sorted(numbers)
+
+
+def label_field_problems(protocol: Protocol, fields: dict[str, str]) -> dict[str, str]:
+    """For each field (name -> label id) that holds no label of ``protocol``, why: {field: message}."""
+    problems = {}
+    for name, value in fields.items():
+        if value not in protocol.labels:
+            problems[name] = (f"{value!r} is not a label of the project's protocol {protocol.name!r} "
+                              f"(its labels: {', '.join(protocol.labels)}).")
+    return problems
