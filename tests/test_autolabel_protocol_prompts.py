@@ -200,10 +200,11 @@ def test_templates_place_the_protocol_or_get_it_appended():
     assert appended.index("<protocol") < appended.index("<reference>") < appended.index("<response>")
 
 
-def test_ties_go_to_the_hallucination_then_to_document_order():
+def test_ties_go_to_the_hallucination_then_to_the_counted_labels_in_document_order():
     assert tie_break_order(CLINICAL)[:4] == ("invented", "harmful", "misleading", "speculative")
     votes = [{"label": label, "hallucinated": True, "kind": "knowledge_error"} for label in ("substitution", "conflation")]
     assert decide(votes, 1, label_order=tie_break_order(FACE4RAG)).label == "conflation"
     unhallucinated = [{"label": label, "hallucinated": False, "kind": "factual"} for label in ("faithful", "irrelevant")]
-    # Without the keyword: the built-in document's order (irrelevant comes before faithful there).
-    assert decide(unhallucinated, 3).label == "irrelevant"
+    # Without the keyword: the built-in document's order, where irrelevant (outside every evaluation view) comes
+    # last although the document lists it first.
+    assert decide(unhallucinated, 3).label == "faithful"

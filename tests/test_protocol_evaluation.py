@@ -110,12 +110,21 @@ def _job(name, turns, samples=3, threshold=2):
     return project, lead, job, protocol
 
 
-@pytest.fixture
-def face4rag(db):
+# A pre-label's kind: the family its samples' stage one led into (what jobs record), or the stage-one answer
+# itself (what they recorded before): both read the same.
+KINDS = {"family": {"knowledge": "knowledge_error", "logic": "logical_fallacy"}, "answer": {}}
+
+
+@pytest.fixture(params=sorted(KINDS))
+def face4rag(db, request):
     p = load_shipped("face4rag")
+    kinds = KINDS[request.param]
 
     def v(label, n, kind):
-        return [_vote(p, label, kind)] * n
+        return [_vote(p, label, kinds.get(kind, kind))] * n
+
+    def _lost(kind):
+        return {"label": None, "hallucinated": True, "kind": kinds.get(kind, kind)}
 
     return _job("face4rag", [
         [(10, "contradiction", v("contradiction", 3, "knowledge")),  # found, right label

@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.protocol_document import load_shipped
-from annotator.models import Adjudication, GoldLabel
+from annotator.gold.services import gold_override
+from annotator.models import Adjudication, GoldLabel, Sentence
 from annotator.projects.protocol_services import protocol_set
 from annotator.reports.agreement import project_agreement
 from annotator.domain.vocabulary import Role
@@ -149,3 +150,17 @@ def test_a_lead_starts_a_pre_labelling_job_on_an_example_protocol_and_sees_its_l
     expect(rows.nth(1).locator(".chip").first).to_have_text(protocol.label(unsupported).name)
     if predicted[2]:
         expect(rows.nth(2).locator(".chip").first).to_have_text(protocol.label(predicted[2]).name)
+
+    # Its evaluation: the page's columns are the document's views and its macro. Gold equal to the job's labels (where it gave one): every view's F1 at the job's threshold is then 1.
+    for sentence in Sentence.objects.filter(turn__dialogue=dialogue).order_by("index"):
+        if predicted[sentence.index]:
+            gold_override(sentence, lead, predicted[sentence.index], "set for the evaluation walk")
+    page.get_by_role("link", name="Evaluation against gold").click()
+    table = page.locator(".evaluation-table")
+    macro = protocol.document["groups"]["evaluation"]["macro"]["name"]
+    expect(table.locator("thead")).to_contain_text(f"{macro} F1")
+    for view in protocol.document["groups"]["evaluation"]["views"]:
+        expect(table.locator("thead")).to_contain_text(view["name"][0].upper() + view["name"][1:])
+    # The pooled view (the document's first) at the job's threshold.
+    pooled = table.locator("tbody tr.current td strong")
+    expect(pooled.nth(1)).to_have_text("1.0")

@@ -50,7 +50,7 @@ class Forecast:
 def forecasts(protocol, gold: str, votes: Sequence[dict], threshold: int) -> dict[str, Forecast] | None:
     """The binary (the protocol's hallucination group) and label forecasts of one sentence (over the protocol's
     labels); None when every sample abstained."""
-    decided = decision(votes, threshold)
+    decided = decision(votes, threshold, protocol)
     answering = decided.hallucinated_votes + decided.faithful_votes
     if answering == 0:
         return None

@@ -53,10 +53,19 @@ class Scoring:
         """The views, then the macro: what a comparison of two jobs reports."""
         return self.view_ids + ((self.macro_id,) if self.macro_id else ())
 
+    def kind_labels(self, kind: str) -> frozenset | None:
+        """The labels a prediction's *kind* stands for: the pre-labeler records the family its samples' stage one
+        led into (``Prediction.stage1_kind``); a stage-one answer value is read too (CogniBench's families and
+        answers share their ids). None when the kind names neither."""
+        family = next((family for family in self.families if family.id == kind), None)
+        if family is not None:
+            return frozenset(family.labels)
+        return self.reachable.get(kind or "")
+
     def candidates(self, kind: str, hallucinated: bool) -> frozenset:
-        """The labels a prediction without a label could stand for: those of its verdict reachable through its
-        stage-one answer (through any answer when it gave none)."""
-        labels = self.reachable.get(kind or "", frozenset(self.labels))
+        """The labels a prediction without a label could stand for: those of its verdict within its kind (any
+        label when it has none)."""
+        labels = self.kind_labels(kind) or frozenset(self.labels)
         return frozenset(label for label in labels if (label in self.hallucinated) == bool(hallucinated))
 
     def predicted_positive(self, view: EvaluationView, decided) -> bool:
@@ -66,8 +75,8 @@ class Scoring:
         return bool(labels) and labels <= view.positive
 
     def family_of_kind(self, kind: str) -> Family | None:
-        """The family every label reachable through a stage-one answer belongs to (None if they span several)."""
-        labels = self.reachable.get(kind or "")
+        """The family every label of a kind belongs to (None if they span several)."""
+        labels = self.kind_labels(kind)
         if not labels:
             return None
         return next((family for family in self.families if labels <= set(family.labels)), None)

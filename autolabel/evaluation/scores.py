@@ -38,6 +38,7 @@ from functools import lru_cache
 from annotator.domain import languages
 
 from autolabel.evaluation.protocol_views import LEGACY_POOLED, scoring
+from autolabel.labelling.stages import tie_break_order
 from autolabel.labelling.voting import Decision, decide
 
 BASELINES = {"flag_every_sentence": "flag every sentence", "flag_none": "flag none"}
@@ -69,16 +70,22 @@ def vote_key(votes: Sequence[dict]) -> tuple:
 
 
 @lru_cache(maxsize=65536)
-def _decide_key(key: tuple, threshold: int) -> Decision:
+def _decide_key(key: tuple, threshold: int, label_order: tuple | None) -> Decision:
     hallucinated = {1: True, 0: False, -1: None}
     return decide([{"label": label or None, "hallucinated": hallucinated[h], "kind": kind or None}
-                   for label, h, kind in key], threshold)
+                   for label, h, kind in key], threshold, label_order=label_order)
 
 
-def decision(votes: Sequence[dict], threshold: int) -> Decision:
-    """``voting.decide``, remembered per multiset of votes: a project's sentences share few distinct vote patterns,
-    and every view, threshold, calibration bin and bootstrap count asks again."""
-    return _decide_key(vote_key(votes), threshold)
+def decision(votes: Sequence[dict], threshold: int, protocol=None) -> Decision:
+    """``voting.decide`` with the protocol's tie-break order (the job's own vote), remembered per multiset of
+    votes: a project's sentences share few distinct vote patterns, and every view, threshold, calibration bin and
+    bootstrap count asks again."""
+    return _decide_key(vote_key(votes), threshold, _tie_break(protocol) if protocol is not None else None)
+
+
+@lru_cache(maxsize=64)
+def _tie_break(protocol) -> tuple:
+    return tie_break_order(protocol)
 
 
 def collapse(items: Iterable[Item]) -> list[Item]:
@@ -128,7 +135,7 @@ def macro_f1(f1s) -> float | None:
 def item_flags(protocol, item: Item, threshold: int) -> dict[str, tuple[bool, bool]]:
     """Per view of the protocol, (gold positive, predicted positive) of one sentence at one threshold."""
     read = scoring(protocol)
-    decided = decision(item.votes, threshold)
+    decided = decision(item.votes, threshold, protocol)
     return {view.id: (item.gold in view.positive, read.predicted_positive(view, decided)) for view in read.views}
 
 
@@ -190,7 +197,7 @@ def family_confusion(protocol, family, items: Iterable[Item], threshold: int) ->
     for item in items:
         if item.gold not in matrix:
             continue
-        label = decision(item.votes, threshold).label
+        label = decision(item.votes, threshold, protocol).label
         column = label if label in order else (outside if label else NO_LABEL)
         matrix[item.gold][column] += item.sentences
     total = sum(sum(row.values()) for row in matrix.values())

@@ -73,11 +73,16 @@ def _label_case(protocol, column: str, which: int, unlabelled: str = "0") -> tup
 
 
 def _stage_one_families(protocol) -> list[tuple[str, object]]:
-    """(stage-1 answer, its family) for the answers that lead on to another step and whose labels all lie in
-    one family (CogniBench: factual, cognitive)."""
+    """(kind, its family) for the kinds a pre-label without a label can carry: the family its samples' stage one
+    led into (``Prediction.stage1_kind``, CogniBench: factual, cognitive), and the stage-one answers whose labels
+    all lie in one family (what a kind held before jobs recorded families)."""
     read = scoring(protocol)
+    kinds = {family.id: family for family in read.families}
     onward = {answer.value for step in protocol.steps for answer in protocol.step(step).answers if answer.next}
-    return [(kind, read.family_of_kind(kind)) for kind in sorted(onward) if read.family_of_kind(kind) is not None]
+    for answer in sorted(onward - set(kinds)):
+        if (family := read.family_of_kind(answer)) is not None:
+            kinds[answer] = family
+    return list(kinds.items())
 
 
 def _unlabelled_prediction(protocol, p: str, which: int) -> tuple[str, list]:
@@ -89,7 +94,7 @@ def _unlabelled_prediction(protocol, p: str, which: int) -> tuple[str, list]:
         in_sum, in_bit = _place(protocol, family.id)
         family_flag = in_bit if in_sum == which else 0
         hallucinated_flag = 0
-        if read.reachable[kind] & read.hallucinated:
+        if set(family.labels) & read.hallucinated:
             h_sum, h_bit = _place(protocol, hallucinated_in(family.id))
             hallucinated_flag = h_bit if h_sum == which else 0
         whens.append(f"WHEN {p}.stage1_kind = %s THEN {family_flag} + "

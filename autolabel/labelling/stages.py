@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotator.domain.protocol_document import Protocol, default_protocol
+from annotator.domain.protocol_groups import reading
 
 STAGE_1 = 1
 STAGE_2 = 2
@@ -174,11 +175,14 @@ class Stages:
 
 
 def tie_break_order(protocol: Protocol) -> tuple[str, ...]:
-    """The vote's order on equal counts: hallucinated labels first, so that a tie is resolved towards
-    flagging for review, then the others; each in document order."""
+    """The vote's order on equal counts, each part in document order: hallucinated labels first, so that a tie is
+    resolved towards flagging for review; then the labels the evaluation counts; last those it leaves out
+    (CogniBench: irrelevant), so that a tie keeps a sentence in the figures rather than dropping it."""
     hallucinated = protocol.hallucination_labels
+    counted = reading(protocol).relevant_labels
     return (tuple(label for label in protocol.labels if label in hallucinated)
-            + tuple(label for label in protocol.labels if label not in hallucinated))
+            + tuple(label for label in protocol.labels if label not in hallucinated and label in counted)
+            + tuple(label for label in protocol.labels if label not in hallucinated and label not in counted))
 
 
 _CACHE: dict[str, Stages] = {}
