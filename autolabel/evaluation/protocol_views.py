@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotator.domain.protocol_groups import EvaluationView, Family, reading
-from annotator.projects.protocols import protocol_for
+from annotator.projects.protocols import protocol_of_version
 
 # The pooled view keeps this second name in the reports (it was called so before the macro existed), so that
 # existing clients keep reading it.
@@ -28,8 +28,9 @@ LEGACY_POOLED = "overall"
 
 
 def job_protocol(job):
-    """The protocol a job's predictions are scored against (today its project's current one)."""
-    return protocol_for(job.project)
+    """The protocol a job's predictions are scored against: the version it labelled with (recorded at its
+    creation; built-in for a job older than that record, when the pre-labeler spoke CogniBench only)."""
+    return protocol_of_version(job.protocol_version)
 
 
 @dataclass(frozen=True)
