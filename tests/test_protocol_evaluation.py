@@ -79,6 +79,7 @@ def _job(name, turns, samples=3, threshold=2):
     (words, gold label, the samples' votes). Predictions go through the model's write path, as the job's worker
     records them; gold as the gold services store it (the protocol's path to the label)."""
     from annotator.projects.protocol_services import protocol_set
+    from autolabel.labelling.stages import tie_break_order
     from autolabel.labelling.voting import decide
 
     project = ProjectFactory(slug=f"eval-{name.replace('_', '-')}")
@@ -91,7 +92,8 @@ def _job(name, turns, samples=3, threshold=2):
     profile = LLMProfile.objects.create(name=f"offline-{name}", base_url="http://127.0.0.1:9/v1")
     job = AutoLabelJob.objects.create(project=project, profile=profile, prompt_version=prompt, model="m",
                                       samples=samples, threshold=threshold, status=AutoLabelJob.Status.DONE,
-                                      total_turns=len(turns), done_turns=len(turns))
+                                      total_turns=len(turns), done_turns=len(turns),
+                                      protocol_version=project.protocol_version)  # as job_create records it
     created = []
     for sentences in turns:
         dialogue = DialogueFactory(project=project, generator_model="gen")
@@ -100,7 +102,7 @@ def _job(name, turns, samples=3, threshold=2):
         for sentence, (_, gold, votes) in zip(turn.sentences.order_by("index"), sentences):
             GoldLabel.objects.create(sentence=sentence, label=gold, path=protocol.path_for_label(gold),
                                      provenance=GoldProvenance.AGREEMENT)
-            decided = decide(votes, threshold)
+            decided = decide(votes, threshold, label_order=tie_break_order(protocol))
             Prediction.objects.create(job=job, sentence=sentence, label=decided.label,
                                       hallucinated=decided.hallucinated, hallucinated_votes=decided.hallucinated_votes,
                                       abstentions=decided.abstentions, stage1_kind=decided.kind,
