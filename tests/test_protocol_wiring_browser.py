@@ -1,9 +1,9 @@
-"""Face4RAG's three-level protocol walked in Chromium: the annotation screen asks the document's questions and
-takes its keys, two annotators disagree, the adjudicator walks the document on the dispute, and the reports
-show agreement per step of the document (tests/test_protocol_wiring.py walks both example protocols at
-service and page level, export and qualification included). On each example protocol a lead starts a
-pre-labelling job from the job page (a real worker, the offline judge) and reads predictions in the document's
-labels."""
+"""The two example protocols (Face4RAG's three-level typology, CogniBench with a clinical-harm step) walked in
+Chromium: the annotation screen asks each document's questions and takes its keys, two annotators disagree,
+the adjudicator walks the document on the dispute, and the lead's reports page shows agreement per step in
+the document's wording; a lead starts a pre-labelling job from the job page (a real worker, the offline judge)
+and reads predictions and its evaluation in the document's labels. Qualification and the export/re-import
+round trip: tests/test_protocol_walk_browser.py."""
 
 import re
 
@@ -11,94 +11,77 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol_groups import reading
 from annotator.gold.services import gold_override
 from annotator.models import Adjudication, GoldLabel, Sentence
 from annotator.projects.protocol_services import protocol_set
-from annotator.reports.agreement import project_agreement
 from annotator.domain.vocabulary import Role
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
+from tests.protocol_walks import DISAGREEMENT, EXAMPLES, TEXTS, example_project, keys_for, start_from_queue, walk_turn
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
 
-FACE4RAG = load_shipped("face4rag")
-TEXTS = ["The plant opened in 2019.", "Beta acquired Alpha.", "Sales rose because of the new logo."]
 
-
-def keys_for(path):
-    """The keys that walk ``path``: each answer's own key in the document."""
-    return [next(a.key for a in FACE4RAG.step(step).answers if a.value == value) for step, value in path.items()]
-
-
-def path_to(label):
-    return next(path for path in FACE4RAG.paths() if FACE4RAG.label_of(path) == label)
-
-
-def annotate_with_keys(page, project, paths):
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    for number, path in enumerate(paths, start=1):
-        expect(page.locator("#panel-title")).to_contain_text(f"Sentence {number} of 3")
-        first_step = next(iter(path))
-        expect(page.locator("#question-text")).to_have_text(FACE4RAG.step(first_step).question)
-        for key in keys_for(path):
-            page.keyboard.press(key)
-        label = FACE4RAG.label_of(path)
-        expect(page.locator("a.sentence").nth(number - 1).locator(".chip")).to_have_text(FACE4RAG.label(label).name)
-    expect(page.locator("#save-status")).to_have_text("Saved")
-    page.keyboard.press("s")
-    expect(page.locator(".panel-message, #submitted, .message")).to_contain_text(re.compile("ubmitted"))
-
-
-def test_face4rag_in_chromium_annotation_dispute_and_adjudication(page_for):
-    project = ProjectFactory(slug="face4rag-browser", overlap=2)
-    lead = member(project, Role.LEAD)
-    protocol_set(project, FACE4RAG.document, user=lead)
-    project.refresh_from_db()
+@pytest.mark.parametrize("shipped", EXAMPLES)
+def test_an_example_protocol_in_chromium_dispute_adjudication_and_agreement_per_step(page_for, shipped):
+    protocol = load_shipped(shipped)
+    project, lead = example_project(shipped, f"walk-{shipped.replace('_', '-')}", overlap=2)
     turn = TurnFactory(dialogue=DialogueFactory(project=project), sentences=TEXTS)
-    consistent, inversion, causal = path_to("consistent"), path_to("entity_inversion"), path_to("causal_confusion")
-    assert len(inversion) == 3  # three levels: consistent? -> which error? -> which type?
+    labels, other = DISAGREEMENT[shipped]
+    mine, theirs = protocol.path_for_label(labels[1]), protocol.path_for_label(other)
+    diverged = protocol.divergence(mine, theirs)
 
-    first, second = member(project, Role.ANNOTATOR), member(project, Role.ANNOTATOR)
-    for user, paths in ((first, [consistent, inversion, causal]), (second, [consistent, path_to("conflation"), causal])):
-        page = page_for(user)
+    for walked in (labels, [labels[0], other, labels[2]]):
+        page = page_for(member(project, Role.ANNOTATOR))
         page.on("dialog", lambda dialog: dialog.accept())
-        annotate_with_keys(page, project, paths)
+        start_from_queue(page, project)
+        walk_turn(page, protocol, walked)
+        expect(page.locator(".panel-message, #submitted, .message")).to_contain_text(re.compile("ubmitted"))
         page.close()
 
     dispute = Adjudication.objects.get(status=Adjudication.Status.OPEN)
     assert dispute.sentence.index == 1
-    assert set(GoldLabel.objects.values_list("label", flat=True)) == {"consistent", "causal_confusion"}
+    assert set(GoldLabel.objects.values_list("label", flat=True)) == {labels[0], labels[2]}
 
-    judge = member(project, Role.ADJUDICATOR)
-    page = page_for(judge)
+    page = page_for(member(project, Role.ADJUDICATOR))
     page.on("dialog", lambda dialog: dialog.accept())
     page.goto(f"/p/{project.slug}/adjudication/turn/{turn.pk}/")
     card = page.locator(f"#dispute-{dispute.pk}")
     expect(card).to_have_class(re.compile(r"\bactive\b"))
-    # The two walks diverged at the third level, named in the document's words.
-    expect(card.locator("[data-diverged]")).to_have_attribute("data-diverged", "knowledge")
-    for key, step in zip(keys_for(inversion), inversion):
-        expect(card.locator(".question")).to_contain_text(FACE4RAG.step(step).question)
+    # The two walks parted at the step the document adds its depth with.
+    expect(card.locator("[data-diverged]")).to_have_attribute("data-diverged", diverged)
+    for key, step in zip(keys_for(protocol, mine), mine):
+        expect(card.locator(".question")).to_contain_text(protocol.step(step).question)
         page.keyboard.press(key)
-    expect(card.locator("[data-walk-label] .chip")).to_have_text(FACE4RAG.label("entity_inversion").name)
+    expect(card.locator("[data-walk-label] .chip")).to_have_text(protocol.label(labels[1]).name)
     page.keyboard.press("r")
-    page.keyboard.type("The reference has Alpha acquiring Beta.")
+    page.keyboard.type("The reference says so.")
     page.keyboard.press("Enter")
     expect(card).to_have_class(re.compile("dispute-resolved"))
     gold = GoldLabel.objects.get(sentence=dispute.sentence)
-    assert (gold.label, gold.path) == ("entity_inversion", inversion)
+    assert (gold.label, gold.path) == (labels[1], mine)
 
-    measures = {m["variable"]: m for m in project_agreement(project)["measures"]}
-    assert list(measures) == ["label", *FACE4RAG.agreement_steps]
-    # The third level was asked of both on one sentence only: counted, but one unit is no figure (n/a).
-    assert measures["knowledge"]["units"] == 1 and measures["knowledge"]["percent"] is None
-    assert measures["category"]["units"] == 2 and measures["category"]["percent"] == 1.0
-    assert measures["consistent"]["units"] == 3 and measures["consistent"]["percent"] == 1.0
-    page_for(lead).goto(f"/p/{project.slug}/reports/")
+    # The lead's reports page: one row per counted step of the document, titled with its question.
+    page = page_for(lead)
+    page.goto(f"/p/{project.slug}/reports/")
+    rows = page.locator("#table-agreement tbody tr")
+    read = reading(protocol)
+    expect(rows).to_have_count(1 + len(protocol.agreement_steps))
+    expect(rows.nth(0).locator("th")).to_have_text(f"Final label ({len(protocol.labels)} categories)")
+    for number, step in enumerate(protocol.agreement_steps, start=1):
+        expect(rows.nth(number).locator("th")).to_have_text(read.step_title(step))
+        expect(rows.nth(number).locator("th")).to_contain_text(protocol.step(step).question)
+    # Units, alpha, percent, kappa: the first question was asked of both on all three sentences, alike; the step
+    # they parted at on one sentence only (counted, but one unit is no figure).
+    start = rows.nth(1 + protocol.agreement_steps.index(protocol.start)).locator("td")
+    expect(start.nth(0)).to_have_text("all sentences")
+    expect(start.nth(1)).to_have_text("3")
+    expect(start.nth(3)).to_have_text("100.0%")
+    parted = rows.nth(1 + protocol.agreement_steps.index(diverged)).locator("td")
+    expect(parted.nth(1)).to_have_text("1")
+    expect(parted.nth(3)).to_have_text("n/a")
 
 
 PRELABEL_TEXTS = [
