@@ -92,6 +92,10 @@ def test_the_gold_jsonl_downloaded_and_uploaded_into_a_new_project_restores_the_
     page.goto(f"/p/{copy.slug}/protocol/")
     expect(page.get_by_test_id("protocol-current")).to_contain_text(
         f"The project follows {protocol.name} v{protocol.version}")
+    restored = page.get_by_test_id("protocol-versions").locator("tbody tr")  # set by the import, as the lead who ran it
+    expect(restored).to_have_count(1)
+    expect(restored).to_contain_text(f"{protocol.name} v{protocol.version} current")
+    expect(restored.locator("td").nth(2)).to_have_text(lead.get_username())
     shown = StringIO()
     call_command("protocol_show", "--project", copy.slug, stdout=shown)
     assert json.loads(shown.getvalue()) == protocol.document
