@@ -16,6 +16,8 @@ from functools import cached_property
 
 from django.db import connection
 
+from .prepared import statement_cursor
+
 
 @dataclass(frozen=True)
 class Join:
@@ -71,14 +73,14 @@ class JoinedSelect:
 
     def fetch_one(self, params: list):
         """(instance of the first model with the joined ones linked, extra column values), or None."""
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(self.sql, params)
             row = cursor.fetchone()
         return None if row is None else self._instances(row)
 
     def fetch_all(self, params: list) -> list:
         """``fetch_one`` for every row (``where`` may end with an ORDER BY)."""
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(self.sql, params)
             return [self._instances(row) for row in cursor.fetchall()]
 

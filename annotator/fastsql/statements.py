@@ -15,13 +15,15 @@ from functools import lru_cache
 
 from django.db import connection
 
+from .prepared import statement_cursor
+
 
 def row_insert(instance, names: tuple[str, ...]) -> None:
     """INSERT ``instance`` with the fields ``names`` (the rest take their database defaults); sets its pk."""
     model = type(instance)
     fields = [model._meta.get_field(name) for name in names]
     params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_insert_sql(model, names), params)
         instance.pk = cursor.fetchone()[0]
     instance._state.adding = False
@@ -36,7 +38,7 @@ def rows_insert(instances: list, names: tuple[str, ...]) -> None:
     fields = [model._meta.get_field(name) for name in names]
     params = [field.get_db_prep_save(field.pre_save(instance, True), connection)
               for instance in instances for field in fields]
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_insert_rows_sql(model, names, len(instances)), params)
         # Ids are taken from the table's sequence in the order of the rows; sorted, whatever order RETURNING gives.
         for instance, (pk,) in zip(instances, sorted(cursor.fetchall())):
@@ -51,7 +53,7 @@ def row_update(model, values: dict, match: dict, increment: tuple[str, ...] = ()
     match_fields = [_field(model, name) for name in match]
     params = [field.get_db_prep_save(value, connection) for field, value in zip(set_fields, values.values())]
     params += [field.get_db_prep_value(value, connection) for field, value in zip(match_fields, match.values())]
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_update_sql(model, tuple(values), tuple(match), increment), params)
         return cursor.rowcount
 
