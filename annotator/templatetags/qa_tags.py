@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..qa.selectors import nav_counts
+from ..navigation import nav_badges
 from .gold_tags import _read, label_name
 
 register = template.Library()
@@ -14,7 +14,7 @@ def qa_nav_badges(context):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"counts": None}
-    return {"counts": nav_counts(user)}
+    return {"counts": nav_badges(request).qa}
 
 
 @register.filter
