@@ -55,9 +55,11 @@ register.filter("label_name", label_name)
 def qa_turn_questions(context, project, turn):
     """The annotator's questions on this turn (the annotation screen's polled panel)."""
     from ..qa.selectors import questions_on_turn
+    from ..work.own_marks import own_marks
 
-    user = context["request"].user
-    return {"project": project, "turn": turn, "questions": list(questions_on_turn(user, turn)), "request": context["request"]}
+    request = context["request"]
+    questions = list(questions_on_turn(request.user, turn)) if own_marks(request, turn).questions else []
+    return {"project": project, "turn": turn, "questions": questions, "request": request}
 
 
 @register.inclusion_tag("qa/partials/ask_dialog.html", takes_context=True)
