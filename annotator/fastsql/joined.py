@@ -16,7 +16,7 @@ from functools import cached_property
 
 from django.db import connection
 
-from .prepared import statement_cursor
+from .prepared import database, statement_cursor
 
 
 @dataclass(frozen=True)
@@ -85,14 +85,14 @@ class JoinedSelect:
             return [self._instances(row) for row in cursor.fetchall()]
 
     def _instances(self, row):
-        instances, position = {}, 0
+        instances, position, db = {}, 0, database()
         for model, alias, attnames, converters in self._converters:
             values = []
             for value, (expression, functions) in zip(row[position:position + len(attnames)], converters):
                 for function in functions:
-                    value = function(value, expression, connection)
+                    value = function(value, expression, db)
                 values.append(value)
-            instances[alias] = model.from_db(connection.alias, attnames, values)
+            instances[alias] = model.from_db(db.alias, attnames, values)
             position += len(attnames)
         for join in self.joins:
             owner, name = join.via

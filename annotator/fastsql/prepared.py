@@ -15,7 +15,13 @@ Prepared statements live in one server session: behind a pooler in transaction m
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+
+
+def database():
+    """The default database's connection itself: ``django.db.connection`` is a proxy that looks it up again (in
+    a context-local store) at every attribute read, which the hot paths here did a hundred times per request."""
+    return connections[DEFAULT_DB_ALIAS]
 
 
 def _preparing_cursor_class():
@@ -37,18 +43,19 @@ NEVER_BY_COUNT = 2**31 - 1
 def statement_cursor():
     """A cursor (a context manager, like ``connection.cursor()``) for a statement written once."""
     global _cursor_class
-    if (connection.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARED_STATEMENTS", True)
-            or connection.queries_logged):
+    db = database()
+    if (db.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARED_STATEMENTS", True)
+            or db.queries_logged):
         # While queries are logged (DEBUG, a test's CaptureQueriesContext) Django's cursor runs them: the log
         # shows each statement with its values, which a prepared statement's cursor does not give back.
-        return connection.cursor()
+        return db.cursor()
     if _cursor_class is None:
         _cursor_class = _preparing_cursor_class()
-    connection.validate_thread_sharing()
-    connection.ensure_connection()
-    if connection.connection.prepare_threshold is None:
+    db.validate_thread_sharing()
+    db.ensure_connection()
+    if db.connection.prepare_threshold is None:
         # Django turns psycopg's preparing off for the connection (None: never, whatever a cursor asks); a
         # threshold no statement reaches lets this cursor's ``prepare=True`` work and still prepares nothing
         # of the ORM's on its own.
-        connection.connection.prepare_threshold = NEVER_BY_COUNT
-    return connection.make_cursor(_cursor_class(connection.connection))
+        db.connection.prepare_threshold = NEVER_BY_COUNT
+    return db.make_cursor(_cursor_class(db.connection))
