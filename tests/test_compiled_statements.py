@@ -4,7 +4,7 @@ import pytest
 
 from annotator.fastsql.compiled import CompiledQuery, ComposedSelect, count_of, exists_of, first_of
 from annotator.models import Assignment, Turn
-from tests.factories import AssignmentFactory
+from tests.factories import AssignmentFactory, ProjectFactory
 from tests.factories_workspace import project_with_turns
 
 pytestmark = pytest.mark.django_db
@@ -37,3 +37,15 @@ def test_a_statement_whose_shape_depends_on_a_value_is_refused():
     shifting = CompiledQuery(lambda limit: Turn.objects.values_list("id")[:limit], "limit")
     with pytest.raises(ValueError):
         shifting.fetch_all(limit=3)
+
+
+def test_the_qualification_turns_written_once_are_the_querysets_in_its_order():
+    from annotator.qa.qualification import qualification_turn_list, qualification_turns
+
+    project, turns = project_with_turns(4)
+    _, others = project_with_turns(2)
+    Turn.objects.filter(pk__in=[turns[2].pk, turns[0].pk, turns[3].pk, others[0].pk]).update(is_qualification=True)
+    listed = qualification_turn_list(project)
+    assert listed == list(qualification_turns(project)) and [t.pk for t in listed] == [
+        turns[0].pk, turns[2].pk, turns[3].pk]
+    assert qualification_turn_list(ProjectFactory()) == []
