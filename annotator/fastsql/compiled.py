@@ -48,8 +48,8 @@ def first_of(queryset) -> tuple[str, tuple]:
 class _BoundStatement:
     """SQL from ``compose(**stand_ins)``, compiled once per database, run with the real values bound."""
 
-    def __init__(self, compose: Callable, *names: str):
-        self.compose, self.names = compose, names
+    def __init__(self, compose: Callable, *names: str, prepare: bool = True):
+        self.compose, self.names, self.prepare = compose, names, prepare
         self._by_database = {}
 
     def _sql_and_params(self, stand_ins: dict) -> tuple[str, list]:
@@ -81,12 +81,12 @@ class _BoundStatement:
                              for slot, param in zip(slots, params)])
 
     def fetch_one(self, **values) -> tuple | None:
-        with statement_cursor() as cursor:
+        with statement_cursor(self.prepare) as cursor:
             self._run(cursor, values)
             return cursor.fetchone()
 
     def fetch_all(self, **values) -> list[tuple]:
-        with statement_cursor() as cursor:
+        with statement_cursor(self.prepare) as cursor:
             self._run(cursor, values)
             return cursor.fetchall()
 

@@ -40,11 +40,14 @@ _cursor_class = None
 NEVER_BY_COUNT = 2**31 - 1
 
 
-def statement_cursor():
-    """A cursor (a context manager, like ``connection.cursor()``) for a statement written once."""
+def statement_cursor(prepare: bool = True):
+    """A cursor (a context manager, like ``connection.cursor()``) for a statement written once.
+
+    ``prepare=False``: Django's cursor, which writes the values into the statement, for a statement whose plan
+    must see them (a partial index applies only when PostgreSQL can compare its condition with the value)."""
     global _cursor_class
     db = database()
-    if (db.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARED_STATEMENTS", True)
+    if (not prepare or db.vendor != "postgresql" or not getattr(settings, "DATABASE_PREPARED_STATEMENTS", True)
             or db.queries_logged):
         # While queries are logged (DEBUG, a test's CaptureQueriesContext) Django's cursor runs them: the log
         # shows each statement with its values, which a prepared statement's cursor does not give back.

@@ -206,7 +206,10 @@ def _pool_statement(position: int, review: str, locking: str) -> CompiledQuery:
                 queryset = queryset.select_for_update(of=("self",))
             return queryset.values_list("id", "slots_taken")[:1]
 
-        _POOL_STATEMENTS[key] = CompiledQuery(compose, "project_id", "user_id", "overlap")
+        # Not prepared: a generic plan of ``slots_taken < $n`` cannot use the partial index ``turn_open_slots``
+        # (``slots_taken < 2``) and would read every full turn before the first open one; with the values
+        # written in, PostgreSQL plans it with the index as before.
+        _POOL_STATEMENTS[key] = CompiledQuery(compose, "project_id", "user_id", "overlap", prepare=False)
     return _POOL_STATEMENTS[key]
 
 
