@@ -15,7 +15,7 @@ Two rules are written here and nowhere else:
 """
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 from django.http import Http404
 
 from .models import Assignment, Dialogue, Membership, Project, Turn
@@ -47,11 +47,6 @@ def role_in(user, project: Project) -> str | None:
 def forget_roles(project: Project) -> None:
     """Drop the roles remembered on ``project`` (after its memberships change)."""
     project.__dict__.pop(_ROLES, None)
-
-
-def _role_column(user, project_ref: str) -> Subquery:
-    """The user's role in the project ``project_ref`` names, as a column of the query that fetches it."""
-    return Subquery(Membership.objects.filter(project_id=OuterRef(project_ref), user_id=user.pk).values("role")[:1])
 
 
 def _remember_role(project: Project, user, role) -> None:
@@ -88,16 +83,18 @@ def access_project(user, slug: str, roles=None) -> Project:
     A non-member gets 404; a member without the role gets 404 too, so that a
     lead-only page does not confirm what it holds to an annotator.
     """
-    queryset = Project.objects.all()
     if user.is_authenticated and not user.is_superuser:
-        # The user's role comes with the project, in one query (asked on every project page).
-        queryset = queryset.annotate(member_role=_role_column(user, "pk"))
-    try:
-        project = queryset.get(slug=slug)
-    except Project.DoesNotExist:
-        raise Http404("No such project") from None
-    if hasattr(project, "member_role"):
-        _remember_role(project, user, project.member_role)
+        # The user's role comes with the project, in one statement written once (asked on every project page).
+        found = _PROJECT_WITH_ROLE.fetch_one([user.pk, slug])
+        if found is None:
+            raise Http404("No such project")
+        project, (member_role,) = found
+        _remember_role(project, user, member_role)
+    else:
+        try:
+            project = Project.objects.get(slug=slug)
+        except Project.DoesNotExist:
+            raise Http404("No such project") from None
     role = role_in(user, project)
     if role is None or (roles is not None and role not in roles):
         raise Http404("No such project")
@@ -132,7 +129,14 @@ def access_assignment(user, assignment_id: int) -> Assignment:
     return assignment
 
 
-# Every annotation request runs this: written once (selectors/joined.py says why).
+# Every project page runs this: written once (fastsql/joined.py says why).
+_PROJECT_WITH_ROLE = JoinedSelect(
+    Project, "p", joins=[],
+    extra_columns=[f"(SELECT m.role FROM {Membership._meta.db_table} m WHERE m.project_id = p.id AND m.user_id = %s LIMIT 1)"],
+    where="p.slug = %s",
+)
+
+# Every annotation request runs this: written once (fastsql/joined.py says why).
 _ASSIGNMENT_OF_HOLDER = JoinedSelect(
     Assignment, "a",
     joins=[Join(Project, "p", ("a", "project")), Join(Turn, "t", ("a", "turn")), Join(Dialogue, "d", ("t", "dialogue"))],

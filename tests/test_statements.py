@@ -71,3 +71,35 @@ def test_the_write_path_writes_every_column_of_an_annotation_and_an_event():
     identity = {connection.ops.quote_name(SentenceAnnotation._meta.get_field(n).column) for n in ("assignment", "sentence")}
     assert updated(_update_sql(SentenceAnnotation, ANNOTATION_FIELDS, ("pk",), ())) | identity == columns(SentenceAnnotation)
     assert inserted(_insert_sql(AnnotationEvent, EVENT_FIELDS)) == columns(AnnotationEvent)
+
+
+def test_on_postgresql_a_statement_written_once_is_prepared_on_the_server():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("prepared statements are PostgreSQL's")
+    assignment = AssignmentFactory(version=4)
+    row_update(Assignment, {"version": 4}, {"pk": assignment.pk})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any(statement.startswith('UPDATE "annotator_assignment"') for statement in prepared)
+    # Nothing the ORM runs is prepared: only the statements written once.
+    assert not any("auth_user" in statement for statement in prepared)
+
+
+def test_a_statement_written_once_keeps_djangos_errors_and_query_capture():
+    from django.db import IntegrityError, connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    assignment = AssignmentFactory()
+    sentence = assignment.turn.sentences.first()
+    first = SentenceAnnotation(assignment=assignment, sentence=sentence, path={}, label="")
+    names = ("assignment", "sentence", "path", "label", "note", "seconds_spent", "justification", "error_type",
+             "updated_at")
+    with CaptureQueriesContext(connection) as captured:
+        row_insert(first, names)
+    assert len(captured) == 1 and captured[0]["sql"].startswith('INSERT INTO "annotator_sentenceannotation"')
+    # Outside a capture (on PostgreSQL: the prepared statement's cursor), Django's own error all the same.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        row_insert(SentenceAnnotation(assignment=assignment, sentence=sentence, path={}, label=""), names)

@@ -16,6 +16,8 @@ from functools import cached_property
 
 from django.db import connection
 
+from .prepared import database, statement_cursor
+
 
 @dataclass(frozen=True)
 class Join:
@@ -71,26 +73,26 @@ class JoinedSelect:
 
     def fetch_one(self, params: list):
         """(instance of the first model with the joined ones linked, extra column values), or None."""
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(self.sql, params)
             row = cursor.fetchone()
         return None if row is None else self._instances(row)
 
     def fetch_all(self, params: list) -> list:
         """``fetch_one`` for every row (``where`` may end with an ORDER BY)."""
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(self.sql, params)
             return [self._instances(row) for row in cursor.fetchall()]
 
     def _instances(self, row):
-        instances, position = {}, 0
+        instances, position, db = {}, 0, database()
         for model, alias, attnames, converters in self._converters:
             values = []
             for value, (expression, functions) in zip(row[position:position + len(attnames)], converters):
                 for function in functions:
-                    value = function(value, expression, connection)
+                    value = function(value, expression, db)
                 values.append(value)
-            instances[alias] = model.from_db(connection.alias, attnames, values)
+            instances[alias] = model.from_db(db.alias, attnames, values)
             position += len(attnames)
         for join in self.joins:
             owner, name = join.via

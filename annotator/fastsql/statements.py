@@ -15,43 +15,46 @@ from functools import lru_cache
 
 from django.db import connection
 
+from .prepared import database, statement_cursor
+
 
 def row_insert(instance, names: tuple[str, ...]) -> None:
     """INSERT ``instance`` with the fields ``names`` (the rest take their database defaults); sets its pk."""
-    model = type(instance)
+    model, db = type(instance), database()
     fields = [model._meta.get_field(name) for name in names]
-    params = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    with connection.cursor() as cursor:
+    params = [field.get_db_prep_save(field.pre_save(instance, True), db) for field in fields]
+    with statement_cursor() as cursor:
         cursor.execute(_insert_sql(model, names), params)
         instance.pk = cursor.fetchone()[0]
     instance._state.adding = False
-    instance._state.db = connection.alias
+    instance._state.db = db.alias
 
 
 def rows_insert(instances: list, names: tuple[str, ...]) -> None:
     """INSERT ``instances`` (of one model) in one statement, in order, with the fields ``names``; sets their pks."""
     if len(instances) == 1:
         return row_insert(instances[0], names)
-    model = type(instances[0])
+    model, db = type(instances[0]), database()
     fields = [model._meta.get_field(name) for name in names]
-    params = [field.get_db_prep_save(field.pre_save(instance, True), connection)
+    params = [field.get_db_prep_save(field.pre_save(instance, True), db)
               for instance in instances for field in fields]
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_insert_rows_sql(model, names, len(instances)), params)
         # Ids are taken from the table's sequence in the order of the rows; sorted, whatever order RETURNING gives.
         for instance, (pk,) in zip(instances, sorted(cursor.fetchall())):
             instance.pk = pk
             instance._state.adding = False
-            instance._state.db = connection.alias
+            instance._state.db = db.alias
 
 
 def row_update(model, values: dict, match: dict, increment: tuple[str, ...] = ()) -> int:
     """UPDATE the rows whose fields equal ``match``: set ``values``, add 1 to ``increment``; the row count."""
     set_fields = [_field(model, name) for name in values]
     match_fields = [_field(model, name) for name in match]
-    params = [field.get_db_prep_save(value, connection) for field, value in zip(set_fields, values.values())]
-    params += [field.get_db_prep_value(value, connection) for field, value in zip(match_fields, match.values())]
-    with connection.cursor() as cursor:
+    db = database()
+    params = [field.get_db_prep_save(value, db) for field, value in zip(set_fields, values.values())]
+    params += [field.get_db_prep_value(value, db) for field, value in zip(match_fields, match.values())]
+    with statement_cursor() as cursor:
         cursor.execute(_update_sql(model, tuple(values), tuple(match), increment), params)
         return cursor.rowcount
 

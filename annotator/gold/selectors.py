@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Min, OuterRef, Q
 
-from ..access import is_lead
+from ..access import ADJUDICATING_ROLES, is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for
@@ -41,6 +41,23 @@ def adjudication_queue(project, user):
         .select_related("dialogue__batch")
         .order_by(*QUEUE_ORDERINGS.get(project.adjudication_order, QUEUE_ORDERINGS[AdjudicationOrder.OLDEST]))
     )
+
+
+def open_disputes_for(user):
+    """Open disputes the user may decide (the navigation's badge): in projects they adjudicate or lead (every
+    project for a superuser), on turns they did not annotate."""
+    disputes = Adjudication.objects.filter(status=Adjudication.Status.OPEN)
+    if not user.is_superuser:  # a role comes from a membership; superusers lead every project
+        disputes = disputes.filter(
+            turn__dialogue__project__memberships__user=user,
+            turn__dialogue__project__memberships__role__in=ADJUDICATING_ROLES,
+        )
+    return disputes.exclude(turn__assignments__annotator=user)
+
+
+def oldest_dispute_project(disputes):
+    """The slug of the project holding the oldest of ``disputes`` (where the badge leads)."""
+    return disputes.order_by("created_at").values_list("turn__dialogue__project__slug", flat=True)
 
 
 def open_dispute_count(project) -> int:

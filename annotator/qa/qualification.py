@@ -13,12 +13,13 @@ import enum
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from ..domain import qualification as qualification_rules
 from ..projects.protocols import protocol_for
 from ..access import is_lead, role_in
-from ..models import AnnotationEvent, Assignment, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
+from ..fastsql.joined import JoinedSelect
+from ..models import AnnotationEvent, Assignment, Dialogue, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from .selectors import turns_with_qualification_counts
 from ..domain.vocabulary import Role
 
@@ -76,6 +77,18 @@ def qualification_turns(project: Project):
     return Turn.objects.filter(dialogue__project=project, is_qualification=True).order_by("dialogue_id", "index", "id")
 
 
+# ``qualification_turns``' list, read by every Start of an annotator: a statement written once (fastsql/joined.py
+# says why).
+_QUALIFICATION_TURNS = JoinedSelect(Turn, "t", joins=[], extra_columns=[], where=(
+    f"t.dialogue_id IN (SELECT d.id FROM {Dialogue._meta.db_table} d WHERE d.project_id = %s) AND t.is_qualification "
+    "ORDER BY t.dialogue_id, t.{index}, t.id").format(index=connection.ops.quote_name("index")))
+
+
+def qualification_turn_list(project: Project) -> list[Turn]:
+    """``list(qualification_turns(project))``."""
+    return [turn for turn, _ in _QUALIFICATION_TURNS.fetch_all([project.pk])]
+
+
 def latest_result(project: Project, user) -> QualificationResult | None:
     return QualificationResult.objects.filter(project=project, annotator=user).order_by("-attempt").first()
 
@@ -84,7 +97,7 @@ def qualification_state(project: Project, user) -> QualificationState:
     """Where ``user`` stands with the project's qualification set."""
     if role_in(user, project) != Role.ANNOTATOR:
         return QualificationState(Status.NOT_REQUIRED)
-    turns = list(qualification_turns(project))
+    turns = qualification_turn_list(project)
     if not turns:
         return QualificationState(Status.NOT_REQUIRED)
     latest = latest_result(project, user)

@@ -102,11 +102,16 @@ def saved_path(user, sentence):
     )
 
 
-def unread_answer_count(user, project=None) -> int:
+def unread_answers(user, project=None):
+    """The user's questions with an answer they have not read (the "My questions" badge)."""
     qs = Question.objects.filter(asked_by=user, unread_by_asker=True, project__in=access.projects_for(user))
     if project is not None:
         qs = qs.filter(project=project)
-    return qs.count()
+    return qs
+
+
+def unread_answer_count(user, project=None) -> int:
+    return unread_answers(user, project).count()
 
 
 def question_thread(question):
@@ -133,27 +138,42 @@ def feedback_for_annotator(user, project=None, pending_only=False):
     return qs.order_by("acknowledged_at", "-created_at") if not pending_only else qs.order_by("-created_at")
 
 
-def unacknowledged_feedback_count(user, project=None) -> int:
+def unacknowledged_feedback(user, project=None):
+    """Feedback on the user's answers they have not acknowledged (the "Feedback" badge)."""
     qs = Feedback.objects.filter(annotation__assignment__annotator=user, acknowledged_at__isnull=True,
                                  project__in=access.projects_for(user))
     if project is not None:
         qs = qs.filter(project=project)
-    return qs.count()
+    return qs
+
+
+def unacknowledged_feedback_count(user, project=None) -> int:
+    return unacknowledged_feedback(user, project).count()
+
+
+def leads_anywhere(user):
+    """The user's lead memberships (whether the lead's badges show)."""
+    return Membership.objects.filter(user=user, role=Role.LEAD)
 
 
 def nav_counts(user) -> dict:
     """The navigation badges. One query each, whatever the data size."""
     if not user.is_authenticated:
         return {}
-    is_lead_anywhere = user.is_superuser or Membership.objects.filter(user=user, role=Role.LEAD).exists()
+    is_lead_anywhere = user.is_superuser or leads_anywhere(user).exists()
+    return nav_counts_from(user, is_lead_anywhere, unread_answer_count(user), unacknowledged_feedback_count(user))
+
+
+def nav_counts_from(user, is_lead_anywhere: bool, unread: int, pending_feedback: int) -> dict:
+    """``nav_counts`` from the counts every user has (read elsewhere, e.g. in one statement), the lead's added."""
     waiting = waiting_for_retry(user) if is_lead_anywhere else []
     return {
         "is_lead": is_lead_anywhere,
         "open_questions": open_question_count_for_lead(user) if is_lead_anywhere else 0,
         "waiting_for_retry": len(waiting),
         "waiting_for_retry_project": waiting[0] if waiting else "",
-        "unread_answers": unread_answer_count(user),
-        "pending_feedback": unacknowledged_feedback_count(user),
+        "unread_answers": unread,
+        "pending_feedback": pending_feedback,
     }
 
 

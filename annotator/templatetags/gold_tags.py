@@ -86,22 +86,10 @@ def index(sequence, position):
 @register.simple_tag(takes_context=True)
 def open_disputes_for_user(context):
     """(open disputes the user may decide, slug of the project holding the oldest) for the navigation badge."""
-    from ..access import ADJUDICATING_ROLES
-    from ..models import Adjudication
+    from ..navigation import nav_badges
 
     request = context.get("request")
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return (0, None)
-    disputes = Adjudication.objects.filter(status=Adjudication.Status.OPEN)
-    if not user.is_superuser:  # a role comes from a membership; superusers lead every project
-        disputes = disputes.filter(
-            turn__dialogue__project__memberships__user=user,
-            turn__dialogue__project__memberships__role__in=ADJUDICATING_ROLES,
-        )
-    disputes = disputes.exclude(turn__assignments__annotator=user)
-    count = disputes.count()
-    if not count:
-        return (0, None)
-    oldest = disputes.order_by("created_at").values_list("turn__dialogue__project__slug", flat=True).first()
-    return (count, oldest)
+    return nav_badges(request).disputes

@@ -2,7 +2,7 @@
 
 from django import template
 
-from ..qa.selectors import nav_counts
+from ..navigation import nav_badges
 from .gold_tags import _read, label_name
 
 register = template.Library()
@@ -14,7 +14,7 @@ def qa_nav_badges(context):
     user = getattr(request, "user", None)
     if user is None or not user.is_authenticated:
         return {"counts": None}
-    return {"counts": nav_counts(user)}
+    return {"counts": nav_badges(request).qa}
 
 
 @register.filter
@@ -55,9 +55,11 @@ register.filter("label_name", label_name)
 def qa_turn_questions(context, project, turn):
     """The annotator's questions on this turn (the annotation screen's polled panel)."""
     from ..qa.selectors import questions_on_turn
+    from ..work.own_marks import own_marks
 
-    user = context["request"].user
-    return {"project": project, "turn": turn, "questions": list(questions_on_turn(user, turn)), "request": context["request"]}
+    request = context["request"]
+    questions = list(questions_on_turn(request.user, turn)) if own_marks(request, turn).questions else []
+    return {"project": project, "turn": turn, "questions": questions, "request": request}
 
 
 @register.inclusion_tag("qa/partials/ask_dialog.html", takes_context=True)

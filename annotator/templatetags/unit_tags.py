@@ -14,9 +14,12 @@ register = template.Library()
 @register.inclusion_tag("units/partials/flag_dialog.html", takes_context=True)
 def unit_flag_dialog(context, assignment):
     """The flag dialog of the annotation screen, with the annotator's own flags (never anyone else's)."""
-    user = context["request"].user
+    from ..work.own_marks import own_marks
+
+    request = context["request"]
+    flags = selectors.own_flags(request.user, assignment.turn) if own_marks(request, assignment.turn).flags else {}
     return {"assignment": assignment, "kinds": UnitFlagKind.choices, "csrf_token": context.get("csrf_token"),
-            "flags": {str(k): v for k, v in selectors.own_flags(user, assignment.turn).items()}}
+            "flags": {str(k): v for k, v in flags.items()}}
 
 
 def _pieces(text: str) -> list[tuple[str, int | None]]:

@@ -36,6 +36,9 @@ from ..domain import assignment as strategy
 from ..access import may_annotate
 from ..domain.vocabulary import DrawnTurnReview
 from ..models import AnnotationEvent, Assignment, DrawnTurn, Project, Turn
+from ..fastsql.compiled import CompiledQuery, ComposedSelect, count_of
+from ..fastsql.joined import JoinedSelect
+from ..fastsql.statements import row_insert, row_update
 from ..qa.qualification import qualification_gate
 
 CLAIM_ATTEMPTS = 5
@@ -56,18 +59,27 @@ SLOTS_REFUSED_MESSAGE = (
 )
 
 
+def unfinished_work(project: Project, user):
+    """The user's unfinished work assignments in the project, oldest first."""
+    return Assignment.objects.filter(
+        project=project, annotator=user, is_qualification=False, status__in=strategy.UNFINISHED,
+    ).order_by("assigned_at", "id")
+
+
 def assignment_current(project: Project, user) -> Assignment | None:
-    """The user's oldest unfinished work assignment in the project, if any."""
-    return (
-        Assignment.objects.filter(
-            project=project,
-            annotator=user,
-            is_qualification=False,
-            status__in=strategy.UNFINISHED,
-        )
-        .order_by("assigned_at", "id")
-        .first()
-    )
+    """The user's oldest unfinished work assignment in the project (``unfinished_work``'s first), if any."""
+    found = _CURRENT.fetch_one([project.pk, user.pk, *strategy.UNFINISHED])
+    return None if found is None else found[0]
+
+
+# Start runs these on every turn: statements written or compiled once per process (fastsql; docs/benchmarks.md).
+_CURRENT = JoinedSelect(Assignment, "a", [], [], where=(
+    "a.project_id = %s AND a.annotator_id = %s AND NOT a.is_qualification AND a.status IN ("
+    + ", ".join(["%s"] * len(strategy.UNFINISHED)) + ") ORDER BY a.assigned_at, a.id LIMIT 1"))
+_USER_LOCK = CompiledQuery(
+    lambda user_id: get_user_model().objects.select_for_update().filter(pk=user_id).values_list("pk")[:1], "user_id")
+_LIVE_SLOTS = ComposedSelect(lambda turn_id: [count_of(
+    Assignment.objects.filter(turn_id=turn_id, is_qualification=False, status__in=LIVE))], "turn_id")
 
 
 def drawn_turn_overlap(project: Project) -> int:
@@ -107,8 +119,12 @@ def candidate_turns(project: Project, user):
 
 def candidate_pools(project: Project, user):
     """Where the next turn is looked for, in order, each with the overlap its turns take."""
-    return [(drawn_candidate_turns(project, user), drawn_turn_overlap(project)),
-            (candidate_turns(project, user), project.overlap)]
+    return list(zip([drawn_candidate_turns(project, user), candidate_turns(project, user)], pool_overlaps(project)))
+
+
+def pool_overlaps(project: Project) -> list[int]:
+    """The overlap of each of ``candidate_pools``' pools, in order."""
+    return [drawn_turn_overlap(project), project.overlap]
 
 
 def assignment_next(project: Project, user) -> Assignment | None:
@@ -140,14 +156,14 @@ def _claim(project: Project, user) -> Assignment | None:
     with transaction.atomic():
         if connection.features.has_select_for_update:
             # Serialise the claims of one person (two tabs asking at once).
-            get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk").first()
+            _USER_LOCK.fetch_all(user_id=user.pk)
         current = assignment_current(project, user)
         if current is not None:
             return current
         if not may_annotate(user, project):
             raise SlotsRefused(SLOTS_REFUSED_MESSAGE)
         while True:
-            rows, overlap = _first_free_turn(candidate_pools(project, user))
+            rows, overlap = _first_free_turn(project, user)
             if not rows:
                 return None
             candidates = [strategy.Candidate(turn_id, taken) for turn_id, taken in rows]
@@ -155,38 +171,64 @@ def _claim(project: Project, user) -> Assignment | None:
             if turn_id is None:
                 return None
             # The counter is a cache: check it against the rows of this turn.
-            live = Assignment.objects.filter(turn_id=turn_id, is_qualification=False, status__in=LIVE).count()
+            (live,) = _LIVE_SLOTS.fetch_one(turn_id=turn_id)
             if live != dict(rows)[turn_id]:
-                Turn.objects.filter(pk=turn_id).update(slots_taken=live)
+                row_update(Turn, {"slots_taken": live}, {"pk": turn_id})
                 continue
-            Turn.objects.filter(pk=turn_id).update(slots_taken=F("slots_taken") + 1)
-            assignment = Assignment.objects.create(project=project, turn_id=turn_id, annotator=user)
-            AnnotationEvent.objects.create(
-                assignment=assignment, actor=user, action="assign", new={"annotator": user.get_username()}
-            )
+            row_update(Turn, {}, {"pk": turn_id}, increment=("slots_taken",))
+            assignment = Assignment(project=project, turn_id=turn_id, annotator=user)
+            row_insert(assignment, _ASSIGNMENT_FIELDS)
+            row_insert(AnnotationEvent(assignment=assignment, actor=user, action="assign",
+                                       new={"annotator": user.get_username()}), _EVENT_FIELDS)
             return assignment
 
 
-def _first_free_turn(pools):
-    """The first turn of the first pool that has one, locked, and that pool's overlap: ``([(id, slots_taken)],
-    overlap)``, or ``([], None)``."""
+# Every field of a new row, as ``create()`` writes them (defaults and automatic dates included).
+_ASSIGNMENT_FIELDS = tuple(f.name for f in Assignment._meta.concrete_fields if not f.primary_key)
+_EVENT_FIELDS = tuple(f.name for f in AnnotationEvent._meta.concrete_fields if not f.primary_key)
+# How a pool's free turn is read: locked passing over locked turns, locked waiting for them, not locked (SQLite).
+_SKIP_LOCKED, _WAIT, _UNLOCKED = "skip locked", "wait", "unlocked"
+_POOL_STATEMENTS = {}
+
+
+def _pool_statement(position: int, review: str, locking: str) -> CompiledQuery:
+    """The ``position``-th of ``candidate_pools``' querysets (for a project with this ``drawn_turn_review``),
+    locked as ``locking`` says, as a statement compiled once: ``[(id, slots_taken)]`` of its first turn."""
+    key = (position, review, locking)
+    if key not in _POOL_STATEMENTS:
+        def compose(project_id, user_id, overlap):
+            # Stand-ins of the project and the user: the pool's querysets filter by their ids and the overlap.
+            project = Project(pk=project_id, overlap=overlap, drawn_turn_review=review)
+            queryset, _ = candidate_pools(project, get_user_model()(pk=user_id))[position]
+            if locking == _SKIP_LOCKED:
+                queryset = queryset.select_for_update(skip_locked=True, of=("self",))
+            elif locking == _WAIT:
+                queryset = queryset.select_for_update(of=("self",))
+            return queryset.values_list("id", "slots_taken")[:1]
+
+        # Not prepared: a generic plan of ``slots_taken < $n`` cannot use the partial index ``turn_open_slots``
+        # (``slots_taken < 2``) and would read every full turn before the first open one; with the values
+        # written in, PostgreSQL plans it with the index as before.
+        _POOL_STATEMENTS[key] = CompiledQuery(compose, "project_id", "user_id", "overlap", prepare=False)
+    return _POOL_STATEMENTS[key]
+
+
+def _first_free_turn(project: Project, user):
+    """The first turn of the first of ``candidate_pools`` that has one, locked, and that pool's overlap:
+    ``([(id, slots_taken)], overlap)``, or ``([], None)``."""
     if connection.features.has_select_for_update_skip_locked:
-        # Lock one free turn, passing over turns other claims have locked right now (drawn turns first).
-        for queryset, overlap in pools:
-            rows = list(queryset.select_for_update(skip_locked=True, of=("self",)).values_list("id", "slots_taken")[:1])
+        # Lock one free turn, passing over turns other claims have locked right now (drawn turns first); if every
+        # candidate is locked by a claim in flight (or there is none), wait for them and look again, rather than
+        # telling the annotator there is no work.
+        attempts = (_SKIP_LOCKED, _WAIT)
+    else:
+        attempts = (_UNLOCKED,)
+    for locking in attempts:
+        for position, overlap in enumerate(pool_overlaps(project)):
+            rows = _pool_statement(position, project.drawn_turn_review, locking).fetch_all(
+                project_id=project.pk, user_id=user.pk, overlap=project.overlap)
             if rows:
                 return rows, overlap
-        # Every candidate is locked by a claim in flight (or there is none): wait for
-        # them and look again, rather than telling the annotator there is no work.
-        for queryset, overlap in pools:
-            rows = list(queryset.select_for_update(of=("self",)).values_list("id", "slots_taken")[:1])
-            if rows:
-                return rows, overlap
-        return [], None
-    for queryset, overlap in pools:
-        rows = list(queryset.values_list("id", "slots_taken")[:1])
-        if rows:
-            return rows, overlap
     return [], None
 
 

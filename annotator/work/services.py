@@ -19,6 +19,8 @@ from ..domain.protocol_groups import reading
 from ..domain.protocol_document import ProtocolError
 from ..projects.protocols import protocol_for_assignment
 from ..domain.vocabulary import GoldProvenance, ProtocolMode
+from ..fastsql.compiled import CompiledQuery
+from ..fastsql.joined import JoinedSelect
 from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
 from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
 from ..claims.services import triplet_gold_derive_for_turn, triplet_submit_problems
@@ -233,13 +235,17 @@ def annotation_record_time(assignment: Assignment, sentence: Sentence, seconds: 
                 )
 
 
+# Every submit reads these: compiled or written once per process (fastsql; docs/benchmarks.md).
+_SENTENCE_INDEXES = CompiledQuery(lambda turn_id: Sentence.objects.filter(turn_id=turn_id).order_by("index")
+                                  .values_list("id", "index"), "turn_id")
+_ANNOTATIONS_OF_ASSIGNMENT = JoinedSelect(SentenceAnnotation, "x", joins=[], extra_columns=[],
+                                          where="x.assignment_id = %s")
+
+
 def submit_problems(assignment: Assignment) -> list[str]:
     """Why the assignment cannot be submitted yet (empty when it can)."""
-    sentences = list(Sentence.objects.filter(turn_id=assignment.turn_id).order_by("index").values_list("id", "index"))
-    annotations = {
-        a.sentence_id: a
-        for a in SentenceAnnotation.objects.filter(assignment_id=assignment.pk).only("id", "sentence_id", "path", "label")
-    }
+    sentences = _SENTENCE_INDEXES.fetch_all(turn_id=assignment.turn_id)
+    annotations = {a.sentence_id: a for a, _ in _ANNOTATIONS_OF_ASSIGNMENT.fetch_all([assignment.pk])}
     problems = []
     missing = [index + 1 for sid, index in sentences if not getattr(annotations.get(sid), "label", "")]
     if missing:

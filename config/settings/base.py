@@ -113,6 +113,10 @@ def database_from_env():
 
 
 DATABASES = {"default": database_from_env()}
+# The hot paths' statements written once (annotator.fastsql) are prepared on the PostgreSQL server at their first
+# use in a connection: PostgreSQL then skips parsing and planning them. Set 0 behind a pooler in transaction mode,
+# where a connection's next transaction may reach another server session.
+DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Axes first: it refuses a locked-out account or address before any password is checked (every sign-in

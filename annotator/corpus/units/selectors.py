@@ -18,12 +18,17 @@ def own_flags(user, turn) -> dict[int, dict]:
     did about it). The annotation screen marks the open ones and shows the others' outcome in the dialog."""
     found: dict[int, dict] = {}
     # Oldest first, open last: each unit ends with its open flag or its latest closed one.
-    flags = UnitFlag.objects.filter(turn=turn, flagged_by=user, sentence__isnull=False).order_by("id")
+    flags = own_flag_rows(user, turn).order_by("id")
     for flag in sorted(flags, key=lambda f: f.status == UnitFlag.Status.OPEN):
         found[flag.sentence_id] = {"kind": flag.kind, "kind_display": flag.get_kind_display(), "note": flag.note,
                                    "status": flag.status, "status_display": flag.get_status_display(),
                                    "resolution": flag.resolution}
     return found
+
+
+def own_flag_rows(user, turn):
+    """The user's flags on ``turn``'s units, open and closed."""
+    return UnitFlag.objects.filter(turn=turn, flagged_by=user, sentence__isnull=False)
 
 
 def open_flags_by_unit(turn) -> dict[int, list[UnitFlag]]:
