@@ -3,8 +3,15 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
-# Two test processes: the machine (and CI) has two cores.
-PYTEST_ARGS ?= -n 2 --durations=15
+# Two test processes: the machine (and CI) has two cores. worksteal: a process that runs out of tests takes
+# half of what the other has left, so neither waits idle at the end (tests/conftest.py starts the long ones).
+PYTEST_ARGS ?= -n 2 --dist worksteal --durations=15
+# This machine's environment sets PYTHONDONTWRITEBYTECODE=1: every pytest process (each pytest-xdist worker),
+# and every Celery worker, manage.py and script a test starts, compiled the project from source, and pytest
+# rewrote the asserts of its plugins' modules (schemathesis alone has 242) anew: collecting the suite took
+# 22 s of CPU, 9 s with the bytecode kept. Kept under var/ (ignored by git), not beside the sources nor in
+# the virtualenv. docs/benchmarks.md, "Test suite (issue 23)".
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(CURDIR)/var/pycache
 
 .PHONY: run test test-schema-deep install migrate demo chromium bench clean
 
@@ -37,12 +44,12 @@ chromium:
 # seconds, and a broken rule is named before the suite runs.
 test: install chromium
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS)
 
 # The schema tests' deeper run: schemathesis's coverage phase and 100 generated requests an operation
 # (tests/test_api_schemathesis.py); `make test` sends a few requests an operation.
 test-schema-deep: install
-	SCHEMATHESIS_DEEP=1 $(PY) -m pytest $(PYTEST_ARGS) tests/test_api_schemathesis.py
+	SCHEMATHESIS_DEEP=1 $(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS) tests/test_api_schemathesis.py
 
 bench: install
 	$(PY) bench/run_all.py $(BENCH)

@@ -36,6 +36,26 @@ CHROMIUM_ARGS = [
 ]
 
 
+LONG_TEST_MARKS = ("slow", "browser", "worker")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules holding long tests (whole-route walks, browser and worker tests) run first, each module
+    kept together and in its own order.
+
+    In name order most of them came last (test_security_*, test_workspace_*): with `make test`'s two
+    processes the suite's end waited on one walk of up to two minutes while the other core had nothing
+    left to do. Started first, the short tests fill in around them (pytest-xdist's worksteal).
+    """
+    module_of = {item: item.nodeid.split("::", 1)[0] for item in items}
+    first_seen, long_modules = {}, set()
+    for item in items:
+        first_seen.setdefault(module_of[item], len(first_seen))
+        if any(item.get_closest_marker(mark) for mark in LONG_TEST_MARKS):
+            long_modules.add(module_of[item])
+    items.sort(key=lambda item: (module_of[item] not in long_modules, first_seen[module_of[item]]))
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
     """Every test starts with an empty cache: its keys (reports by data version, throttles, sessions) would

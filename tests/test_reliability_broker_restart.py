@@ -15,8 +15,9 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None,
-                                reason="needs the redis-server program (Debian package redis-server)")
+pytestmark = [pytest.mark.skipif(shutil.which("redis-server") is None,
+                                 reason="needs the redis-server program (Debian package redis-server)"),
+              pytest.mark.slow]  # a broker and a worker started and killed: tests/conftest.py starts it first
 
 
 def test_a_broker_crash_during_a_job_loses_nothing_and_the_worker_carries_on(tmp_path):

@@ -38,7 +38,8 @@ from tests.test_security_isolation import (
 )
 from tests.url_walk import ids_by_parameter, integer_like, urls
 
-pytestmark = pytest.mark.django_db
+# Whole-route walks, up to a minute each: `slow` has tests/conftest.py start this module first.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 STR_VALUES = {
     "fmt": ["jsonl", "cognibench"],

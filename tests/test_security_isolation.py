@@ -25,7 +25,8 @@ from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls
 
-pytestmark = pytest.mark.django_db
+# Whole-route walks, a minute or two each: `slow` has tests/conftest.py start this module first.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 STR_VALUES = {
     "fmt": sorted(FORMATS),

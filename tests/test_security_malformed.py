@@ -23,7 +23,8 @@ from annotator.domain.vocabulary import Label
 from tests.malformed_world import make_world, path_values, snapshot
 from tests.url_walk import routes, simple_values, urls
 
-pytestmark = pytest.mark.django_db
+# Whole-route walks with malformed parameters: `slow` has tests/conftest.py start this module first.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # What a field holds, and the malformed values each kind is sent. A request carrying one of
 # these must be refused by the form (400) before any lookup or service runs.

@@ -26,7 +26,8 @@ from tests.factories_gold import submit
 from tests.factories_qa import finish
 from tests.test_security_blindness import found, run, walk_as
 
-pytestmark = pytest.mark.django_db
+# Whole-route walks, up to a minute each: `slow` has tests/conftest.py start this module first.
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # Four records of the shared sample with short responses; the last has no entry in labels.json (no gold).
 RECORDS = ["21184_en_3", "7335_en_1", "8774_en_2", "6999_en_2"]

@@ -21,6 +21,9 @@ from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.url_walk import ids_by_parameter, integer_like, urls
 
+# A whole-route walk of a minute or more: `slow` has tests/conftest.py start this module first.
+pytestmark = pytest.mark.slow
+
 
 # (payload, what must never appear in HTML: the markup that would run)
 PAYLOADS = [
