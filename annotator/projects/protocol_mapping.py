@@ -68,6 +68,17 @@ class VersionCarry:
                 return self.carried[version_id][label]
         return None
 
+    def gold_version(self, label: str, changed_at=None) -> int | None:
+        """The version a gold label was decided under (None: the current one), as ``carry_gold`` reads it."""
+        if changed_at is not None and self.since:
+            return self.version_at(changed_at)
+        if not label or label in self.current.labels:
+            return None
+        for version_id in sorted(self.carried, key=self.numbers.__getitem__, reverse=True):
+            if label in self.carried[version_id]:
+                return version_id
+        return None
+
     def left_out_labels(self, version_id: int) -> list[str]:
         """The labels of an older version that do not carry over to the current one."""
         return [label for label, carried in self.carried[version_id].items() if carried is None]
