@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..domain.protocol_document import Protocol
-from .protocols import protocol_for
+from .protocols import protocol_for, protocol_of_version
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ class VersionCarry:
     # older version id -> {its label: the current label it carries over to, or None}
     carried: Mapping[int, Mapping[str, str | None]] = field(default_factory=dict)
     numbers: Mapping[int, int] = field(default_factory=dict)  # older version id -> its number in the project
-    # (version id, created at) from the current version back to the oldest; the current one's id stands first
+    # (version id, created at) from the newest version back to the oldest (the current one first, unless the carry
+    # is as of an older version: version_carry's ``as_of``)
     since: tuple = ()
 
     @property
@@ -68,6 +69,17 @@ class VersionCarry:
                 return self.carried[version_id][label]
         return None
 
+    def gold_version(self, label: str, changed_at=None) -> int | None:
+        """The version a gold label was decided under (None: the current one), as ``carry_gold`` reads it."""
+        if changed_at is not None and self.since:
+            return self.version_at(changed_at)
+        if not label or label in self.current.labels:
+            return None
+        for version_id in sorted(self.carried, key=self.numbers.__getitem__, reverse=True):
+            if label in self.carried[version_id]:
+                return version_id
+        return None
+
     def left_out_labels(self, version_id: int) -> list[str]:
         """The labels of an older version that do not carry over to the current one."""
         return [label for label, carried in self.carried[version_id].items() if carried is None]
@@ -77,8 +89,13 @@ class VersionCarry:
         return f"version {number}" if number is not None else "the built-in version"
 
 
-def version_carry(project) -> VersionCarry:
-    """The project's older versions and how each of their labels counts under its current version."""
+def version_carry(project, as_of: int | None = None) -> VersionCarry:
+    """The project's older versions and how each of their labels counts under its current version.
+
+    ``as_of`` (a version id of the project) counts under that version instead: its older versions carry over
+    through the mappings up to it, and labels of the versions after it count as nothing (a mapping says how an
+    old label reads in a newer version, never the reverse). The faithfulness report reads gold so, under the
+    version the job labelled with."""
     from ..models import ProtocolVersion
 
     current = protocol_for(project)
@@ -86,7 +103,10 @@ def version_carry(project) -> VersionCarry:
         return VersionCarry(current)
     rows = {row.pk: row for row in ProtocolVersion.objects.filter(project=project).only(
         "id", "number", "previous_id", "label_mapping", "created_at")}
-    version = rows[project.protocol_version_id]
+    anchor = as_of if as_of in rows else project.protocol_version_id
+    if anchor != project.protocol_version_id:
+        current = protocol_of_version(ProtocolVersion.objects.get(pk=anchor))
+    version = rows[anchor]
     to_current: dict[str, str | None] = {label: label for label in current.labels}
     carried, numbers = {}, {}
     while version.previous_id in rows and version.previous_id not in carried:
@@ -95,9 +115,12 @@ def version_carry(project) -> VersionCarry:
         to_current = {old: (to_current.get(new) if new is not None else None) for old, new in mapping.items()}
         carried[older.pk], numbers[older.pk] = to_current, older.number
         version = older
-    since = tuple((pk, rows[pk].created_at) for pk in [project.protocol_version_id, *carried])
-    return VersionCarry(current, project.protocol_version_id, rows[project.protocol_version_id].number,
-                        carried, numbers, since)
+    newer = sorted((pk for pk, row in rows.items() if row.number > rows[anchor].number),
+                   key=lambda pk: rows[pk].number, reverse=True)
+    for pk in newer:
+        carried[pk], numbers[pk] = {}, rows[pk].number
+    since = tuple((pk, rows[pk].created_at) for pk in [*newer, anchor, *(pk for pk in carried if pk not in newer)])
+    return VersionCarry(current, anchor, rows[anchor].number, carried, numbers, since)
 
 
 def carry_for_slots(project, assignments) -> VersionCarry | None:

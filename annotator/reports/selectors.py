@@ -146,19 +146,31 @@ def comparison_candidates(project, user):
     return [p for p in candidates if role_in(user, p) == Role.LEAD]
 
 
-def _units_with_labels(project, labels) -> dict[tuple, list[tuple[int, int]]]:
+def _units_with_labels(project, labels) -> tuple[dict[tuple, list[tuple[int, int]]], int]:
     """A project's submitted labels per unit, a unit named by what it is in the data (dialogue, turn, the
-    sentence's characters in the response) so two projects' units can be matched whatever their ids."""
+    sentence's characters in the response) so two projects' units can be matched whatever their ids; and how many
+    answers of its older protocol versions were left out because their label does not carry over (the others
+    count as the version's mapping carries them over, as on the project's own report)."""
+    carry = version_carry(project)
+    read = set(labels) | {label for mapping in carry.carried.values() for label in mapping}
     units: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
     rows = SentenceAnnotation.objects.filter(
         assignment__project=project, assignment__status=Assignment.Status.SUBMITTED,
-        assignment__is_qualification=False, label__in=labels,
+        assignment__is_qualification=False, label__in=sorted(read) if carry.has_older else labels,
     ).values_list("sentence__turn__dialogue__external_id", "sentence__turn__index", "sentence__start",
-                  "sentence__end", "assignment__annotator_id", "label")
+                  "sentence__end", "assignment__annotator_id", "label",
+                  # a project that never changed its protocol reads what it always read
+                  *(("assignment__protocol_version_id",) if carry.has_older else ()))
     index = {label: i for i, label in enumerate(labels)}
-    for external_id, turn_index, start, end, annotator, label in rows.iterator(chunk_size=5000):
+    not_carried = 0
+    for external_id, turn_index, start, end, annotator, label, *version in rows.iterator(chunk_size=5000):
+        if version and carry.is_older(version[0]):
+            label = carry.carry(version[0], label)
+            if label is None:
+                not_carried += 1
+                continue
         units[(external_id, turn_index, start, end)].append((annotator, index[label]))
-    return {key: given for key, given in units.items() if len(given) >= 2}
+    return {key: given for key, given in units.items() if len(given) >= 2}, not_carried
 
 
 def _agreement_on(units: dict, keys: list, n_labels: int) -> dict:
@@ -186,9 +198,11 @@ def _shared_unit_measures(project, other) -> dict[int, dict]:
     labels = tuple(dict.fromkeys(reading(protocol_for(project)).labels + reading(protocol_for(other)).labels))
 
     def compute():
-        units = {p.pk: _units_with_labels(p, labels) for p in (project, other)}
+        read = {p.pk: _units_with_labels(p, labels) for p in (project, other)}
+        units = {pk: u for pk, (u, _) in read.items()}
         shared = sorted(set(units[project.pk]) & set(units[other.pk]))
-        return {pk: {**_agreement_on(u, shared, len(labels)), "units": len(shared), "left_out": len(u) - len(shared)}
+        return {pk: {**_agreement_on(u, shared, len(labels)), "units": len(shared), "left_out": len(u) - len(shared),
+                     "not_carried_over": read[pk][1]}
                 for pk, u in units.items()}
 
     version = f"{data_version(project)}|{other.pk}:{data_version(other)}"
@@ -214,11 +228,16 @@ def protocol_comparison(project, other: Project | None, report: dict | None = No
             measured = on_shared_units[p.pk]
         else:
             label = next(m for m in p_report["agreement"]["measures"] if m["variable"] == "label")
-            measured = {key: label[key] for key in ("alpha", "percent", "kappa", "units")} | {"left_out": 0}
+            measured = {key: label[key] for key in ("alpha", "percent", "kappa", "units")} | {
+                "left_out": 0,
+                "not_carried_over": sum(e["left_out"] for e in p_report["agreement"].get("older_versions", []))}
         rows.append({
             "project": p.name,
             "slug": p.slug,
-            "protocol": f"{protocol_name(p)}, {p.protocol_mode}",  # which protocol and version each row covers
+            # Which protocol and version each row covers; older versions' answers count as carried over.
+            "protocol": f"{protocol_name(p)}, {p.protocol_mode}" + (
+                f" ({measured['not_carried_over']} answers of older versions left out: their label does not carry "
+                f"over)" if measured["not_carried_over"] else ""),
             **measured,
             "qa_instances": qa["instances"],
             "qa_per_500": qa["instances_per_500"],

@@ -23,6 +23,8 @@ from django.db import connection
 
 from annotator.models import Dialogue, GoldLabel, Sentence, Turn
 
+from annotator.reports.versions import carried_gold_code
+
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.models import JobTurn, Prediction
 
@@ -103,8 +105,16 @@ def _unlabelled_prediction(protocol, p: str, which: int) -> tuple[str, list]:
     return (f"(CASE {' '.join(whens)} ELSE 0 END)" if whens else "0"), params
 
 
-def turn_counts_sql(protocol) -> tuple[str, list]:
-    """The statement and its parameters before the two job ids. Table names are the models' own."""
+def turn_counts_sql(protocol, carry=None) -> tuple[str, list]:
+    """The statement and its parameters before the two job ids. Table names are the models' own.
+
+    With ``carry`` (``version_carry`` as of ``protocol``'s version, in a project with several versions) a gold
+    label counts as the version's mapping carries it over to ``protocol``, and gold that does not carry over
+    (an older label mapped to null, or a label of a later version) counts as no gold; without it, the
+    statement is the one it always was."""
+    gold_label = "g.label"
+    if carry is not None and carry.has_older:
+        gold_label = carried_gold_code("g.label", protocol.labels, carry, as_label=True)
     q = connection.ops.quote_name
     table = {m: q(m._meta.db_table) for m in (JobTurn, Turn, Dialogue, Sentence, Prediction, GoldLabel)}
     predicted, gold, params_predicted, params_gold = [], [], [], []
@@ -115,15 +125,16 @@ def turn_counts_sql(protocol) -> tuple[str, list]:
                                         f"(CASE WHEN p.label = '' THEN {unlabelled} ELSE 0 END)")
         predicted.append(f"SUM({case})")
         params_predicted += [*case_params, *unlabelled_params]
-        case, case_params = _label_case(protocol, "g.label", which)
+        case, case_params = _label_case(protocol, gold_label, which)
         gold.append(f"SUM({case})")
         params_gold += case_params
     hallucination = sorted(scoring(protocol).hallucinated)
     in_group = ", ".join(["%s"] * len(hallucination)) or "NULL"
     sql = (
-        f"SELECT jt.turn_id, MAX(d.generator_model), COUNT(s.id), COUNT(g.id), "
+        f"SELECT jt.turn_id, MAX(d.generator_model), COUNT(s.id), "
+        f"{'COUNT(g.id)' if gold_label == 'g.label' else f'COUNT({gold_label})'}, "
         f"SUM(CASE WHEN p.hallucinated THEN 1 ELSE 0 END), {', '.join(predicted)}, "
-        f"SUM(CASE WHEN g.label IN ({in_group}) THEN 1 ELSE 0 END), {', '.join(gold)} "
+        f"SUM(CASE WHEN {gold_label} IN ({in_group}) THEN 1 ELSE 0 END), {', '.join(gold)} "
         f"FROM {table[JobTurn]} jt JOIN {table[Turn]} t ON t.id = jt.turn_id "
         f"JOIN {table[Dialogue]} d ON d.id = t.dialogue_id "
         f"JOIN {table[Sentence]} s ON s.turn_id = jt.turn_id "
@@ -159,10 +170,10 @@ def _unpacked(protocol, hallucinated: np.ndarray, packed: np.ndarray, sentences:
     return counts
 
 
-def read_turn_table(job, protocol, chunk: int = 5000) -> TurnTable:
+def read_turn_table(job, protocol, chunk: int = 5000, carry=None) -> TurnTable:
     """The per-turn counts under ``protocol``, fetched in chunks straight into integer arrays (a 24,000-turn job
-    holds no list of 24,000 row tuples); models are kept as small integer codes."""
-    sql, params = turn_counts_sql(protocol)
+    holds no list of 24,000 row tuples); models are kept as small integer codes. ``carry``: turn_counts_sql."""
+    sql, params = turn_counts_sql(protocol, carry)
     sums = _sums(protocol)
     width = 3 + 2 * (1 + sums)
     chunks, codes, model_names = [], [], {}

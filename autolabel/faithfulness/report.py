@@ -34,10 +34,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotator.domain.vocabulary import DrawStrategy
-from annotator.models import DrawnTurn
+from annotator.models import DrawnTurn, GoldLabel
+from annotator.projects.protocol_mapping import version_carry
 
 from autolabel.evaluation.protocol_views import job_protocol, scoring
 from autolabel.faithfulness.estimators import estimate_ratio
+from autolabel.models import JobTurn
 from autolabel.faithfulness.counts import TurnTable, hallucinated_in, read_turn_table
 
 
@@ -88,6 +90,10 @@ class Calibration:
     drawn_waiting: int = 0  # drawn at random, no gold yet: left out
     other_turns: int = 0  # gold not drawn at random: never used
     other_sentences: int = 0
+    # In a project with several protocol versions: the job's version (the one every figure is in), and the gold
+    # sentences of its turns whose label does not carry over to it (left out); None: one version, nothing said.
+    protocol_version: int | None = None
+    gold_not_carried: int = 0
 
     @property
     def left_out_share(self) -> float:
@@ -115,6 +121,13 @@ class Calibration:
             parts.append(f"{_count(self.drawn_waiting, 'drawn turn')} {verb} no gold yet and "
                          f"{'is' if self.drawn_waiting == 1 else 'are'} left out "
                          f"({round(100 * self.left_out_share)} % of the {_count(self.drawn, 'drawn turn')}).")
+        if self.protocol_version is not None:
+            parts.append(f"Every figure is in protocol version {self.protocol_version} (the job's): gold decided "
+                         f"under an older version counts as its mapping carries it over"
+                         + (f"; {_count(self.gold_not_carried, 'gold sentence')} decided under a later version or "
+                            f"with a label that does not carry over {'is' if self.gold_not_carried == 1 else 'are'} "
+                            f"left out." if self.gold_not_carried
+                            else "."))
         if self.bias_warning:
             parts.append("Warning: the estimates may be biased until these turns have gold, if they are not a random "
                          "part of the draw (turns that wait longest are often the hardest).")
@@ -130,7 +143,9 @@ class Calibration:
                 "partial_turns": self.partial_turns, "sentences_without_gold": self.sentences_without_gold,
                 "left_out_turns": self.drawn_waiting, "left_out_share": _rounded(self.left_out_share),
                 "bias_warning": self.bias_warning, "other_turns": self.other_turns,
-                "other_gold_sentences": self.other_sentences, "statement": self.statement}
+                "other_gold_sentences": self.other_sentences, "statement": self.statement,
+                **({"protocol_version": self.protocol_version, "gold_not_carried": self.gold_not_carried}
+                   if self.protocol_version is not None else {})}
 
 
 def _count(number: int, noun: str) -> str:
@@ -162,11 +177,21 @@ def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray, measured:
     return group
 
 
+def _gold_carry(job):
+    """How gold counts under the job's protocol version, in a project with several versions (None otherwise, and
+    for a job older than the record of its version: the statement stays the one it always was)."""
+    if job.protocol_version_id is None:
+        return None
+    carry = version_carry(job.project, as_of=job.protocol_version_id)
+    return carry if carry.has_older else None
+
+
 def faithfulness_report(job) -> tuple[dict, Calibration]:
     """(the report as documented JSON, where its gold came from)."""
     protocol = job_protocol(job)
     measured = measures(protocol)
-    table = read_turn_table(job, protocol)
+    carry = _gold_carry(job)
+    table = read_turn_table(job, protocol, carry=carry)
     drawn = np.isin(table.turn_ids, np.fromiter(random_draw_turn_ids(job), dtype=np.int64))
     has_gold = table.gold_sentences > 0
     calibrated = drawn & has_gold  # every drawn turn with gold, on its gold sentences
@@ -183,6 +208,11 @@ def faithfulness_report(job) -> tuple[dict, Calibration]:
     for code, name in sorted(table.model_names.items(), key=lambda item: item[1]):
         report["models"].append({**_group(table, np.flatnonzero(table.model_codes == code), calibrated, measured),
                                  "generator_model": name})
+    if carry is not None:
+        calibration.protocol_version = carry.current_number
+        gold = GoldLabel.objects.filter(sentence__turn_id__in=JobTurn.objects.filter(job=job, done=True)
+                                        .values("turn_id")).count()
+        calibration.gold_not_carried = gold - int(table.gold_sentences.sum())
     report["calibration"] = calibration.as_json()
     report["measures"] = [{"id": measure.id, "title": measure.title} for measure in measured]
     return report, calibration

@@ -11,6 +11,7 @@ turns at a time, and only when the project has any (export_tables.py).
 
 from __future__ import annotations
 
+import json
 from itertools import islice
 
 from annotator.domain.claims import counts_as_hallucination
@@ -19,12 +20,16 @@ from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import IMPORTED_SENTENCE_EXTRAS
 from annotator.models import Dialogue, Sentence, Turn
 from annotator.corpus.draws.services import draws_of_turns
+from annotator.corpus.exports.carried import ExportCarry
 from annotator.corpus.exports.stream import _rows, _rows_from_snapshot, _snapshot
-from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
+from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
 
 CHUNK = 1000
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".
-_EXTRAS_WITH_A_PLACE = frozenset({"annotations", "adjudication", "decided_by"})
+# "gold" (a gold label of an older version that does not carry over) and "gold_given_under" (what an imported
+# gold label was given as) are the file's own, put back in the sentence's gold (annotator.corpus.exports.carried).
+_EXTRAS_WITH_A_PLACE = frozenset({"annotations", "adjudication", "decided_by", "gold", "gold_given_under"})
+GOLD_KEYS = ("label", "path", "provenance", "reason", "severity", "error_type", "decided_by")
 _NOTHING: dict = {}
 _NONE: tuple = ()
 
@@ -70,6 +75,8 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
                      "protocol": reading(protocol_for(project)), "walk": protocol_for(project),
                      "sentences": sentences, "next_sentence": next(sentences, None),
                      "in_use": _side_tables_in_use(project)}
+            carrier = ExportCarry(project)
+            state["carrier"] = carrier if carrier.active else None
             while chunk := list(islice(rows, chunk_size)):
                 yield from _chunk(chunk, state)
                 done += len(chunk)
@@ -125,8 +132,11 @@ def _chunk(chunk, state):
     sentences = _sentences_of(turn_ids, state)
     in_use = state["in_use"]
     walk = state["walk"]
-    annotations = _annotations(turn_ids, walk) if in_use["annotations"] else _NOTHING
-    adjudications = _adjudications(turn_ids, walk) if in_use["adjudications"] else _NOTHING
+    carrier = state.get("carrier")
+    annotations = _annotations(turn_ids, walk, carrier) if in_use["annotations"] else _NOTHING
+    adjudications = _adjudications(turn_ids, walk, carrier) if in_use["adjudications"] else _NOTHING
+    gold_changes = (carrier.gold_changes([row[1] for rows in sentences.values() for row in rows if row[6]])
+                    if carrier is not None else _NOTHING)
     triplets = _triplets(turn_ids) if in_use["triplets"] else _NOTHING
     predictions = (_predictions(state["project"], [row[1] for rows in sentences.values() for row in rows])
                    if in_use["predictions"] else _NOTHING)
@@ -142,10 +152,16 @@ def _chunk(chunk, state):
              decided_by) in sentences[turn_id]:
             extra = extras.get(str(s_index), _NOTHING) if extras else _NOTHING
             gold = None
-            if label:
+            given = None
+            if label and carrier is not None:  # decided under an older version: in the header's version's labels
+                label, path, given = carrier.gold(label, path, gold_changes.get(sentence_id))
+            elif label and extra.get("gold_given_under"):
+                given = _shaped(extra["gold_given_under"], GIVEN_UNDER_KEYS, walk)
+            if label or given:
                 # Gold objects repeat (a label, its path, a provenance): one shared dict per distinct value.
                 key = (label, path, provenance, reason, severity, error_type, decided_by or extra.get("decided_by"),
-                       tuple(d["id"] for d in turn_draws) if turn_draws else None)
+                       tuple(d["id"] for d in turn_draws) if turn_draws else None,
+                       None if given is None else json.dumps(given, sort_keys=True))
                 gold = golds.get(key)
                 if gold is None:
                     gold = golds[key] = {
@@ -153,17 +169,21 @@ def _chunk(chunk, state):
                         "provenance": provenance, "reason": reason, "severity": severity, "error_type": error_type,
                         "decided_by": key[6],
                     }
+                    if given is not None:
+                        gold["given_under"] = given
                     if turn_draws:
                         # The gold of a drawn turn names the draws that sent the turn to people (how it was chosen).
                         gold["draws"] = turn_draws
                     # Same key, same verdict: safe on the shared dict.
-                    if state.get("min_severity") is not None and label in state["protocol"].hallucinated:
+                    if label and state.get("min_severity") is not None and label in state["protocol"].hallucinated:
                         gold["severe"] = counts_as_hallucination(state["protocol"], label, severity,
                                                                  state["min_severity"])
             live = annotations.get(sentence_id, _NONE) if annotations else _NONE
             adjudication = adjudications.get(sentence_id) if adjudications else None
             if extra:
                 imported = [_shaped(a, ANNOTATION_KEYS, walk) for a in extra.get("annotations", [])]
+                if gold is None and extra.get("gold"):  # an older version's gold that does not carry over
+                    gold = _shaped(extra["gold"], GOLD_KEYS, walk)
                 sentence = {
                     "index": s_index, "start": start, "end": end, "text": text, "gold": gold,
                     "annotations": imported + list(live),

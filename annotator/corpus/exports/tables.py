@@ -36,6 +36,8 @@ ANNOTATION_KEYS = ("annotator", "label", "path", "note", "severity", "justificat
 ADJUDICATION_KEYS = ("adjudicator", "label", "path", "reason", "evidence")
 EVIDENCE_KEYS = ("start", "end", "text")
 TRIPLET_ANNOTATION_KEYS = ("annotator", "label")
+# What a label of an older protocol version was given as (annotator.corpus.exports.carried).
+GIVEN_UNDER_KEYS = ("version", "label", "path")
 
 
 def _sorted(value):
@@ -57,6 +59,8 @@ def _shaped(obj, keys, protocol=None):
             out[key] = _sorted(obj[key])
     if isinstance(out.get("path"), dict):
         out["path"] = (protocol or default_protocol()).ordered(out["path"])
+    if isinstance(out.get("given_under"), dict):
+        out["given_under"] = _shaped(out["given_under"], GIVEN_UNDER_KEYS, protocol)
     if isinstance(out.get("evidence"), list):
         out["evidence"] = [_shaped(span, EVIDENCE_KEYS) for span in out["evidence"]]
     return out
@@ -110,8 +114,9 @@ def _evidence(**filters):
     return spans
 
 
-def _annotations(turn_ids, protocol=None):
-    """Submitted annotations per sentence id: who said what, by which path, with which evidence."""
+def _annotations(turn_ids, protocol=None, carrier=None):
+    """Submitted annotations per sentence id: who said what, by which path, with which evidence; with
+    ``carrier`` (a project with work under older protocol versions) in the current version's labels."""
     rows = list(
         SentenceAnnotation.objects.filter(
             sentence__turn_id__in=turn_ids, assignment__status=Assignment.Status.SUBMITTED,
@@ -119,34 +124,38 @@ def _annotations(turn_ids, protocol=None):
         )
         .order_by("sentence_id", "assignment__annotator__username", "id")
         .values_list("id", "sentence_id", "assignment__annotator__username", "label", "path", "note", "severity",
-                     "justification", "error_type")
+                     "justification", "error_type", "assignment__protocol_version_id")
     )
     if not rows:
         return {}
     evidence = _evidence(annotation__sentence__turn_id__in=turn_ids)
     out = defaultdict(list)
-    for pk, sentence_id, annotator, label, path, note, severity, justification, error_type in rows:
-        out[sentence_id].append({
+    for pk, sentence_id, annotator, label, path, note, severity, justification, error_type, version_id in rows:
+        annotation = {
             "annotator": annotator, "label": label, "path": (protocol or default_protocol()).ordered(path or {}), "note": note, "severity": severity,
             "justification": justification, "error_type": error_type, "evidence": evidence.get(pk, []),
-        })
+        }
+        out[sentence_id].append(carrier.record(annotation, version_id) if carrier is not None else annotation)
     return out
 
 
-def _adjudications(turn_ids, protocol=None):
-    """The latest resolved adjudication per sentence id."""
+def _adjudications(turn_ids, protocol=None, carrier=None):
+    """The latest resolved adjudication per sentence id (``carrier``: as for _annotations; an adjudication's
+    label is the version's that was current when it was resolved)."""
     rows = list(
         Adjudication.objects.filter(turn_id__in=turn_ids, status=Adjudication.Status.RESOLVED)
         .order_by("sentence_id", "resolved_at", "id")
-        .values_list("id", "sentence_id", "adjudicator__username", "label", "path", "reason")
+        .values_list("id", "sentence_id", "adjudicator__username", "label", "path", "reason", "resolved_at")
     )
     if not rows:
         return {}
     evidence = _evidence(adjudication__turn_id__in=turn_ids)
     out = {}
-    for pk, sentence_id, adjudicator, label, path, reason in rows:
-        out[sentence_id] = {"adjudicator": adjudicator, "label": label, "path": (protocol or default_protocol()).ordered(path or {}), "reason": reason,
-                            "evidence": evidence.get(pk, [])}
+    for pk, sentence_id, adjudicator, label, path, reason, resolved_at in rows:
+        adjudication = {"adjudicator": adjudicator, "label": label, "path": (protocol or default_protocol()).ordered(path or {}), "reason": reason,
+                        "evidence": evidence.get(pk, [])}
+        out[sentence_id] = (carrier.record(adjudication, carrier.adjudication_version(resolved_at))
+                            if carrier is not None else adjudication)
     return out
 
 

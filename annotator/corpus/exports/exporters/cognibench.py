@@ -17,14 +17,14 @@ _encode = json.JSONEncoder(ensure_ascii=False).encode
 
 def labels_record(turn: dict) -> dict | None:
     sentences = turn["sentences"]
-    if not any(s["gold"] for s in sentences):
+    if not any(s["gold"] and s["gold"]["label"] for s in sentences):
         return None
     lists = {name: [] for name in LIST_FIELDS}
     label_dict = {}
     for sentence in sentences:
         gold = sentence["gold"]
         key = sentence.get("metadata", {}).get("cognibench_key") or normalise(sentence["text"])
-        if gold is None:
+        if gold is None or gold["label"] is None:  # none, or an older version's that does not carry over
             label_dict[key] = [[], sentence["index"]]
             continue
         label_dict[key] = [list(CRITERIA_OF[gold["label"]]), sentence["index"]]

@@ -295,6 +295,9 @@ class ImportSummary:
     # Turns imported without a reference text (RefChecker's files often have none): said in the summary, and
     # the annotation screen says what to judge them against instead of showing an empty pane.
     without_reference: int = 0
+    # Gold labels of an older protocol version that do not carry over to the file's (exported with label null
+    # and ``given_under``): kept with their sentence as a note, not imported as gold.
+    not_carried_over: int = 0
     inconsistencies: list[str] = field(default_factory=list)
     # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
     segmented: dict[str, int] = field(default_factory=dict)
@@ -315,6 +318,9 @@ class ImportSummary:
         if self.without_reference:
             text += (f"; warning: {self.without_reference} turn{'s' if self.without_reference != 1 else ''} without a "
                      "reference (annotators judge them against the question and the dialogue)")
+        if self.not_carried_over:
+            text += (f"; {self.not_carried_over} gold label{'s' if self.not_carried_over != 1 else ''} given under "
+                     "an older protocol version that do not carry over to the file's kept as notes, not as gold")
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
@@ -337,6 +343,7 @@ class ImportSummary:
             "duplicates": self.duplicates,
             "unlabelled": self.unlabelled,
             "without_reference": self.without_reference,
+            "not_carried_over": self.not_carried_over,
             "inconsistencies": self.inconsistencies,
             "segmented": dict(self.segmented),
             "line": self.line(),

@@ -26,8 +26,8 @@ MAX_LINE_BYTES = 16_000_000
 class _Checker:
     """Type checks that raise ImportFormatError naming file, record and field."""
 
-    def __init__(self, filename, record, protocol: Protocol = COGNIBENCH):
-        self.filename, self.record, self.protocol = filename, record, protocol
+    def __init__(self, filename, record, protocol: Protocol = COGNIBENCH, summary: ImportSummary | None = None):
+        self.filename, self.record, self.protocol, self.summary = filename, record, protocol, summary
         self.canonical = canonical_paths(protocol)
 
     def fail(self, field_name, problem):
@@ -57,7 +57,7 @@ def record_from_object(obj, filename: str, line: int, summary: ImportSummary | N
     ``default_language`` (the project's) applies to a dialogue whose ``language`` is empty.
     """
     where = f"line {line}"
-    check = _Checker(filename, where, protocol)
+    check = _Checker(filename, where, protocol, summary)
     if not isinstance(obj, dict):
         check.fail("(line)", "must be a JSON object")
     d = check.get(obj, "dialogue", dict, "dialogue", required=True)
@@ -171,7 +171,18 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
     if response[start:end] != text:
         check.fail(f"{field_name}.text", f"differs from the response between offsets {start} and {end}")
     gold = None
+    extras = {}
     raw_gold = check.get(raw, "gold", dict, f"{field_name}.gold")
+    given = _given_under(check, raw_gold, f"{field_name}.gold") if raw_gold is not None else None
+    if given is not None and raw_gold.get("label") is None:
+        # An older version's gold that does not carry over to the file's protocol: kept with the sentence (and
+        # exported again), counted in the summary, never a label.
+        extras["gold"] = raw_gold
+        if check.summary is not None:
+            check.summary.not_carried_over += 1
+        raw_gold = None
+    elif given is not None:
+        extras["gold_given_under"] = given
     if raw_gold is not None:
         label = check.get(raw_gold, "label", str, f"{field_name}.gold.label", required=True)
         gold = gold_from_label(label, raw_gold.get("path"), where=(check.filename, check.record, f"{field_name}.gold"),
@@ -186,7 +197,6 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
             check.fail(f"{field_name}.gold.severity", "must be 1 to 5")
         gold.severity = severity
         gold.error_type = check.get(raw_gold, "error_type", str, f"{field_name}.gold.error_type", "")
-    extras = {}
     decided_by = check.get(raw_gold or {}, "decided_by", str, f"{field_name}.gold.decided_by")
     if decided_by:
         extras["decided_by"] = decided_by
@@ -198,6 +208,20 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
         extras["adjudication"] = adjudication
     extras.update(check.get(raw, "metadata", dict, f"{field_name}.metadata", {}))
     return SentenceRecord(index, start, end, text, gold=gold, extras=extras or None)
+
+
+def _given_under(check, raw_gold: dict, field_name: str) -> dict | None:
+    """A gold's ``given_under`` (docs/jsonl-format.md): the older protocol version it was decided under, and the
+    label and path it was given as there; None without one."""
+    given = check.get(raw_gold, "given_under", dict, f"{field_name}.given_under")
+    if given is None:
+        return None
+    version = check.get(given, "version", int, f"{field_name}.given_under.version", required=True)
+    if version < 1:
+        check.fail(f"{field_name}.given_under.version", f"is {version}; a protocol version is 1 or more")
+    check.get(given, "label", str, f"{field_name}.given_under.label", required=True)
+    check.get(given, "path", dict, f"{field_name}.given_under.path")
+    return given
 
 
 def _triplet(check, raw, position, sentence_count) -> TripletRecord:
