@@ -14,7 +14,7 @@ from annotator.domain.protocol_document import COGNIBENCH
 from annotator.domain.vocabulary import Role
 from annotator.models import Adjudication, Assignment, GoldLabel
 from annotator.work.assignment import assignment_next
-from tests.factories import member
+from tests.factories import ProjectFactory, member
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = pytest.mark.django_db
@@ -182,3 +182,29 @@ def test_gold_of_an_older_version_is_reported_as_the_mapping_carries_it_over():
     assert gold["left_out_by_older_versions"] == 1 and gold["total"] == 2
     html = browser(lead).get(f"/p/{project.slug}/reports/").content.decode()
     assert "1 gold label decided under an older version left out of the gold figures" in html
+
+
+def test_cached_reports_follow_a_changed_document_under_the_same_id_and_version():
+    """A lead who sets a reworded document without raising its version number sees the new wording at once:
+    the reports' cache is keyed by the project's protocol version and the document's checksum."""
+    from django.core.cache import cache
+
+    from annotator.domain.protocol_document import default_protocol
+    from annotator.projects.protocol_services import protocol_set
+    from annotator.reports.agreement import project_agreement_cached
+
+    cache.clear()
+    project = ProjectFactory()
+    lead = member(project, Role.LEAD)
+    document = copy.deepcopy(default_protocol().document)
+    protocol_set(project, document, user=lead)
+    project.refresh_from_db()
+    start = document["start"]
+    titles = {m["variable"]: m["title"] for m in project_agreement_cached(project)["measures"]}
+    assert titles[start].endswith(default_protocol().step(start).question)
+
+    next(step for step in document["steps"] if step["id"] == start)["question"] = "Does the sentence say anything?"
+    protocol_set(project, document, user=lead)
+    project.refresh_from_db()
+    titles = {m["variable"]: m["title"] for m in project_agreement_cached(project)["measures"]}
+    assert titles[start].endswith("Does the sentence say anything?")

@@ -337,10 +337,11 @@ def data_version(project) -> str:
 
 def _cache_key(project, name: str) -> str:
     # created_at too: a recreated project (ids can be reused after a rollback) must not see old numbers;
-    # the protocol's id and version too: figures of one version are not shown for another.
+    # the project's protocol version and the document's checksum too: figures of one version are not shown for
+    # another, even when a lead sets a changed document under the same id and version number.
     created = project.created_at.timestamp() if project.created_at else 0
-    read = reading(protocol_for(project))
-    return f"reports:{project.pk}:{created:.6f}:{read.id}:{read.version}:{name}"
+    protocol = protocol_for(project)
+    return f"reports:{project.pk}:{created:.6f}:{project.protocol_version_id or 0}:{protocol.checksum[:16]}:{name}"
 
 
 def cached(project, name: str, compute, version: str | None = None):
