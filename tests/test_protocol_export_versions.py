@@ -108,3 +108,32 @@ def test_a_project_that_never_changed_its_protocol_exports_no_given_under(tmp_pa
     out = tmp_path / "out.jsonl"
     run("export_gold", "--project", project.slug, "--format", "jsonl", "--out", str(out))
     assert "given_under" not in out.read_text()
+
+
+def test_a_project_on_another_protocol_is_offered_jsonl_not_cognibench_labels_json(client):
+    """CogniBench's labels.json spells CogniBench's labels: on Face4RAG every route refuses it with the reason,
+    and the project page offers JSONL only, saying why."""
+    from django.core.management.base import CommandError
+    from rest_framework.test import APIClient
+
+    from annotator.domain.protocol_document import load_shipped
+    from annotator.projects.protocol_services import protocol_set
+
+    project = ProjectFactory(slug="face4rag-export")
+    lead = member(project, Role.LEAD)
+    protocol_set(project, load_shipped("face4rag").document, user=lead)
+    client.force_login(lead)
+    download = client.get(f"/p/{project.slug}/export/cognibench/")
+    assert download.status_code == 400 and "export JSONL" in download.content.decode()
+    background = client.post(f"/p/{project.slug}/export/cognibench/job/")
+    assert background.status_code == 400 and "Face4RAG" in background.content.decode()
+    assert client.get(f"/p/{project.slug}/export/jsonl/").status_code == 200
+    page = client.get(f"/p/{project.slug}/").content.decode()
+    assert "Export CogniBench labels.json" not in page and "No CogniBench labels.json" in page
+    api = APIClient()
+    api.force_authenticate(lead)
+    refused = api.get(f"/api/v1/projects/{project.slug}/gold/export/", {"fmt": "cognibench"})
+    assert refused.status_code == 400
+    with pytest.raises(CommandError, match="labels.json holds CogniBench's labels only"):
+        call_command("export_gold", "--project", project.slug, "--format", "cognibench", "--out", "-",
+                     stdout=StringIO())

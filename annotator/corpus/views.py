@@ -113,7 +113,10 @@ def export_job_start(request, slug, fmt):
     refused = _export_refused(request, project)
     if refused:
         return refused
-    job = export_job_create(project, fmt, request.user)
+    try:
+        job = export_job_create(project, fmt, request.user)
+    except ValueError as exc:
+        return HttpResponseBadRequest(f"Cannot export: {exc}.", content_type="text/plain; charset=utf-8")
     return redirect("export_job_status", slug=project.slug, job_id=job.pk)
 
 

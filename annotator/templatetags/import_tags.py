@@ -1,7 +1,9 @@
-"""The import upload form where a page shows it without its view building it (the project page)."""
+"""The import upload form where a page shows it without its view building it (the project page), and whether an
+export format can hold the project's gold."""
 
 from django import template
 
+from annotator.corpus.exports.exporters import format_refusal
 from annotator.corpus.imports.forms import ImportUploadForm
 
 register = template.Library()
@@ -23,3 +25,9 @@ def import_file_names(batch) -> list[tuple[int, str]]:
 
 
 register.filter("import_files", import_file_names)
+
+
+@register.simple_tag
+def export_refusal(project, fmt) -> str:
+    """Why the project's gold cannot be exported as ``fmt`` ("" when it can): the page offers the export or says why."""
+    return format_refusal(project, fmt) or ""

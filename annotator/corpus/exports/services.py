@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotator.corpus.exports.exporters import FILENAMES, FORMATS
+from annotator.corpus.exports.exporters import FILENAMES, FORMATS, format_refusal
 from annotator.models import ExportJob, Turn
 from annotator.storage import export_file_path
 from annotator.queue import task_send_after_commit
@@ -21,6 +21,8 @@ def export_job_create(project, fmt: str, user) -> ExportJob:
     """Record an export job and queue it once the transaction commits."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}")
+    if refusal := format_refusal(project, fmt):
+        raise ValueError(refusal)
     job = ExportJob.objects.create(project=project, format=fmt, created_by=user)
     task_send_after_commit("annotator.export_job_run", job.pk)
     return job

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.corpus.exports.exporters import FORMATS, export_pieces
+from annotator.corpus.exports.exporters import FORMATS, export_pieces, format_refusal
 from ...models import Project
 
 from ._importing import DATA_COMMAND_CHECKS
@@ -30,6 +30,8 @@ class Command(BaseCommand):
         project_obj = Project.objects.filter(slug=project).first()
         if project_obj is None:
             raise CommandError(f"no project with slug {project!r}")
+        if refusal := format_refusal(project_obj, format):
+            raise CommandError(f"--format {format}: {refusal}")
         try:
             pieces = export_pieces(project_obj, format, min_severity=options.get("min_severity"))
         except ValueError as exc:

@@ -7,10 +7,23 @@ memory.
 
 from annotator.corpus.exports.exporters.cognibench import cognibench_pieces
 from annotator.corpus.exports.exporters.jsonl import jsonl_lines
+from annotator.corpus.imports.importers.cognibench import CRITERIA_OF
+from annotator.projects.protocols import protocol_for
 
 FORMATS = {"jsonl": jsonl_lines, "cognibench": cognibench_pieces}
 FILENAMES = {"jsonl": "{slug}-gold.jsonl", "cognibench": "{slug}-labels.json"}
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "cognibench": "application/json; charset=utf-8"}
+
+
+def format_refusal(project, fmt: str) -> str | None:
+    """Why ``fmt`` cannot hold this project's gold, or None: CogniBench's labels.json spells CogniBench's labels as
+    its criteria lists, so a project on another protocol exports JSONL (which carries its protocol)."""
+    if fmt == "cognibench":
+        protocol = protocol_for(project)
+        if set(protocol.labels) != set(CRITERIA_OF):
+            return (f"CogniBench's labels.json holds CogniBench's labels only, and this project follows "
+                    f"{protocol.name!r}: export JSONL, which carries the project's protocol")
+    return None
 
 
 def export_pieces(project, fmt: str, min_severity=None, progress=None):
@@ -21,6 +34,8 @@ def export_pieces(project, fmt: str, min_severity=None, progress=None):
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(sorted(FORMATS))}")
+    if refusal := format_refusal(project, fmt):
+        raise ValueError(refusal)
     if min_severity in (None, ""):
         return FORMATS[fmt](project, progress=progress)
     if fmt != "jsonl":
