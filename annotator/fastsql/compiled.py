@@ -15,6 +15,7 @@ Only values passed as plain parameters can vary (ids, in filters); anything that
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from django.db import connection
@@ -45,15 +46,17 @@ def first_of(queryset) -> tuple[str, tuple]:
     return f"({sql})", params
 
 
-class _BoundStatement:
-    """SQL from ``compose(**stand_ins)``, compiled once per database, run with the real values bound."""
+class _BoundStatement(ABC):
+    """SQL from ``compose(**stand_ins)``, compiled once per database, run with the real values bound. A subclass
+    says how ``compose``'s result becomes SQL (``_sql_and_params``)."""
 
     def __init__(self, compose: Callable, *names: str, prepare: bool = True):
         self.compose, self.names, self.prepare = compose, names, prepare
         self._by_database = {}
 
+    @abstractmethod
     def _sql_and_params(self, stand_ins: dict) -> tuple[str, list]:
-        raise NotImplementedError
+        """The SQL and parameters of ``compose(**stand_ins)``."""
 
     def _statement(self):
         key = (connection.alias, connection.vendor)
