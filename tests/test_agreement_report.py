@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from annotator.models import ImportBatch
 from annotator.reports.agreement import project_agreement
-from annotator.gold.services import adjudication_resolve, gold_derive_for_turn
+from annotator.gold.services import adjudication_resolve
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.domain.vocabulary import Label, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member

@@ -145,7 +145,7 @@ def test_reports_page_figures_per_generator_model_and_severity_filter(client):
     for user in annotators:
         submit(a_turn, user, [Label.INVENTED, Label.MISLEADING, Label.IRRELEVANT])
         submit(b_turn, user, [Label.FAITHFUL, Label.RELIABLE, Label.IRRELEVANT])
-    from annotator.gold.services import gold_derive_for_turn
+    from annotator.gold.derivation import gold_derive_for_turn
 
     for turn in (a_turn, b_turn):
         gold_derive_for_turn(turn)

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.models import Adjudication, EvidenceSpan, GoldLabel
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
 
 from .factories import ProjectFactory, TurnFactory, member

@@ -10,7 +10,7 @@ from django.test import Client
 from annotator import models
 from annotator.domain import protocol
 from annotator.domain.vocabulary import GoldProvenance, ImportedGold, Role
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from tests.conftest import SHARED_DATA
 from tests.factories import member
 from tests.factories_gold import annotators, submit

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from annotator.models import Adjudication, Assignment, GoldEvent, GoldLabel, ImportBatch
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.domain.vocabulary import GoldProvenance, Label, ProtocolMode, Role
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member

@@ -3,7 +3,8 @@
 import pytest
 
 from annotator.models import Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel
-from annotator.gold.services import GoldError, adjudication_resolve, annotation_reopen, gold_derive_for_turn, gold_override
+from annotator.gold.services import GoldError, adjudication_resolve, annotation_reopen, gold_override
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.domain.vocabulary import Answer, GoldProvenance, Label, Role, Step
 
 from .factories import AssignmentFactory, ProjectFactory, TurnFactory, member
@@ -193,7 +194,7 @@ def test_reopen_keeps_a_lead_override(project, turn, dispute):
 
 
 def test_rederive_after_an_amendment(project, turn, dispute):
-    from annotator.gold.services import gold_rederive_sentence
+    from annotator.gold.derivation import gold_rederive_sentence
 
     adjudication, a1, a2 = dispute
     first, second, _ = turn.sentences.order_by("index")

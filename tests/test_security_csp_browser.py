@@ -10,7 +10,7 @@ from django.core.management import call_command
 from playwright.sync_api import expect
 
 from annotator.models import Assignment, Project, Turn
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.qa.services import question_ask
 from annotator.domain.vocabulary import Label
 from tests.factories import AssignmentFactory

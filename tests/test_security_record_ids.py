@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from annotator import models
 from annotator.domain.protocol import path_for_label
 from annotator.domain.vocabulary import Label, Role
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from annotator.qa.qualification import qualification_assignment_next, qualification_score_attempt, qualification_set
 from tests.conftest import SHARED_DATA
 from tests.factories import AssignmentFactory, ProjectFactory, member

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label, Role
-from annotator.gold.services import gold_derive_for_turn
+from annotator.gold.derivation import gold_derive_for_turn
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from tests.factories_gold import annotators, submit
 

@@ -258,7 +258,8 @@ def test_the_api_lists_the_projects_flags_to_leads_and_their_own_to_anyone_else(
 
 
 def test_after_a_reset_the_annotators_label_the_new_units_and_submitting_derives_the_turns_gold_again(world):
-    from annotator.gold.services import gold_derive_for_turn, gold_override
+    from annotator.gold.services import gold_override
+    from annotator.gold.derivation import gold_derive_for_turn
     from annotator.work.services import assignment_submit
 
     project, turn, units, people = world
@@ -319,7 +320,8 @@ def test_a_reset_keeps_the_leads_feedback_on_a_removed_annotation_in_the_audit(w
 def test_a_split_with_reset_keeps_the_adjudicators_decisions_and_the_labels_on_the_units_it_did_not_change(world):
     """Issue 26, item 6: only the split unit's annotations, gold and decisions go (into the audit); the
     annotators label the two new units, keeping their other labels; nothing else is decided again."""
-    from annotator.gold.services import adjudication_resolve, gold_derive_for_turn
+    from annotator.gold.services import adjudication_resolve
+    from annotator.gold.derivation import gold_derive_for_turn
     from annotator.work.services import assignment_submit
 
     project, turn, units, people = world
@@ -356,7 +358,7 @@ def test_a_split_with_reset_keeps_the_adjudicators_decisions_and_the_labels_on_t
 
 
 def test_after_a_reset_a_changed_answer_on_a_kept_unit_is_decided_again(world):
-    from annotator.gold.services import gold_derive_for_turn
+    from annotator.gold.derivation import gold_derive_for_turn
     from annotator.work.services import assignment_submit
 
     project, turn, units, people = world

@@ -19,6 +19,7 @@ from ..domain import claims
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
+from ..corpus.turn_lock import turn_locked_with_project
 from ..models import Assignment, ClaimTriplet, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold, Turn
 from ..domain.vocabulary import GoldProvenance, TripletSource
 from ..work.write import AnnotationError, Outcome, annotation_write
@@ -293,7 +294,7 @@ def triplet_gold_derive_for_turn(turn: Turn) -> TripletDeriveResult:
     disputed. Imported RefChecker labels are not gold: they are compared with
     it in the reports.
     """
-    turn = Turn.objects.select_for_update().select_related("dialogue__project").get(pk=turn.pk)
+    turn = turn_locked_with_project(turn.pk)
     project = turn.dialogue.project
     result = TripletDeriveResult()
     if turn.is_qualification or not project.enable_triplets:

@@ -40,14 +40,7 @@ def known_label(protocol, label) -> str:
     return str(label)
 
 
-@dataclass
-class DeriveResult:
-    complete: bool = False
-    agreed: list[int] = field(default_factory=list)
-    disputed: list[int] = field(default_factory=list)
-
-
-def _set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", severity=None, error_type="",
+def set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", severity=None, error_type="",
               keep_decider=False):
     """Create or replace a sentence's gold and record the change (``keep_decider``: ``actor`` only explains the
     gold, the label stays the decision of whoever made it)."""
@@ -70,7 +63,7 @@ def _set_gold(sentence_id, *, label, path, provenance, actor=None, reason="", se
     return gold
 
 
-def _clear_gold(gold: GoldLabel, *, actor, reason):
+def clear_gold(gold: GoldLabel, *, actor, reason):
     GoldEvent.objects.create(
         sentence_id=gold.sentence_id, old_label=gold.label, new_label="", provenance="", reason=reason, actor=actor
     )
@@ -83,114 +76,6 @@ def gold_version_bump(project_id: int) -> None:
         GoldVersion.objects.get_or_create(project_id=project_id)
         GoldVersion.objects.filter(project_id=project_id).update(version=F("version") + 1)
 
-
-
-@transaction.atomic
-def gold_derive_for_turn(turn: Turn) -> DeriveResult:
-    """Compare the annotators of a fully annotated turn and give each sentence gold or a dispute.
-
-    Runs once all ``project.overlap`` (non-qualification) assignments of the turn
-    are submitted; before that, and for qualification turns, it does nothing. A turn
-    drawn for human checks under single review (``Project.drawn_turn_review``) needs
-    one submission: its labels become gold with provenance REVIEW.
-    Sentences that already have gold keep it, and a sentence with an open
-    adjudication gets no second one, so calling it again changes nothing. The rule
-    itself is ``domain.gold.decide_turn``; this reads the answers and writes its decision.
-    """
-    turn = Turn.objects.select_for_update().select_related("dialogue__project").get(pk=turn.pk)
-    project = turn.dialogue.project
-    result = DeriveResult()
-    if turn.is_qualification:
-        return result
-    assignments = list(
-        Assignment.objects.filter(turn=turn, is_qualification=False, status=Assignment.Status.SUBMITTED)
-        .order_by("submitted_at", "id")
-    )
-    single_review = (project.drawn_turn_review == DrawnTurnReview.SINGLE
-                     and DrawnTurn.objects.filter(turn=turn, draw__project=project).exists())
-    if gold_rules.decided_by_review(len(assignments), project.overlap, single_review):
-        return _gold_from_review(turn, project, assignments[0])
-    if not gold_rules.turn_is_complete(len(assignments), project.overlap):
-        return result
-    result.complete = True
-    answers, note = _answers_as_current(project, assignments)
-    _clear_agreement_that_no_longer_holds(turn, answers)
-    settled, imported = _settled_and_imported(turn)
-    # One annotator's review gold does not settle a turn that several annotators completed: they decide it
-    # (a disagreement with the reviewer is a dispute, not hidden behind the reviewer's label).
-    reviewed = {gold.sentence_id: gold for gold in GoldLabel.objects.filter(
-        sentence__turn=turn, provenance=GoldProvenance.REVIEW)}
-    settled -= set(reviewed)
-    sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    decision = gold_rules.decide_turn(protocol_for(project), sentence_ids, answers, len(assignments), settled, imported,
-                                      imported_is_final=project.imported_gold == ImportedGold.FINAL)
-    for agreed in decision.agreed:
-        _set_gold(agreed.sentence_id, label=agreed.label, path=agreed.path, provenance=GoldProvenance.AGREEMENT,
-                  reason=agreed.reason + note, severity=agreed.severity, error_type=agreed.error_type)
-        result.agreed.append(agreed.sentence_id)
-    for sentence_id in decision.disputed:
-        if sentence_id in reviewed:
-            _clear_gold(reviewed[sentence_id], actor=None,
-                        reason="The turn's annotators disagree with the single review: adjudication decides.")
-        Adjudication.objects.create(sentence_id=sentence_id, turn=turn)
-        result.disputed.append(sentence_id)
-    if result.agreed or result.disputed:
-        gold_version_bump(project.pk)
-    return result
-
-
-def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
-    """Each sentence's answers as labels of the project's current protocol version, and a note for gold's reason
-    (projects.protocol_mapping: an answer whose label does not carry over is left out, so the sentence is disputed)."""
-    carry = carry_for_slots(project, assignments)
-    answers: dict[int, list[gold_rules.GivenAnswer]] = {}
-    for annotation in SentenceAnnotation.objects.filter(assignment__in=assignments).select_related("assignment"):
-        label = carry.carry(annotation.assignment.protocol_version_id, annotation.label) if carry else annotation.label
-        if label is not None:
-            answers.setdefault(annotation.sentence_id, []).append(
-                gold_rules.GivenAnswer(label, annotation.severity, annotation.error_type))
-    return answers, carried_note(carry, assignments)
-
-
-def _clear_agreement_that_no_longer_holds(turn: Turn, answers: dict) -> None:
-    """Gold by agreement whose annotators no longer all give its label (a reset of the turn's units reopened
-    their slots and one of them changed an answer on a unit it kept, or a third annotator came with a raised
-    overlap) is cleared, in gold's history, so that the unit is decided again like any other. Gold an
-    adjudicator, a lead or an import decided stays: it never rested on the annotators agreeing."""
-    for gold in GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.AGREEMENT):
-        given = answers.get(gold.sentence_id, [])
-        if any(answer.label != gold.label for answer in given):
-            _clear_gold(gold, actor=None, reason="The annotators' answers changed since they agreed: decided again.")
-
-
-def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
-    """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
-    result = DeriveResult(complete=True)
-    given, note = _answers_as_current(project, [assignment])
-    answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
-    settled, imported = _settled_and_imported(turn)
-    sentence_ids = list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
-    for reviewed in gold_rules.decide_reviewed_turn(protocol_for(project), sentence_ids, answers, settled, imported,
-                                                    imported_is_final=project.imported_gold == ImportedGold.FINAL):
-        _set_gold(reviewed.sentence_id, label=reviewed.label, path=reviewed.path, provenance=GoldProvenance.REVIEW,
-                  actor=assignment.annotator, reason=reviewed.reason + note, severity=reviewed.severity,
-                  error_type=reviewed.error_type)
-        result.agreed.append(reviewed.sentence_id)
-    if result.agreed:
-        gold_version_bump(project.pk)
-    return result
-
-
-def _settled_and_imported(turn: Turn) -> tuple[set[int], dict[int, str]]:
-    """Sentences whose gold the project decided (or that wait in an open dispute), and imported gold labels."""
-    gold = dict(GoldLabel.objects.filter(sentence__turn=turn).values_list("sentence_id", "provenance"))
-    imported = dict(GoldLabel.objects.filter(sentence__turn=turn, provenance=GoldProvenance.IMPORTED)
-                    .values_list("sentence_id", "label"))
-    settled = {sentence_id for sentence_id, provenance in gold.items() if provenance != GoldProvenance.IMPORTED}
-    settled |= set(
-        Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN).values_list("sentence_id", flat=True)
-    )
-    return settled, imported
 
 
 def _require_reason(reason: str) -> str:
@@ -275,7 +160,7 @@ def adjudication_resolve(
             raise GoldError(f"Evidence {start}-{end} lies outside the reference.")
         EvidenceSpan.objects.create(adjudication=adjudication, start=start, end=end, text=reference[start:end])
     gold_version_bump(adjudication.turn.dialogue.project_id)
-    return _set_gold(
+    return set_gold(
         adjudication.sentence_id,
         label=str(label),
         path=path,
@@ -307,7 +192,7 @@ def gold_override(sentence: Sentence, lead, label: str, reason: str) -> GoldLabe
         adjudication.resolved_at = timezone.now()
         adjudication.save()
     gold_version_bump(project.pk)
-    return _set_gold(
+    return set_gold(
         sentence.pk, label=label, path=path, provenance=GoldProvenance.OVERRIDE, actor=lead, reason=reason
     )
 
@@ -324,7 +209,7 @@ def gold_reason_set(sentence: Sentence, lead, reason: str) -> GoldLabel:
     reason = (reason or "").strip()
     if reason == gold.reason:
         return gold
-    return _set_gold(sentence.pk, label=gold.label, path=gold.path, provenance=gold.provenance, actor=lead,
+    return set_gold(sentence.pk, label=gold.label, path=gold.path, provenance=gold.provenance, actor=lead,
                      reason=reason, severity=gold.severity, error_type=gold.error_type, keep_decider=True)
 
 
@@ -358,7 +243,7 @@ def annotation_reopen(assignment: Assignment, lead, reason: str) -> Assignment:
     for gold in GoldLabel.objects.select_for_update().filter(
         sentence__turn_id=assignment.turn_id, provenance__in=DERIVED_PROVENANCES
     ):
-        _clear_gold(gold, actor=lead, reason=cleared_because)
+        clear_gold(gold, actor=lead, reason=cleared_because)
     Adjudication.objects.filter(turn_id=assignment.turn_id, status=Adjudication.Status.OPEN).delete()
     gold_version_bump(assignment.project_id)
     return assignment
@@ -378,22 +263,3 @@ def _open_for(adjudication: Adjudication, adjudicator) -> Adjudication:
     if adjudication.status != Adjudication.Status.OPEN:
         raise GoldError("This dispute has already been decided.")
     return adjudication
-
-
-@transaction.atomic
-def gold_rederive_sentence(sentence: Sentence, actor, reason: str) -> DeriveResult:
-    """Derive a sentence's gold again after one of its submitted annotations changed (an amendment).
-
-    Gold from agreement (or a single review) is cleared (recorded in GoldEvent) and an open dispute on
-    the sentence withdrawn; then the turn is compared again, which gives the
-    sentence agreement gold or a new dispute. Gold an adjudicator or a lead
-    decided is left alone.
-    """
-    gold = GoldLabel.objects.select_for_update().filter(sentence=sentence).first()
-    if gold is not None and gold.provenance not in FOLLOWS_ANSWERS:
-        return DeriveResult(complete=True)
-    if gold is not None:
-        _clear_gold(gold, actor=actor, reason=reason)
-    Adjudication.objects.filter(sentence=sentence, status=Adjudication.Status.OPEN).delete()
-    gold_version_bump(sentence.turn.dialogue.project_id)
-    return gold_derive_for_turn(sentence.turn)

@@ -24,7 +24,7 @@ from ..fastsql.joined import JoinedSelect
 from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
 from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
 from ..claims.services import triplet_gold_derive_for_turn, triplet_submit_problems
-from ..gold.services import gold_derive_for_turn, gold_rederive_sentence
+from ..gold.derivation import gold_derive_for_turn, gold_rederive_sentence
 from ..qa.qualification import qualification_score_attempt
 
 MAX_NOTE_LENGTH = 5000

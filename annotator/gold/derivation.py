@@ -1,0 +1,195 @@
+"""Gold from the annotators: once a turn's annotators have all submitted, each sentence gets gold or a dispute.
+
+The rule is ``domain.gold`` (``decide_turn``, ``decide_reviewed_turn``); this module reads the answers, the
+gold already decided and the open disputes, and writes the decision. It runs inside every submission of real
+work (``work.services.assignment_submit``), so it reads and writes a turn in a fixed number of statements: the
+turn locked with its project, the submitted slots, and once the turn is complete its answers, its gold, its
+open disputes and its sentences, then the new gold rows, their history and the disputes each in one insert.
+Every change of a sentence's gold still has its GoldEvent (old -> new, who, why).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from ..corpus.turn_lock import turn_locked_with_project
+from ..domain import gold as gold_rules
+from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
+from ..fastsql.joined import JoinedSelect
+from ..models import Adjudication, Assignment, DrawnTurn, GoldEvent, GoldLabel, Sentence, SentenceAnnotation, Turn
+from ..projects.protocol_mapping import carried_note, carry_for_slots
+from ..projects.protocols import protocol_for
+from .services import FOLLOWS_ANSWERS, clear_gold, gold_version_bump, set_gold
+
+# The turn's submitted slots of real work, in the order they were submitted (written once: every submission reads it).
+_SUBMITTED_WORK = JoinedSelect(Assignment, "a", joins=[], extra_columns=[],
+                               where="a.turn_id = %s AND a.is_qualification = %s AND a.status = %s "
+                                     "ORDER BY a.submitted_at, a.id")
+
+
+@dataclass
+class DeriveResult:
+    complete: bool = False
+    agreed: list[int] = field(default_factory=list)
+    disputed: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _TurnGold:
+    """The gold a turn's sentences have now, read once: by sentence, and the sentences waiting in a dispute."""
+
+    by_sentence: dict[int, GoldLabel]
+    in_dispute: set[int]
+
+    def settled(self) -> set[int]:
+        """Sentences whose gold the project decided (or that wait in an open dispute): imported gold is not."""
+        return {sentence_id for sentence_id, gold in self.by_sentence.items()
+                if gold.provenance != GoldProvenance.IMPORTED} | self.in_dispute
+
+    def imported(self) -> dict[int, str]:
+        return {sentence_id: gold.label for sentence_id, gold in self.by_sentence.items()
+                if gold.provenance == GoldProvenance.IMPORTED}
+
+    def with_provenance(self, provenance) -> dict[int, GoldLabel]:
+        return {sentence_id: gold for sentence_id, gold in self.by_sentence.items() if gold.provenance == provenance}
+
+
+@transaction.atomic
+def gold_derive_for_turn(turn: Turn) -> DeriveResult:
+    """Compare the annotators of a fully annotated turn and give each sentence gold or a dispute.
+
+    Runs once all ``project.overlap`` (non-qualification) assignments of the turn
+    are submitted; before that, and for qualification turns, it does nothing. A turn
+    drawn for human checks under single review (``Project.drawn_turn_review``) needs
+    one submission: its labels become gold with provenance REVIEW.
+    Sentences that already have gold keep it, and a sentence with an open
+    adjudication gets no second one, so calling it again changes nothing.
+    """
+    turn = turn_locked_with_project(turn.pk)
+    project = turn.dialogue.project
+    result = DeriveResult()
+    if turn.is_qualification:
+        return result
+    assignments = [found for found, _ in _SUBMITTED_WORK.fetch_all([turn.pk, False, Assignment.Status.SUBMITTED])]
+    single_review = (project.drawn_turn_review == DrawnTurnReview.SINGLE
+                     and DrawnTurn.objects.filter(turn=turn, draw__project=project).exists())
+    if gold_rules.decided_by_review(len(assignments), project.overlap, single_review):
+        return _gold_from_review(turn, project, assignments[0])
+    if not gold_rules.turn_is_complete(len(assignments), project.overlap):
+        return result
+    result.complete = True
+    answers, note = _answers_as_current(project, assignments)
+    current = _turn_gold(turn)
+    _clear_agreement_that_no_longer_holds(current, answers)
+    # One annotator's review gold does not settle a turn that several annotators completed: they decide it
+    # (a disagreement with the reviewer is a dispute, not hidden behind the reviewer's label).
+    reviewed = current.with_provenance(GoldProvenance.REVIEW)
+    settled = current.settled() - set(reviewed)
+    decision = gold_rules.decide_turn(protocol_for(project), _sentence_ids(turn), answers, len(assignments), settled,
+                                      current.imported(), imported_is_final=project.imported_gold == ImportedGold.FINAL)
+    _write_gold(current, [(agreed.sentence_id, {
+        "label": agreed.label, "path": agreed.path, "reason": agreed.reason + note, "severity": agreed.severity,
+        "error_type": agreed.error_type}) for agreed in decision.agreed], GoldProvenance.AGREEMENT, actor=None)
+    result.agreed.extend(agreed.sentence_id for agreed in decision.agreed)
+    for sentence_id in decision.disputed:
+        if sentence_id in reviewed:
+            clear_gold(reviewed[sentence_id], actor=None,
+                       reason="The turn's annotators disagree with the single review: adjudication decides.")
+    Adjudication.objects.bulk_create([Adjudication(sentence_id=sentence_id, turn=turn)
+                                      for sentence_id in decision.disputed])
+    result.disputed.extend(decision.disputed)
+    if result.agreed or result.disputed:
+        gold_version_bump(project.pk)
+    return result
+
+
+def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
+    """Each sentence's answers as labels of the project's current protocol version, and a note for gold's reason
+    (projects.protocol_mapping: an answer whose label does not carry over is left out, so the sentence is disputed)."""
+    carry = carry_for_slots(project, assignments)
+    version_of = {assignment.pk: assignment.protocol_version_id for assignment in assignments}
+    answers: dict[int, list[gold_rules.GivenAnswer]] = {}
+    for sentence_id, assignment_id, label, severity, error_type in SentenceAnnotation.objects.filter(
+            assignment__in=list(version_of)).order_by("pk").values_list(
+            "sentence_id", "assignment_id", "label", "severity", "error_type"):
+        label = carry.carry(version_of[assignment_id], label) if carry else label
+        if label is not None:
+            answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type))
+    return answers, carried_note(carry, assignments)
+
+
+def _turn_gold(turn: Turn) -> _TurnGold:
+    gold = {found.sentence_id: found for found in GoldLabel.objects.filter(sentence__turn=turn)}
+    in_dispute = set(Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN)
+                     .values_list("sentence_id", flat=True))
+    return _TurnGold(gold, in_dispute)
+
+
+def _sentence_ids(turn: Turn) -> list[int]:
+    return list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
+
+
+def _clear_agreement_that_no_longer_holds(current: _TurnGold, answers: dict) -> None:
+    """Gold by agreement whose annotators no longer all give its label (a reset of the turn's units reopened
+    their slots and one of them changed an answer on a unit it kept, or a third annotator came with a raised
+    overlap) is cleared, in gold's history, so that the unit is decided again like any other. Gold an
+    adjudicator, a lead or an import decided stays: it never rested on the annotators agreeing."""
+    for sentence_id, gold in current.with_provenance(GoldProvenance.AGREEMENT).items():
+        if any(answer.label != gold.label for answer in answers.get(sentence_id, [])):
+            clear_gold(gold, actor=None, reason="The annotators' answers changed since they agreed: decided again.")
+            del current.by_sentence[sentence_id]
+
+
+def _write_gold(current: _TurnGold, decided: list[tuple[int, dict]], provenance, *, actor) -> None:
+    """Gold for each (sentence id, fields) of ``decided`` and its GoldEvent: new gold rows and the events each in
+    one insert; a sentence that had gold (imported, or a review the annotators now decide) has it replaced."""
+    new, events = [], []
+    for sentence_id, fields in decided:
+        gold = current.by_sentence.get(sentence_id)
+        if gold is not None:
+            set_gold(sentence_id, provenance=provenance, actor=actor, **fields)
+            continue
+        new.append(GoldLabel(sentence_id=sentence_id, provenance=provenance, decided_by=actor, **fields))
+        events.append(GoldEvent(sentence_id=sentence_id, old_label="", new_label=fields["label"], provenance=provenance,
+                                reason=fields["reason"], actor=actor))
+    GoldLabel.objects.bulk_create(new)
+    GoldEvent.objects.bulk_create(events)
+
+
+def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
+    """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
+    result = DeriveResult(complete=True)
+    given, note = _answers_as_current(project, [assignment])
+    answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
+    current = _turn_gold(turn)
+    reviewed = list(gold_rules.decide_reviewed_turn(
+        protocol_for(project), _sentence_ids(turn), answers, current.settled(), current.imported(),
+        imported_is_final=project.imported_gold == ImportedGold.FINAL))
+    _write_gold(current, [(gold.sentence_id, {
+        "label": gold.label, "path": gold.path, "reason": gold.reason + note, "severity": gold.severity,
+        "error_type": gold.error_type}) for gold in reviewed], GoldProvenance.REVIEW, actor=assignment.annotator)
+    result.agreed.extend(gold.sentence_id for gold in reviewed)
+    if result.agreed:
+        gold_version_bump(project.pk)
+    return result
+
+
+@transaction.atomic
+def gold_rederive_sentence(sentence: Sentence, actor, reason: str) -> DeriveResult:
+    """Derive a sentence's gold again after one of its submitted annotations changed (an amendment).
+
+    Gold from agreement (or a single review) is cleared (recorded in GoldEvent) and an open dispute on
+    the sentence withdrawn; then the turn is compared again, which gives the
+    sentence agreement gold or a new dispute. Gold an adjudicator or a lead
+    decided is left alone.
+    """
+    gold = GoldLabel.objects.select_for_update().filter(sentence=sentence).first()
+    if gold is not None and gold.provenance not in FOLLOWS_ANSWERS:
+        return DeriveResult(complete=True)
+    if gold is not None:
+        clear_gold(gold, actor=actor, reason=reason)
+    Adjudication.objects.filter(sentence=sentence, status=Adjudication.Status.OPEN).delete()
+    gold_version_bump(sentence.turn.dialogue.project_id)
+    return gold_derive_for_turn(sentence.turn)
