@@ -3,9 +3,13 @@ PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
-# Two test processes: the machine (and CI) has two cores. worksteal: a process that runs out of tests takes
-# half of what the other has left, so neither waits idle at the end (tests/conftest.py starts the long ones).
-PYTEST_ARGS ?= -n 2 --dist worksteal --durations=15
+# Four test processes on the two cores of the machine (and CI): the browser and worker tests spend much of their
+# time waiting (emulated latency, a page's polling, a Celery worker starting), and two processes left the cores
+# idle a third of the run. Measured one after the other on 2026-11-26 (docs/benchmarks.md, "Test suite"):
+# -n 2 481 s (bytecode cache filled during that run), -n 3 351 s, -n 4 296 s, -n 6 365 s. worksteal: a
+# process that runs out of tests takes half of what another has left, so none waits idle at the end
+# (tests/conftest.py starts the long ones).
+PYTEST_ARGS ?= -n 4 --dist worksteal --durations=15
 # This machine's environment sets PYTHONDONTWRITEBYTECODE=1: every pytest process (each pytest-xdist worker),
 # and every Celery worker, manage.py and script a test starts, compiled the project from source, and pytest
 # rewrote the asserts of its plugins' modules (schemathesis alone has 242) anew: collecting the suite took
