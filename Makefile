@@ -6,7 +6,7 @@ PORT ?= 8000
 # Four test processes on the two cores of the machine (and CI): the browser and worker tests spend much of their
 # time waiting (emulated latency, a page's polling, a Celery worker starting), and two processes left the cores
 # idle a third of the run. Measured one after the other on 2026-11-26 (docs/benchmarks.md, "Test suite"):
-# -n 2 481 s (bytecode cache filled during that run), -n 3 351 s, -n 4 296 s, -n 6 365 s. worksteal: a
+# -n 2 424 s, -n 3 351 s, -n 4 296 s, -n 6 365 s. worksteal: a
 # process that runs out of tests takes half of what another has left, so none waits idle at the end
 # (tests/conftest.py starts the long ones).
 PYTEST_ARGS ?= -n 4 --dist worksteal --durations=15
