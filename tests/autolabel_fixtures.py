@@ -4,7 +4,9 @@ Import them into a test module: ``from tests.autolabel_fixtures import baseline_
 """
 
 import json
-import socket
+import os
+import re
+import select
 import subprocess
 import sys
 import time
@@ -15,11 +17,8 @@ import pytest
 from autolabel.models import LLMProfile
 from tests.conftest import ROOT
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+# The server's first line (autolabel/management/commands/run_baseline_llm.py) names the port it listens on.
+LISTENING = re.compile(r"listening on http://[^:/]+:(\d+)/")
 
 
 class BaselineLLM:
@@ -48,22 +47,30 @@ class BaselineLLM:
 
 
 def start_baseline(*args):
-    port = free_port()
+    """Start the server on a port the system gives it (``--port 0``) and read that port from its first line.
+
+    A port found free here and handed to the server could be taken in between by another test process (four
+    run at once, each with its live server and its own baseline server); the test would then talk to that one.
+    """
     process = subprocess.Popen(
-        [sys.executable, "manage.py", "run_baseline_llm", "--port", str(port), "--batch-delay", "0.05", *args],
+        [sys.executable, "manage.py", "run_baseline_llm", "--port", "0", "--batch-delay", "0.05", *args],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     deadline = time.monotonic() + 30
+    output = ""
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"baseline server exited: {process.stdout.read()}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return BaselineLLM(process, port)
-        except OSError:
-            time.sleep(0.1)
+            raise RuntimeError(f"baseline server exited: {output}{process.stdout.read()}")
+        ready, _, _ = select.select([process.stdout], [], [], 0.2)
+        if ready:
+            line = process.stdout.readline()
+            output += line
+            listening = LISTENING.search(line)
+            if listening:
+                return BaselineLLM(process, int(listening.group(1)))
     process.kill()
-    raise RuntimeError("baseline server did not start within 30 s")
+    raise RuntimeError(f"baseline server did not start within 30 s: {output}")
 
 
 @pytest.fixture(scope="session")
