@@ -54,23 +54,23 @@ def start_baseline(*args):
     """
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_baseline_llm", "--port", "0", "--batch-delay", "0.05", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     deadline = time.monotonic() + 30
-    output = ""
+    output = b""
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"baseline server exited: {output}{process.stdout.read()}")
+            raise RuntimeError(f"baseline server exited: {(output + process.stdout.read()).decode(errors='replace')}")
+        # Raw reads of the pipe (no text buffer of our own that select could not see): lines may come together.
         ready, _, _ = select.select([process.stdout], [], [], 0.2)
         if ready:
-            line = process.stdout.readline()
-            output += line
-            listening = LISTENING.search(line)
+            output += os.read(process.stdout.fileno(), 4096)
+            listening = LISTENING.search(output.decode(errors="replace"))
             if listening:
                 return BaselineLLM(process, int(listening.group(1)))
     process.kill()
-    raise RuntimeError(f"baseline server did not start within 30 s: {output}")
+    raise RuntimeError(f"baseline server did not start within 30 s: {output.decode(errors='replace')}")
 
 
 @pytest.fixture(scope="session")
