@@ -89,9 +89,7 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     settled = current.settled() - set(reviewed)
     decision = gold_rules.decide_turn(protocol_for(project), _sentence_ids(turn), answers, len(assignments), settled,
                                       current.imported(), imported_is_final=project.imported_gold == ImportedGold.FINAL)
-    _write_gold(current, [(agreed.sentence_id, {
-        "label": agreed.label, "path": agreed.path, "reason": agreed.reason + note, "severity": agreed.severity,
-        "error_type": agreed.error_type}) for agreed in decision.agreed], GoldProvenance.AGREEMENT, actor=None)
+    _write_gold(current, decision.agreed, note, GoldProvenance.AGREEMENT, actor=None)
     result.agreed.extend(agreed.sentence_id for agreed in decision.agreed)
     for sentence_id in decision.disputed:
         if sentence_id in reviewed:
@@ -142,18 +140,20 @@ def _clear_agreement_that_no_longer_holds(current: _TurnGold, answers: dict) -> 
             del current.by_sentence[sentence_id]
 
 
-def _write_gold(current: _TurnGold, decided: list[tuple[int, dict]], provenance, *, actor) -> None:
-    """Gold for each (sentence id, fields) of ``decided`` and its GoldEvent: new gold rows and the events each in
-    one insert; a sentence that had gold (imported, or a review the annotators now decide) has it replaced."""
+def _write_gold(current: _TurnGold, decided: list[gold_rules.AgreedGold], note: str, provenance, *, actor) -> None:
+    """The gold of each of ``decided`` (its reason followed by ``note``) and its GoldEvent: new gold rows and the
+    events each in one insert; a sentence that had gold (imported, or a review the annotators now decide) has it
+    replaced."""
     new, events = [], []
-    for sentence_id, fields in decided:
-        gold = current.by_sentence.get(sentence_id)
-        if gold is not None:
-            set_gold(sentence_id, provenance=provenance, actor=actor, **fields)
+    for gold in decided:
+        fields = {"label": gold.label, "path": gold.path, "reason": gold.reason + note, "severity": gold.severity,
+                  "error_type": gold.error_type}
+        if gold.sentence_id in current.by_sentence:
+            set_gold(gold.sentence_id, provenance=provenance, actor=actor, **fields)
             continue
-        new.append(GoldLabel(sentence_id=sentence_id, provenance=provenance, decided_by=actor, **fields))
-        events.append(GoldEvent(sentence_id=sentence_id, old_label="", new_label=fields["label"], provenance=provenance,
-                                reason=fields["reason"], actor=actor))
+        new.append(GoldLabel(sentence_id=gold.sentence_id, provenance=provenance, decided_by=actor, **fields))
+        events.append(GoldEvent(sentence_id=gold.sentence_id, old_label="", new_label=gold.label,
+                                provenance=provenance, reason=fields["reason"], actor=actor))
     GoldLabel.objects.bulk_create(new)
     GoldEvent.objects.bulk_create(events)
 
@@ -164,12 +164,10 @@ def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResu
     given, note = _answers_as_current(project, [assignment])
     answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
     current = _turn_gold(turn)
-    reviewed = list(gold_rules.decide_reviewed_turn(
+    reviewed = gold_rules.decide_reviewed_turn(
         protocol_for(project), _sentence_ids(turn), answers, current.settled(), current.imported(),
-        imported_is_final=project.imported_gold == ImportedGold.FINAL))
-    _write_gold(current, [(gold.sentence_id, {
-        "label": gold.label, "path": gold.path, "reason": gold.reason + note, "severity": gold.severity,
-        "error_type": gold.error_type}) for gold in reviewed], GoldProvenance.REVIEW, actor=assignment.annotator)
+        imported_is_final=project.imported_gold == ImportedGold.FINAL)
+    _write_gold(current, reviewed, note, GoldProvenance.REVIEW, actor=assignment.annotator)
     result.agreed.extend(gold.sentence_id for gold in reviewed)
     if result.agreed:
         gold_version_bump(project.pk)

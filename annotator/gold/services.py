@@ -6,20 +6,17 @@ the history survives reopenings and overrides.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ..domain import gold as gold_rules
 from ..domain.protocol_groups import reading
 from ..domain.protocol_document import ProtocolError
-from ..projects.protocol_mapping import carried_note, carry_for_slots, version_carry
+from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
-from ..models import Adjudication, AnnotationEvent, Assignment, DrawnTurn, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation, Turn
-from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
+from ..models import Adjudication, AnnotationEvent, Assignment, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation
+from ..domain.vocabulary import GoldProvenance
 
 
 class GoldError(Exception):
@@ -75,7 +72,6 @@ def gold_version_bump(project_id: int) -> None:
     if not GoldVersion.objects.filter(project_id=project_id).update(version=F("version") + 1):
         GoldVersion.objects.get_or_create(project_id=project_id)
         GoldVersion.objects.filter(project_id=project_id).update(version=F("version") + 1)
-
 
 
 def _require_reason(reason: str) -> str:
