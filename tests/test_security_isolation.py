@@ -199,13 +199,16 @@ def test_the_markers_are_shown_to_those_allowed_to_see_them(world):
     """The check below can fail: walking the same routes as a superuser (who sees everything) shows the markers."""
     client = Client()
     client.force_login(models.Membership.objects.none().model.user.field.related_model.objects.get(username="root"))
+    awaited = {"SECRET-PEER-NOTE", "SECRET-PEER-QUESTION", "SECRET-Q-SENTENCE", "SECRET-Q-PROJECT-NAME",
+               "SECRET-Q-REFERENCE", "SECRET-Q-NOTE", "SECRET-Q-FILE"}
     seen = set()
     for route, url in urls(values_for_world(world)):
         if route.name in ("logout",) or route.is_admin:
             continue
         seen.update(leaks(body_of(client.get(url))))
-    for marker in ("SECRET-PEER-NOTE", "SECRET-PEER-QUESTION", "SECRET-Q-SENTENCE", "SECRET-Q-PROJECT-NAME",
-                   "SECRET-Q-REFERENCE", "SECRET-Q-NOTE", "SECRET-Q-FILE"):
+        if awaited <= seen:
+            break  # shown once is all this test proves: the rest of the walk (a minute and more) adds nothing
+    for marker in sorted(awaited):
         assert marker in seen, f"no route shows {marker} even to a superuser: the marker proves nothing"
 
 

@@ -114,7 +114,7 @@ def test_no_page_partial_or_api_answer_shows_an_annotator_or_adjudicator_a_recor
 def test_the_walk_can_fail_a_lead_reads_the_record_ids(tmp_path):
     """The same walk as a lead (who holds no slot) shows the source's ids: leads keep them."""
     world = record_id_world(tmp_path)
-    pages = walk_as(world.lead, [world.project.slug], htmx_too=False, skip_admin=True)
+    pages = walk_as(world.lead, [world.project.slug], htmx_too=False, skip_admin=True, until_seen=world.record_ids)
     seen = {record for record in world.record_ids if found(pages, [record])}
     assert seen == set(world.record_ids)
 

@@ -51,6 +51,7 @@ def test_the_llm_key_and_api_tokens_never_reach_logs_admin_pages_or_exports(prof
     baseline_llm.configure(faults={kind: {"first": 1} for kind in
                                    ("429", "500", "garbage", "truncated", "malformed", "language")}, retry_after=0.1)
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="django.request")  # the test settings keep only its errors
     job = services.job_create(project=project, profile=profile, samples=3, threshold=2, enqueue=False)
     services.job_run(job.pk)
     job.refresh_from_db()

@@ -63,7 +63,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, with the header built once per policy (annotator/middleware.py).
+    "annotator.middleware.StaticPolicyCSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last: it turns a locked-out sign-in into the lock-out answer (annotator.auth_backend.lockout_response).
     "axes.middleware.AxesMiddleware",

@@ -37,3 +37,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's filesystem transport looks for messages once a second by default: a worker a test starts would
     # wait up to that long for each task, and for the shutdown command at teardown (tests/conftest.py).
     CELERY_BROKER_TRANSPORT_OPTIONS = {**CELERY_BROKER_TRANSPORT_OPTIONS, "polling_interval": 0.1}
+
+# The security walks request every route with every id, thousands of 404s and 403s, and Django logs a warning
+# for each (formatted, then dropped by pytest's capture): 4 % of a walk's CPU. Errors (5xx) are still logged;
+# tests/test_security_secrets.py turns the warnings back on to check what a request logs.
+LOGGING = {**LOGGING, "loggers": {**LOGGING["loggers"], "django.request": {"level": "ERROR"}}}  # noqa: F405
