@@ -36,7 +36,7 @@ from tests.test_security_isolation import (
     make_world,
     normalised,
 )
-from tests.url_walk import ids_by_parameter, integer_like, urls
+from tests.url_walk import ids_by_parameter, ids_from_one, integer_like, urls
 
 # Whole-route walks, up to a minute each: `slow` has tests/conftest.py start this module first.
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -113,6 +113,7 @@ IMPORTED_MARKERS = ["SECRET-IMPORTED-NOTE", "secret-annotator-a", "secret-annota
 
 def _reimported_project(tmp_path):
     """A project exported as JSONL with two annotators' work, an adjudication and gold, imported into ``copy``."""
+    ids_from_one()
     source = ProjectFactory(slug="source")
     decider = member(source, Role.LEAD, username="secret-decider")
     turn = TurnFactory(dialogue__project=source, dialogue__external_id="d-1", index=0,

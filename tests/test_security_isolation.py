@@ -23,7 +23,7 @@ from annotator.domain import protocol
 from annotator.corpus.exports.exporters import FORMATS
 from annotator.domain.vocabulary import GoldProvenance, Label, Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, UserFactory, member
-from tests.url_walk import ids_by_parameter, integer_like, urls
+from tests.url_walk import ids_by_parameter, ids_from_one, integer_like, urls
 
 # Whole-route walks, a minute or two each: `slow` has tests/conftest.py start this module first.
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -54,6 +54,7 @@ def label_sentences(assignment, label, note_marker=None, submitted=False):
 
 
 def make_world():
+    ids_from_one()
     w = World()
     w.project = ProjectFactory(slug="pilot", name="Pilot")
     w.other = ProjectFactory(slug="elsewhere", name="SECRET-Q-PROJECT-NAME", guidelines="SECRET-Q-GUIDELINES")

@@ -25,6 +25,7 @@ from tests.factories import AssignmentFactory, ProjectFactory, member
 from tests.factories_gold import submit
 from tests.factories_qa import finish
 from tests.test_security_blindness import found, run, walk_as
+from tests.url_walk import ids_from_one
 
 # Whole-route walks, up to a minute each: `slow` has tests/conftest.py start this module first.
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -59,6 +60,7 @@ class World:
 
 
 def record_id_world(tmp_path):
+    ids_from_one()
     w = World()
     w.project = ProjectFactory(slug="cb", name="CogniBench re-annotation")
     run("import_cognibench", "--project", "cb", *map(str, cognibench_subset(tmp_path)))

@@ -19,7 +19,7 @@ from annotator.corpus.exports.exporters import FORMATS
 from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, UserFactory, member
-from tests.url_walk import ids_by_parameter, integer_like, urls
+from tests.url_walk import ids_by_parameter, ids_from_one, integer_like, urls
 
 # A whole-route walk of a minute or more: `slow` has tests/conftest.py start this module first.
 pytestmark = pytest.mark.slow
@@ -75,6 +75,7 @@ def hostile_world(db, tmp_path):
     from django.core.cache import cache
 
     cache.clear()
+    ids_from_one()
     project = ProjectFactory(slug="hostile", name="Hostile " + payload(0), guidelines="Read this. " + all_payloads())
     path = tmp_path / "hostile.jsonl"
     path.write_text(json.dumps(hostile_line()) + "\n", encoding="utf-8")
