@@ -198,8 +198,8 @@ def ids_from_one() -> None:
     real row of it. On PostgreSQL the sequences keep counting through the test session, each table at its own
     height, so the pool was the sum of the tables' ids and a wrong-table lookup met no row: the isolation walk
     sent 19,456 requests there against 6,536 on SQLite, for the same routes and objects (docs/benchmarks.md).
-    The positions are not rolled back with the test (nextval never is); the tables are emptied, so nothing
-    collides."""
+    The new positions outlive the test's rollback (``setval``, like ``nextval``, is not transactional); the
+    rollback empties the tables, so no later row collides."""
     from django.apps import apps
     from django.core.management.color import no_style
     from django.db import connection
