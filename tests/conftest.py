@@ -215,6 +215,17 @@ class LiveServerRequests:
         wait_until(lambda: self.count <= 0, timeout=timeout, interval=0.05, message="the live server's requests to end")
 
 
+def keys_ready(page):
+    """Wait until the annotation screen's keys apply (static/js/workspace.js marks <html data-keys="ready">).
+
+    The screen's text is the server's and shows at once; the page's modules load after it, and a key pressed
+    before their handler is attached does nothing. On a loaded machine that gap was long enough to lose the
+    test's first key."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("html[data-keys=ready]")).to_have_count(1, timeout=30_000)
+
+
 @pytest.fixture
 def page_for(browser, live_server):
     """``page_for(user)`` opens a browser page logged in as ``user`` (session cookie, no login form)."""

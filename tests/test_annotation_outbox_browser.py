@@ -13,6 +13,7 @@ from playwright.sync_api import expect
 from annotator.domain import protocol
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
 from annotator.domain.vocabulary import STEP_ANSWERS, Label, ProtocolMode, Step
+from tests.conftest import keys_ready
 from tests.factories_workspace import annotators, numbered_sentences, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -45,6 +46,7 @@ def open_assignment(page_for, user, project):
     page.locator("#start-button").click()
     page.wait_for_url(re.compile(r"/a/\d+/"))
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 1 of"))
+    keys_ready(page)
     return page
 
 

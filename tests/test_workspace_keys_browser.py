@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label, ProtocolMode
+from tests.conftest import keys_ready
 from tests.factories_workspace import annotators, project_with_turns
 from tests.test_annotation_outbox_browser import labels_in_database, open_assignment, saved
 
@@ -43,6 +44,7 @@ def test_the_label_keys_are_the_descriptions(page_for):
     page.wait_for_url(re.compile(r"/a/\d+/"))
     page.goto(page.url)  # a redirect's target is not routed: the screen again, now with the changed description
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 1 of"))
+    keys_ready(page)
     page.keyboard.press("8")
     saved(page)
     assert labels_in_database(user) == [list(Label)[-1]]
@@ -64,6 +66,7 @@ def test_the_answer_keys_of_a_step_are_the_descriptions(page_for):
     page.wait_for_url(re.compile(r"/a/\d+/"))
     page.goto(page.url)  # a redirect's target is not routed: the screen again, now with the changed description
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 1 of"))
+    keys_ready(page)
     for key in "aaa":  # relevant, factual, faithful
         page.keyboard.press(key)
     expect(page.locator("#panel-title")).to_have_text(re.compile(r"Sentence 2 of"))

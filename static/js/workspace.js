@@ -392,8 +392,8 @@ function start() {
     outbox.adoptOrphans((changes) => { restore(changes); render(); showStatus(); });
   }
   sentences.forEach((sentence) => { if (links.get(sentence.id)) { drawer.tagPrelabel(links.get(sentence.id), sentence); } });
-  render(); showStatus(); setVersion(outbox.version);
-  if (active) { loadExtras(active); }
+  render(); showStatus(); setVersion(outbox.version); if (active) { loadExtras(active); }
   if (!closed) { outbox.pump(); }
+  document.documentElement.dataset.keys = "ready"; // the keys apply from here on (the browser tests wait for it)
 }
 start();
