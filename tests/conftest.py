@@ -255,6 +255,11 @@ def page_for(browser, live_server):
     # truncated (a deadlock or a foreign-key error on PostgreSQL). Take the pages offline (a route
     # that aborts requests does not catch that beacon), close them, then let running requests end.
     for context in contexts:
+        # A failed test leaves its route handlers in place; one called while its page closes would raise into
+        # the next test of this process ("Request context disposed").
+        for page in context.pages:
+            page.unroute_all(behavior="ignoreErrors")
+        context.unroute_all(behavior="ignoreErrors")
         context.set_offline(True)
         context.close()
     try:

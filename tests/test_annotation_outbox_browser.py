@@ -269,7 +269,10 @@ def test_changes_kept_over_a_reload_never_overwrite_what_another_tab_saved_meanw
     expect(second.locator("#panel-title")).to_have_text("Sentence 2 of 3")
     type_keys(second, ["1", "1", "1"])  # sentence 2: faithful, saved by B
     saved(second)
-    assert labels_in_database(user) == [Label.IRRELEVANT, Label.FAITHFUL]
+    # A third row may hold time spent on sentence 3: A's retries reach the server (their answers are lost), and
+    # A, hidden behind B's tab, sends the time of the sentence it shows (seen under load).
+    labels = labels_in_database(user)
+    assert labels[:2] == [Label.IRRELEVANT, Label.FAITHFUL] and set(labels[2:]) <= {""}
 
     # A's outbox retries with a back-off: a retry may be inside the handler (its fetch sent) at this moment; its
     # abort after the unroute would raise 'Route is already handled' into the next call (seen under load).
@@ -278,7 +281,8 @@ def test_changes_kept_over_a_reload_never_overwrite_what_another_tab_saved_meanw
     expect(first.locator("#save-conflict")).to_contain_text("changed in another tab or window")
     expect(first.locator("#save-conflict")).to_contain_text("sentence 2 (Irrelevant)")
     first.wait_for_timeout(1000)  # whatever A would still send has had the time to arrive
-    assert labels_in_database(user) == [Label.IRRELEVANT, Label.FAITHFUL]
+    labels = labels_in_database(user)
+    assert labels[:2] == [Label.IRRELEVANT, Label.FAITHFUL] and set(labels[2:]) <= {""}  # (time spent only)
     assert labels_in_history(user) == [Label.IRRELEVANT, Label.FAITHFUL]
     second_sentence = SentenceAnnotation.objects.get(sentence__index=1).sentence
     assert AnnotationEvent.objects.filter(sentence=second_sentence, action="answer").count() == 3  # B's walk only
