@@ -20,7 +20,7 @@ from annotator import models
 from annotator.work.services import annotation_evidence_add
 from annotator.work.write import AnnotationError
 from annotator.domain.vocabulary import Label
-from tests.malformed_world import make_world, path_values, snapshot
+from tests.malformed_world import Unchanged, make_world, path_values, snapshot
 from tests.url_walk import routes, simple_values, urls
 
 # Whole-route walks with malformed parameters: `slow` has tests/conftest.py start this module first.
@@ -294,7 +294,7 @@ def test_malformed_posts_are_refused_without_a_5xx_and_write_nothing(key):
     elif action:
         body_action = {"action": action}
     url = route.fill(values)
-    before = snapshot()
+    state = Unchanged()
     failures = []
     for htmx in (False, True):
         client = client_for(w.users[probe.role], htmx)
@@ -310,12 +310,26 @@ def test_malformed_posts_are_refused_without_a_5xx_and_write_nothing(key):
                 failures.append(f"{where}: {response.status_code}")
             elif needs_form and route_name not in FORM_ANSWER_NOT_REQUIRED and response.status_code != 400:
                 failures.append(f"{where}: {response.status_code}, not 400")
-            if probe.fields:  # a route that reads no field may act on any POST
-                after = snapshot()
-                if after != before:
-                    failures.append(f"{where}: wrote something")
-                    before = after
+            if probe.fields and state.changed():  # a route that reads no field may act on any POST
+                failures.append(f"{where}: wrote something")
     assert_none(failures)
+
+
+def test_the_write_check_sees_a_saved_change_once_and_ignores_reads_and_untracked_rows():
+    """What the POST probes above rely on: a read leaves the check quiet; a note the annotator saves is a change,
+    seen once; a row written outside the snapshot (the annotator's session) moves the count but changes nothing."""
+    w = make_world()
+    state = Unchanged()
+    client = client_for(w.annotator, htmx=False)
+    assert client.get(f"/a/{w.assignment.pk}/").status_code == 200
+    assert not state.changed()
+    saved = client.post(f"/a/{w.assignment.pk}/note/", {"sentence": w.sentence.pk, "note": "a note",
+                                                        "expected_version": w.assignment.version})
+    assert saved.status_code in (200, 302) and models.SentenceAnnotation.objects.filter(note="a note").exists()
+    assert state.changed() and not state.changed()
+    client.session.save()  # a row of django_session: written, not part of the snapshot
+    models.Sentence.objects.filter(pk=w.sentence.pk).update(start=w.sentence.start)  # the same values again
+    assert not state.changed()
 
 
 def test_a_400_says_what_was_wrong():
