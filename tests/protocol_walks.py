@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from annotator.domain.protocol_document import load_shipped
 from annotator.projects.protocol_services import protocol_set
 from annotator.domain.vocabulary import Role
+from tests.conftest import keys_ready
 from tests.factories import ProjectFactory, member
 
 EXAMPLES = ["face4rag", "cognibench_clinical"]
@@ -36,12 +37,14 @@ def keys_for(protocol, path):
 
 
 def start_from_queue(page, project, says=""):
-    """The annotator's queue: Enter on the focused start button (which ``says`` so) opens the annotation screen."""
+    """The annotator's queue: Enter on the focused start button (which ``says`` so) opens the annotation screen,
+    whose keys apply once this returns."""
     page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
+    expect(page.locator("#start-button")).to_be_focused()  # Enter before the autofocus lands does nothing
     expect(page.locator("#start-button")).to_contain_text(says)
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(r"/a/\d+/"))
+    keys_ready(page)
 
 
 def walk_turn(page, protocol, labels):

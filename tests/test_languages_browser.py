@@ -18,6 +18,7 @@ from annotator.models import Assignment, EvidenceSpan, GoldLabel, SentenceAnnota
 from autolabel.models import AutoLabelJob, LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
+from tests.protocol_walks import start_from_queue
 from tests.factories_workspace import NO_PASSWORD, annotators
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,9 +42,7 @@ def page_for(page_for):
 
 
 def annotate_turn(page, project, *, evidence_chars=None):
-    page.goto(f"/p/{project.slug}/work/")
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
     expect(page.locator("#panel-title")).to_have_text("Sentence 1 of 4")
     expect(page.locator("a.sentence .sentence-text")).to_have_text(UNITS)
     expect(page.locator(".sentence-text").first).to_have_attribute("lang", "zh")
@@ -147,9 +146,7 @@ def test_an_arabic_turn_reads_right_to_left_inside_the_english_interface(page_fo
                 sentences=["نهر النيل هو أطول نهر في العالم.", "يمر عبر مصر والسودان.", "أعتقد أنه أجمل نهر!"])
     user, = annotators(project, 1)
     page = page_for(user, width=1280, height=800)
-    page.goto(f"/p/{project.slug}/work/")
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
     sentence = page.locator("a.sentence .sentence-text").first
     expect(sentence).to_have_attribute("dir", "rtl")
     expect(sentence).to_have_attribute("lang", "ar")
@@ -178,9 +175,7 @@ def test_find_matches_chinese_and_full_width_text_on_the_right_characters_and_lo
     TurnFactory(dialogue=dialogue, index=0, sentences=UNITS)
     user, = annotators(project, 1)
     page = page_for(user, width=1280, height=800)
-    page.goto(f"/p/{project.slug}/work/")
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
     expect(page.locator("#reference-text")).to_have_attribute("lang", "zh")  # the project's default language
     page.keyboard.press("/")
     find = page.locator("#reference-find")
