@@ -34,23 +34,37 @@ class SwaggerView(SpectacularSwaggerSplitView):
 
 
 class SchemaView(SpectacularAPIView):
-    """The OpenAPI schema, generated once per process and API version.
+    """The OpenAPI schema, generated and rendered once per process, API version and format.
 
     Generating it walks every view and serializer (about 5 s on this machine, 0.5 s on a quiet one), and it
     cannot change while the process runs: the schema is public to every signed-in user (SERVE_PUBLIC), so
-    one copy serves them all."""
+    one copy serves them all. Rendering it as YAML took another 0.19 s a request (docs/benchmarks.md,
+    "The OpenAPI schema"), so the bytes are kept too, by version and media type."""
 
     _generated: dict = {}
+    _rendered: dict = {}  # (version, media type) -> (body, Content-Type)
 
     def _get_schema_response(self, request):
         version = self.api_version or request.version or self._get_version_parameter(request)
         if version not in self._generated:
             generator = self.generator_class(urlconf=self.urlconf, api_version=version, patterns=self.patterns)
             self._generated[version] = generator.get_schema(request=request, public=self.serve_public)
+        self.schema_version = version
         return Response(
             data=self._generated[version],
             headers={"Content-Disposition": f'inline; filename="{self._get_filename(request, version)}"'},
         )
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if response.status_code != 200 or not hasattr(self, "schema_version"):
+            return response  # a refusal (no login) or an error: rendered as usual
+        key = (self.schema_version, response.accepted_media_type)
+        if key not in self._rendered:
+            response.render()
+            self._rendered[key] = (response.content, response["Content-Type"])
+        response.content, response["Content-Type"] = self._rendered[key]  # marks the response rendered
+        return response
 
 
 class RedocView(SpectacularRedocView):

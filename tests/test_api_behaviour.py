@@ -339,3 +339,28 @@ def test_text_with_a_nul_character_is_a_field_error_not_a_crash(world):
     assert response.status_code == 400 and set(response.json()["errors"]) == {"profile"}
     filtered = client.get(url("sentence-list", world), {"topic": "sci\x00ence"})
     assert filtered.status_code == 400 and set(filtered.json()["errors"]) == {"topic"}
+
+
+@pytest.mark.parametrize("fmt, media_type", [("", "application/vnd.oai.openapi"), ("json", "application/vnd.oai.openapi+json")])
+def test_the_schema_is_rendered_once_per_format_and_served_the_same_to_everyone(client, monkeypatch, fmt, media_type):
+    """The schema's bytes are kept per version and format (api.urls.SchemaView): the second user gets the same
+    bytes, and the renderer is not run again."""
+    from drf_spectacular import renderers
+
+    from api.urls import SchemaView
+
+    monkeypatch.setattr(SchemaView, "_rendered", {})
+    renders = []
+    for renderer in (renderers.OpenApiYamlRenderer, renderers.OpenApiJsonRenderer):
+        original = renderer.render
+        monkeypatch.setattr(renderer, "render", lambda self, *a, original=original, **k: renders.append(1) or
+                            original(self, *a, **k))
+    answers = []
+    for user in (UserFactory(), UserFactory()):
+        client.force_login(user)
+        answers.append(client.get(reverse("api:schema") + (f"?format={fmt}" if fmt else "")))
+    assert [a.status_code for a in answers] == [200, 200]
+    assert answers[0].content == answers[1].content and b"/api/v1/projects/" in answers[0].content
+    assert {a["Content-Type"].split(";")[0] for a in answers} == {media_type}
+    assert answers[1]["Content-Disposition"].startswith("inline; filename=")
+    assert len(renders) == 1
