@@ -4,7 +4,7 @@ import pytest
 from django.test import RequestFactory
 
 from annotator.gold.selectors import oldest_dispute_project, open_disputes_for
-from annotator.models import Adjudication, Feedback, Question
+from annotator.models import Adjudication, Feedback, QualificationResult, Question
 from annotator.navigation import nav_badges
 from annotator.qa.selectors import nav_counts
 from annotator.domain.vocabulary import Role
@@ -49,13 +49,24 @@ def test_every_kind_of_user_sees_the_badges_the_features_count():
     Adjudication.objects.create(sentence=later_turn.sentences.first(), turn=later_turn)
     submitted_work(later_turn, lead, ["faithful"])
 
+    # Qualification: the annotator failed "first"'s twice (only the last attempt waits for the lead); a second
+    # annotator failed "second"'s but a retry is allowed, a third left the project.
+    for attempt in (1, 2):
+        QualificationResult.objects.create(project=project, annotator=annotator, attempt=attempt, total=3)
+    MembershipFactory(project=other, user=annotator, role=Role.ANNOTATOR)
+    QualificationResult.objects.create(project=other, annotator=annotator, total=3, retry_allowed=True)
+    QualificationResult.objects.create(project=project, annotator=UserFactory(), total=3)
+    second_lead = member(other, Role.LEAD)
+
     seen = {}
     for name, user in {"lead": lead, "annotator": annotator, "adjudicator": adjudicator, "outsider": outsider,
-                       "superuser": superuser}.items():
+                       "superuser": superuser, "second lead": second_lead}.items():
         seen[name] = _badges(user)
         assert seen[name] == _reference(user), name
     assert seen["annotator"][0]["unread_answers"] == 2 and seen["annotator"][0]["pending_feedback"] == 1
     assert seen["adjudicator"][1] == (3, "second") and seen["lead"][1] == (1, "first")
     assert seen["lead"][0]["is_lead"] and not seen["annotator"][0]["is_lead"]
+    assert (seen["lead"][0]["waiting_for_retry"], seen["lead"][0]["waiting_for_retry_project"]) == (1, "first")
+    assert seen["lead"][0]["open_questions"] == 3 and seen["second lead"][0]["waiting_for_retry"] == 0
     assert seen["outsider"] == ({**seen["outsider"][0], "unread_answers": 0, "pending_feedback": 0}, (0, None))
     assert seen["superuser"][1] == (3, "second")

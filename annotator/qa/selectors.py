@@ -57,22 +57,30 @@ def questions_for_lead(user, status=Question.Status.OPEN, project=None):
     return qs.order_by("created_at", "id") if status == Question.Status.OPEN else qs.order_by("-updated_at", "-id")
 
 
-def waiting_for_retry(user) -> list[str]:
+def waiting_for_retry_slugs(user):
     """One project slug per annotator who failed their last qualification attempt in a project ``user`` leads and
-    waits for a lead to allow a retry (no automatic retry left), oldest first."""
+    waits for a lead to allow a retry (no automatic retry left), oldest first (a queryset)."""
     later = QualificationResult.objects.filter(project_id=OuterRef("project_id"), annotator_id=OuterRef("annotator_id"),
                                                attempt__gt=OuterRef("attempt"))
     still_member = Membership.objects.filter(project_id=OuterRef("project_id"), user_id=OuterRef("annotator_id"))
-    return list(QualificationResult.objects.filter(project__in=access.led_projects(user), passed=False,
-                                                   retry_allowed=False)
-                .filter(~Exists(later), Exists(still_member)).order_by("created_at")
-                .values_list("project__slug", flat=True))
+    return (QualificationResult.objects.filter(project__in=access.led_projects(user), passed=False, retry_allowed=False)
+            .filter(~Exists(later), Exists(still_member)).order_by("created_at")
+            .values_list("project__slug", flat=True))
+
+
+def waiting_for_retry(user) -> list[str]:
+    return list(waiting_for_retry_slugs(user))
+
+
+def open_questions_for_lead(user):
+    """The open questions of the projects ``user`` leads, but others' on turns where ``user`` holds a slot."""
+    return Question.objects.filter(project__in=led_projects(user), status=Question.Status.OPEN).exclude(
+        ~Q(asked_by=user), turn_id__in=_blind_turns(user)
+    )
 
 
 def open_question_count_for_lead(user) -> int:
-    return Question.objects.filter(project__in=led_projects(user), status=Question.Status.OPEN).exclude(
-        ~Q(asked_by=user), turn_id__in=_blind_turns(user)
-    ).count()
+    return open_questions_for_lead(user).count()
 
 
 def questions_of(user, project=None, turn=None):
@@ -164,14 +172,21 @@ def nav_counts(user) -> dict:
     return nav_counts_from(user, is_lead_anywhere, unread_answer_count(user), unacknowledged_feedback_count(user))
 
 
-def nav_counts_from(user, is_lead_anywhere: bool, unread: int, pending_feedback: int) -> dict:
-    """``nav_counts`` from the counts every user has (read elsewhere, e.g. in one statement), the lead's added."""
-    waiting = waiting_for_retry(user) if is_lead_anywhere else []
+def nav_counts_from(user, is_lead_anywhere: bool, unread: int, pending_feedback: int, lead_counts=None) -> dict:
+    """``nav_counts`` from the counts every user has (read elsewhere, e.g. in one statement), the lead's added:
+    ``lead_counts`` (waiting for a retry, the first of their projects' slugs, open questions) when read
+    elsewhere too, else read here."""
+    if not is_lead_anywhere:
+        lead_counts = (0, None, 0)
+    elif lead_counts is None:
+        waiting = waiting_for_retry(user)
+        lead_counts = (len(waiting), waiting[0] if waiting else None, open_question_count_for_lead(user))
+    waiting_count, first_waiting, open_questions = lead_counts
     return {
         "is_lead": is_lead_anywhere,
-        "open_questions": open_question_count_for_lead(user) if is_lead_anywhere else 0,
-        "waiting_for_retry": len(waiting),
-        "waiting_for_retry_project": waiting[0] if waiting else "",
+        "open_questions": open_questions,
+        "waiting_for_retry": waiting_count,
+        "waiting_for_retry_project": first_waiting or "",
         "unread_answers": unread,
         "pending_feedback": pending_feedback,
     }
