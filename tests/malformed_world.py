@@ -125,6 +125,8 @@ class Unchanged:
     """``snapshot()`` as it was when made, and whether it changed since: taken again only when a row was written."""
 
     def __init__(self):
+        # PostgreSQL's count is the open transaction's: in autocommit (a transactional test) it would stay at 0.
+        assert connection.in_atomic_block, "Unchanged needs the test's transaction (django_db, not transaction=True)"
         self.state, self.written = snapshot(), rows_written()
 
     def changed(self):
