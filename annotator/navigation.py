@@ -6,7 +6,7 @@ of it compiling the queries (bench/sync_ab.py, docs/benchmarks.md). For a user w
 now one statement compiled once per process from the features' own querysets (``qa.selectors``,
 ``gold.selectors``; ``fastsql.compiled``), with the user's id bound at each request; a lead's extra badges
 (open questions, qualification retries) are a second such statement (read as ORM queries they cost every page
-of a lead about 9 ms: docs/benchmarks.md, "The lead's badges"); a superuser's (whose querysets have another
+of a lead about 9 ms: docs/benchmarks.md, "Old and new in the same hour again"); a superuser's (whose querysets have another
 shape) are read as before. The result is kept on the request, so the two templates that show badges share it.
 """
 

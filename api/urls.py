@@ -39,7 +39,7 @@ class SchemaView(SpectacularAPIView):
     Generating it walks every view and serializer (about 5 s on this machine, 0.5 s on a quiet one), and it
     cannot change while the process runs: the schema is public to every signed-in user (SERVE_PUBLIC), so
     one copy serves them all. Rendering it as YAML took another 0.19 s a request (docs/benchmarks.md,
-    "The OpenAPI schema"), so the bytes are kept too, by version and media type."""
+    "Old and new in the same hour again"), so the bytes are kept too, by version and media type."""
 
     _generated: dict = {}
     _rendered: dict = {}  # (version, media type) -> (body, Content-Type)
