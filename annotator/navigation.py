@@ -5,9 +5,10 @@ open disputes (gold). Read as four ORM queries they cost the annotation screen a
 of it compiling the queries (bench/sync_ab.py, docs/benchmarks.md). For a user who is not a superuser they are
 now one statement compiled once per process from the features' own querysets (``qa.selectors``,
 ``gold.selectors``; ``fastsql.compiled``), with the user's id bound at each request; a lead's extra badges
-(open questions, qualification retries) are a second such statement (read as ORM queries they cost every page
-of a lead about 9 ms: docs/benchmarks.md, "Old and new in the same hour again"); a superuser's (whose querysets have another
-shape) are read as before. The result is kept on the request, so the two templates that show badges share it.
+(open questions, qualification retries) are a second such statement (read as ORM queries they cost every
+page of a lead about 9 ms: docs/benchmarks.md, "Old and new in the same hour again"); a superuser's (whose
+querysets have another shape) are read as before. The result is kept on the request, so the two templates
+that show badges share it.
 """
 
 from __future__ import annotations
