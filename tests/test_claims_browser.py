@@ -59,8 +59,9 @@ def test_label_triplets_and_rate_severity_with_the_keyboard_then_carry_on_withou
     expect(page.locator("#justification-input")).to_be_focused()
     page.keyboard.type("The reference gives no such fact.")
     v = press(page, "Enter", v)
-    # Saved: the focus is back on the severity chosen, where x works (pressed while the input still had the
-    # focus, x is a letter of the justification: a failure seen once under load, the version counted early).
+    # Saved: the focus is back on the severity chosen, where x works. Pressed while the input still has the focus,
+    # x is a letter of the justification (a failure seen once under load; why the version had moved then is not
+    # known).
     expect(page.locator("#claims-extras .severity-picker button.chosen")).to_be_focused()
     page.keyboard.press("x")
     expect(page.locator("#error-type-select")).to_be_focused()
