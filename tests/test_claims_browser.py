@@ -145,17 +145,34 @@ def test_triplet_and_severity_keys_in_a_burst_under_latency_apply_to_what_is_sho
     for index, label in wanted.items():
         expect(page.locator("#triplet-panel .triplet-row").nth(index)).to_have_attribute("data-label", label)
 
-    # Back to sentence 1 (k), rate it 2 then 5, and move on (Escape, j) while the ratings are on the wire.
+    # Back to sentence 1 (k); a justification saved with Enter and x at once: x goes to the error type shown, not
+    # into the text being saved (which the server's answer then replaced: the key was lost).
     page.keyboard.press("Escape")
     page.keyboard.press("k")
     expect(page.locator("#panel-title")).to_have_text("Sentence 1 of 3")
     expect(page.locator("#claims-extras")).to_be_visible()
     page.keyboard.press("v")
+    page.keyboard.press("r")
+    expect(page.locator("#justification-input")).to_be_focused()
+    page.keyboard.type("No such fact.")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(20)
+    page.keyboard.press("x")
+    expect(page.locator("#error-type-select")).to_be_focused()
+    first = SentenceAnnotation.objects.filter(sentence__turn=turn, sentence__index=0)
+    _until(page, lambda: first.get().justification == "No such fact.", "the justification as typed")
+    page.wait_for_timeout(1000)  # the answer is in: the select shown keeps the focus, the text is what was typed
+    expect(page.locator("#error-type-select")).to_be_focused()
+    expect(page.locator("#justification-input")).to_have_value("No such fact.")
+
+    # Rate sentence 1 2 then 5, and move on (Escape, j) while the ratings are on the wire.
+    page.keyboard.press("Escape")
+    expect(page.locator("a.sentence.active")).to_be_focused()
+    page.keyboard.press("v")
     for key in ("2", "5", "Escape", "j"):
         page.keyboard.press(key)
         page.wait_for_timeout(20)
     expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
-    first = SentenceAnnotation.objects.filter(sentence__turn=turn, sentence__index=0)
     _until(page, lambda: first.get().severity == 5, "sentence 1 rated 5")
     page.wait_for_timeout(1000)  # both answers are in: none of them drew sentence 1's panel onto sentence 2
     assert page.locator("#claims-extras").count() == 0 or \

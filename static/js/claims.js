@@ -121,7 +121,15 @@ function start() {
             focusAfter = () => document.querySelector('#triplet-panel .triplet-row[data-triplet="' + focusedId + '"]');
           }
         } else if (saving()) {
+          // Where the annotator is now, keys having gone on while this request was out: on a control of the panel
+          // (x chose the error type) the focus stays on it; outside the panel (Escape, another sentence) it is left
+          // there. Only a focus lost with the replaced panel goes where this request's key meant it to.
+          const active = document.activeElement;
+          const inPanel = active && active.closest && active.closest("#claims-extras");
+          const stay = inPanel && active.id && active.id !== "claims-extras" ? "#" + active.id : null;
+          const left = active && active !== document.body && !inPanel;
           swapExtras(html, extrasSentence);
+          if (left) { focusAfter = null; } else if (stay) { focusAfter = stay; }
         } else {
           htmx.swap(decisionPanel(), html, { swapStyle: "outerHTML", swapDelay: 0, settleDelay: 0 });
         }
@@ -234,10 +242,15 @@ function start() {
       if (!inTriplets && !inExtras) { return; }
       if (key === "Escape") { leave(); }
       else if (key === "Enter" && target.id === "justification-input") {
-        // Saved: back to the panel, where 1-5, r and x work again.
-        focusAfter = () => document.querySelector("#claims-extras .severity-picker button.chosen") ||
+        // Saved: back to the panel, where 1-5, r and x work again. The focus leaves the text at once, before the
+        // server answers: a key pressed meanwhile applies to the panel the annotator sees, not to the text, whose
+        // input the answer then replaces (the key was lost). Never onto an unchosen severity: Enter would rate it.
+        const backToPanel = () => document.querySelector("#claims-extras .severity-picker button.chosen") ||
           document.getElementById("claims-extras");
+        focusAfter = backToPanel;
         target.form.requestSubmit();
+        const panel = backToPanel();
+        if (panel) { panel.focus(); }
       } else if (key === "Enter" && target.closest(".triplet-add-form") && target.tagName !== "BUTTON") {
         focusAfter = () => document.getElementById("triplet-head") || tripletPanel();
         target.closest("form").requestSubmit();
