@@ -1,6 +1,7 @@
 """Shared fixtures: factories, a real Celery worker process, headless Chromium."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -224,6 +225,25 @@ def keys_ready(page):
     from playwright.sync_api import expect
 
     expect(page.locator("html[data-keys=ready]")).to_have_count(1, timeout=30_000)
+
+
+def press_start(page, says=""):
+    """On the annotator's queue: Enter on the Start button once it has the focus (and ``says`` so) opens the
+    annotation screen, whose keys apply once this returns. An Enter before the autofocus lands does nothing, and
+    a key pressed on the screen before its scripts have run is lost: both made browser tests fail at random."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("#start-button")).to_be_focused()
+    expect(page.locator("#start-button")).to_contain_text(says)
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"/a/\d+/"))
+    keys_ready(page)
+
+
+def start_from_queue(page, project, says=""):
+    """The annotator's queue opened, then ``press_start``."""
+    page.goto(f"/p/{project.slug}/work/")
+    press_start(page, says)
 
 
 @pytest.fixture

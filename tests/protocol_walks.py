@@ -1,14 +1,11 @@
 """Walking a project's protocol document in Chromium with the document's own keys: shared by the browser walks
 of the example protocols (tests/test_protocol_wiring_browser.py, tests/test_protocol_walk_browser.py)."""
 
-import re
-
 from playwright.sync_api import expect
 
 from annotator.domain.protocol_document import load_shipped
 from annotator.projects.protocol_services import protocol_set
 from annotator.domain.vocabulary import Role
-from tests.conftest import keys_ready
 from tests.factories import ProjectFactory, member
 
 EXAMPLES = ["face4rag", "cognibench_clinical"]
@@ -34,17 +31,6 @@ def example_project(name, slug, **kwargs):
 def keys_for(protocol, path):
     """The keys that walk ``path``: each answer's own key in the document."""
     return [next(a.key for a in protocol.step(step).answers if a.value == value) for step, value in path.items()]
-
-
-def start_from_queue(page, project, says=""):
-    """The annotator's queue: Enter on the focused start button (which ``says`` so) opens the annotation screen,
-    whose keys apply once this returns."""
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()  # Enter before the autofocus lands does nothing
-    expect(page.locator("#start-button")).to_contain_text(says)
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    keys_ready(page)
 
 
 def walk_turn(page, protocol, labels):

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from annotator.models import Assignment, SentenceAnnotation, TripletAnnotation
 from annotator.domain.vocabulary import Label
 
+from .conftest import start_from_queue
 from .factories_claims import turn_with_triplets, views_project
 from .factories_workspace import annotators
 
@@ -33,12 +34,7 @@ def test_label_triplets_and_rate_severity_with_the_keyboard_then_carry_on_withou
                                                  ("Amazon", "is", "most important river")))
     (user,) = annotators(project, 1)
     page = page_for(user)
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")  # Start
-    # Until the screen's load event its deferred scripts may not have run: a key pressed then is lost
-    # (the cause of this test's rare failures, the first "1" never saved). wait_for_url waits for "load".
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
     expect(page.locator("#decision-panel")).to_be_visible()
     expect(page.locator("#triplet-panel")).to_contain_text("0 of 2 labelled")
 
@@ -120,10 +116,7 @@ def test_triplet_and_severity_keys_in_a_burst_under_latency_apply_to_what_is_sho
                                                  ("Nile", "is", "in Egypt"), ("Nile", "is", "long")))
     (user,) = annotators(project, 1)
     page = page_for(user)
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()  # Enter before the focus is there does nothing
-    page.keyboard.press("Enter")  # Start
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
     expect(page.locator("#triplet-panel")).to_contain_text("0 of 4 labelled")
     for key in "112":  # sentence 1: relevant, factual, invented
         page.keyboard.press(key)

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Role
 from annotator.models import Assignment, TurnDraw
+from tests.conftest import start_from_queue
 from tests.factories import member
 from tests.test_accessibility_browser import AXE, SERIOUS
 from tests.factories_draws import SURE, finished_job
@@ -48,10 +49,7 @@ def test_a_lead_draws_three_turns_at_random_and_the_annotators_next_turn_is_the_
 
     work = page_for(annotator)
     work.set_default_timeout(30_000)
-    work.goto(f"/p/{project.slug}/work/")
-    expect(work.locator("#start-button")).to_be_focused()
-    work.keyboard.press("Enter")
-    work.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(work, project)
     expect(work.locator("#decision-panel")).to_be_visible()
     assignment_id = int(re.search(r"/a/(\d+)/", work.url).group(1))
     assert Assignment.objects.get(pk=assignment_id).turn_id == first_drawn

@@ -18,7 +18,7 @@ from annotator.models import Assignment, EvidenceSpan, GoldLabel, SentenceAnnota
 from autolabel.models import AutoLabelJob, LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
-from tests.protocol_walks import start_from_queue
+from tests.conftest import start_from_queue
 from tests.factories_workspace import NO_PASSWORD, annotators
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

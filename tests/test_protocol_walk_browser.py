@@ -19,7 +19,8 @@ from annotator.gold.services import gold_override
 from annotator.models import GoldLabel, Project
 from annotator.qa import qualification as q
 from tests.factories import DialogueFactory, MembershipFactory, ProjectFactory, TurnFactory, member
-from tests.protocol_walks import DISAGREEMENT, EXAMPLES, TEXTS, example_project, start_from_queue, walk_turn
+from tests.protocol_walks import DISAGREEMENT, EXAMPLES, TEXTS, example_project, walk_turn
+from tests.conftest import start_from_queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)

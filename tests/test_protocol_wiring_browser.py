@@ -18,7 +18,8 @@ from annotator.projects.protocol_services import protocol_set
 from annotator.domain.vocabulary import Role
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
-from tests.protocol_walks import DISAGREEMENT, EXAMPLES, TEXTS, example_project, keys_for, start_from_queue, walk_turn
+from tests.protocol_walks import DISAGREEMENT, EXAMPLES, TEXTS, example_project, keys_for, walk_turn
+from tests.conftest import start_from_queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)

@@ -1,7 +1,6 @@
 """The QA loop in headless Chromium."""
 
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ from annotator.models import Assignment, GuidelineExample, Question
 from annotator.qa import services as qa
 from annotator.qa.qualification import qualification_set
 from annotator.domain.vocabulary import Role
+from tests.conftest import start_from_queue
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn
 from tests.factories_workspace import project_with_turns
@@ -81,13 +81,6 @@ def press(page, keys):
     """Press keys; the page applies each at once and saves in the background."""
     for key in keys:
         page.keyboard.press(key)
-
-
-def start_from_queue(page, project):
-    page.goto(f"/p/{project.slug}/work/")
-    page.locator("#start-button").click()
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    expect(page.locator("#decision-panel")).to_be_visible()
 
 
 def test_a_new_annotator_takes_the_qualification_fails_one_item_and_sees_why(page_for):

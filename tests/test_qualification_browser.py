@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Role
 from annotator.qa import qualification as q
+from tests.conftest import press_start, start_from_queue
 from tests.factories import TurnFactory, member
 from tests.factories_qa import finish, gold_turn
 from tests.factories_workspace import project_with_turns
@@ -44,11 +45,7 @@ def test_after_a_fail_the_queue_says_what_happens_next_and_focuses_the_one_thing
     project, _ = qualified_project(auto_retries=1)
     annotator = member(project, Role.ANNOTATOR)
     page = page_for(annotator)
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    expect(page.locator("#start-button")).to_contain_text("Start the qualification")
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project, says="Start the qualification")
     fail_in_the_screen(page)
 
     # The project opens one attempt by itself: the queue says so and Enter starts it.
@@ -58,9 +55,7 @@ def test_after_a_fail_the_queue_says_what_happens_next_and_focuses_the_one_thing
     expect(page.get_by_test_id("qualification-next")).to_contain_text(
         "A new attempt is open: none left after this one; if it fails, a lead must allow another.")
     expect(page.locator("#start-button")).to_have_text(re.compile(r"^Start attempt 2\s+Enter$"))
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    press_start(page)
     fail_in_the_screen(page)
 
     # The second failure waits for a lead: no Start, the answers are the focused action.
@@ -111,10 +106,7 @@ def test_the_next_attempt_saves_nothing_of_the_submitted_one_is_left_in_the_brow
     project, _ = qualified_project(auto_retries=1)
     annotator = member(project, Role.ANNOTATOR)
     page = page_for(annotator)
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    start_from_queue(page, project)
 
     def slow_submit(route):
         time.sleep(1)  # the screen's clock runs on while the submit is answered: leaving counts that time
@@ -126,9 +118,7 @@ def test_the_next_attempt_saves_nothing_of_the_submitted_one_is_left_in_the_brow
     left = page.evaluate("Object.keys(localStorage).filter((key) => key.startsWith('annotator-outbox:'))")
     assert left == []  # the submitted turn's page recorded nothing once it had submitted
 
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    press_start(page)
     fail_in_the_screen(page)  # attempt 2 saves and submits (a stale change would stop it: "changed in another tab")
     page.wait_for_url(f"**/p/{project.slug}/qa/qualification/score/")
     expect(page.get_by_test_id("qualification-score")).to_contain_text("1 of 2")

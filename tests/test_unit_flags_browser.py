@@ -1,13 +1,13 @@
 """Flags, split and merge in a real browser (headless Chromium): an annotator flags with the keyboard, a lead
 splits on the turn page, a split refused because of a submitted annotation, then done with a reset."""
 
-import re
 
 import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label, Role
 from annotator.models import Assignment, SegmentationChange, UnitFlag
+from tests.conftest import start_from_queue
 from tests.factories import member
 from tests.factories_gold import submit
 from tests.factories_workspace import NO_PASSWORD, project_with_turns
@@ -30,14 +30,6 @@ def page_for(page_for):
         return page
 
     return open_page
-
-
-def start_from_queue(page, project):
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    expect(page.locator("#decision-panel")).to_be_visible()
 
 
 def split_on_turn_page(page, project, turn, unit_index, offset):

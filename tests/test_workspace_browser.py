@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.models import Assignment, EvidenceSpan, SentenceAnnotation
 from annotator.domain.vocabulary import Label, ProtocolMode
+from tests.conftest import press_start, start_from_queue
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -44,14 +45,6 @@ def chip(page, number):
 
 def active_number(page):
     return page.locator("#panel-title")
-
-
-def start_from_queue(page, project):
-    page.goto(f"/p/{project.slug}/work/")
-    expect(page.locator("#start-button")).to_be_focused()
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
-    expect(page.locator("#decision-panel")).to_be_visible()
 
 
 def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_annotator_works_blind(page_for):
@@ -265,8 +258,7 @@ def test_the_screen_fits_the_window_with_visible_focus(page_for, width, height):
     if os.environ.get("SCREENSHOTS"):
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"queue-{width}x{height}.png"))
-    page.keyboard.press("Enter")
-    page.wait_for_url(re.compile(r"/a/\d+/"))
+    press_start(page)
     press(page, "n")  # "Great question!" is not relevant
     for key in "y11":  # the lighthouse was built in 1871: relevant, factual, faithful
         press(page, key)

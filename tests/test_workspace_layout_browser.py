@@ -9,11 +9,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, start_from_queue
 from tests.factories import DialogueFactory, TurnFactory
 from tests.factories_claims import views_project
 from tests.factories_workspace import annotators
-from tests.test_workspace_browser import start_from_queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
