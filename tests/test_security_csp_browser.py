@@ -109,14 +109,19 @@ def test_main_pages_record_no_csp_violation(demo, browser, live_server, page_for
     # The API reference, both viewers: they render the schema.
     visit(lead, "/api/docs/")
     expect(lead.locator(".swagger-ui .info .title")).to_contain_text("Hallucination annotator API")
-    before_redoc = len(violations)
     visit(lead, "/api/redoc/")
     expect(lead.locator("#redoc-container h1")).to_contain_text("Hallucination annotator API")
     # ReDoc's menu always asks for Redocly's logo from their CDN (no setting hides it): the policy blocks
-    # that image, so the page makes no request outside the site. Those reports, and only those, are expected.
-    redoc_reports = violations[before_redoc:]
-    del violations[before_redoc:]
-    assert all("cdn.redoc.ly" in report for report in redoc_reports), redoc_reports
+    # that image, so the page makes no request outside the site. Those reports (the event and the console's
+    # message), and only those, are expected. They come after the page is idle, a blocked image being no network
+    # activity, and under load after the next page had opened: they are told apart by what they say, not by when.
+    redoc_page = f"{lead.url}: "
+    for _ in range(300):
+        if any(report.startswith(redoc_page) and "cdn.redoc.ly" in report for report in violations):
+            break
+        lead.wait_for_timeout(100)
+    else:
+        raise AssertionError("ReDoc's logo from Redocly's CDN was not reported blocked: did the request leave?")
 
     # The annotation screen, with a decision made from the keyboard.
     annotator = watched(page_for(users["annotator1"]), violations)
@@ -129,4 +134,5 @@ def test_main_pages_record_no_csp_violation(demo, browser, live_server, page_for
     visit(adjudicator, f"/p/{project.slug}/adjudication/")
     visit(adjudicator, f"/p/{project.slug}/adjudication/turn/{disputed.pk}/")
 
-    assert violations == [], "\n".join(violations)
+    unexpected = [report for report in violations if not (report.startswith(redoc_page) and "cdn.redoc.ly" in report)]
+    assert unexpected == [], "\n".join(unexpected)
