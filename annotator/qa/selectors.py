@@ -68,19 +68,11 @@ def waiting_for_retry_slugs(user):
             .values_list("project__slug", flat=True))
 
 
-def waiting_for_retry(user) -> list[str]:
-    return list(waiting_for_retry_slugs(user))
-
-
 def open_questions_for_lead(user):
     """The open questions of the projects ``user`` leads, but others' on turns where ``user`` holds a slot."""
     return Question.objects.filter(project__in=led_projects(user), status=Question.Status.OPEN).exclude(
         ~Q(asked_by=user), turn_id__in=_blind_turns(user)
     )
-
-
-def open_question_count_for_lead(user) -> int:
-    return open_questions_for_lead(user).count()
 
 
 def questions_of(user, project=None, turn=None):
@@ -179,8 +171,8 @@ def nav_counts_from(user, is_lead_anywhere: bool, unread: int, pending_feedback:
     if not is_lead_anywhere:
         lead_counts = (0, None, 0)
     elif lead_counts is None:
-        waiting = waiting_for_retry(user)
-        lead_counts = (len(waiting), waiting[0] if waiting else None, open_question_count_for_lead(user))
+        waiting = list(waiting_for_retry_slugs(user))
+        lead_counts = (len(waiting), waiting[0] if waiting else None, open_questions_for_lead(user).count())
     waiting_count, first_waiting, open_questions = lead_counts
     return {
         "is_lead": is_lead_anywhere,
