@@ -34,6 +34,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
+    # Chromium 156 gives every window (a Playwright context is one) an omnibox popup drawn as a web page: two
+    # pages in a renderer of their own, started and scripted for each context although a headless browser
+    # never shows them. That renderer was half of what a context costs: 20 contexts, each opening one page,
+    # took 21.4-22.9 s of Chromium's CPU with it and 11.5-11.9 s without (docs/benchmarks.md, "Test suite").
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup",
 ]
 
 
