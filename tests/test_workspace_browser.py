@@ -347,7 +347,9 @@ def test_back_to_the_queue_shows_the_counters_as_they_are_now(browser, live_serv
     expect(page.locator("#decision-panel")).to_be_visible()
     page.go_back(wait_until="commit")  # a page restored from the cache fires no load event
     expect(page).to_have_url(re.compile(rf"/p/{project.slug}/work/"))
-    expect(page.locator(".counts")).to_contain_text("1assigned")
+    # Assigned, or in progress when the screen's time on the sentence, sent as the page was left, landed
+    # before the queue was drawn; the stale copy would say 0 of both.
+    expect(page.locator(".counts")).to_contain_text(re.compile(r"(?<!\d)1(?:assigned| ?in progress)"))
     context.set_offline(True)
     with_cache.close()
 
