@@ -83,11 +83,18 @@ def fresh_protocols():
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_celery_queue():
-    """Each test session sends its tasks to a queue of its own, so concurrent runs never share work."""
+    """Each test session sends its tasks to a queue of its own, so concurrent runs never share work.
+
+    On the filesystem broker the session starts with its process's folders empty (config/settings/test.py):
+    what an earlier run left there, unread, would be listed by every worker at every poll."""
     from django.conf import settings
 
-    from config.celery import app
+    from config.celery import BROKER_FOLDER_OPTIONS, app
 
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        for name in BROKER_FOLDER_OPTIONS:
+            for leftover in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[name]).glob("*"):
+                leftover.unlink(missing_ok=True)
     queue = f"test-{uuid.uuid4().hex[:12]}"
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     app.conf.task_default_queue = queue

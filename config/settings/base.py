@@ -200,16 +200,23 @@ IMPORT_MAX_RESPONSE_CHARS = int(os.environ.get("IMPORT_MAX_RESPONSE_CHARS", 50_0
 # other on a bare machine. Production uses Redis or RabbitMQ (docs/deploy.md).
 BROKER_DIR = Path(os.environ.get("CELERY_BROKER_DIR", VAR_DIR / "broker"))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    # The folders are made by the Celery app when it reads this configuration (config.celery).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "out"),
-        "data_folder_out": str(BROKER_DIR / "out"),
-        "data_folder_processed": str(BROKER_DIR / "processed"),
+
+
+def filesystem_broker_options(folder: Path) -> dict:
+    """kombu's filesystem transport in ``folder``; the Celery app makes the folders when it reads this
+    configuration (config.celery)."""
+    return {
+        "data_folder_in": str(folder / "out"),
+        "data_folder_out": str(folder / "out"),
+        "data_folder_processed": str(folder / "processed"),
         # Broadcast (pidbox) files; kombu's default is ./control in the working directory.
-        "control_folder": str(BROKER_DIR / "control"),
+        "control_folder": str(folder / "control"),
         "store_processed": False,
     }
+
+
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # Job state lives in our own tables (ImportBatch, AutoLabelJob), so no result backend.
