@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import database_template
+
 # Playwright's sync API runs an event loop in this thread; Django's ORM calls in
 # the test body are still synchronous, so allow them.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -43,6 +45,45 @@ CHROMIUM_ARGS = [
 
 
 LONG_TEST_MARKS = ("slow", "browser", "worker")
+
+
+def pytest_configure(config):
+    database_template.name_the_run(config)
+
+
+def pytest_sessionfinish(session):
+    database_template.drop_the_template(session.config)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_modify_db_settings):
+    """pytest-django's, except that a pytest-xdist worker works on a copy of the run's migrated template
+    (tests/database_template.py) instead of migrating a database of its own."""
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+
+    def setup():
+        return setup_databases(verbosity=request.config.option.verbose, interactive=False, aliases=aliases,
+                               serialized_aliases=serialized_aliases)
+
+    copied = database_template.in_use(request.config)
+    with django_db_blocker.unblock():
+        if copied:
+            database_template.take_a_copy(request.config, setup)
+            if serialized_aliases:
+                from django.db import connection
+
+                connection._test_serialized_contents = connection.creation.serialize_db_to_string()
+        else:
+            databases = setup()
+    yield
+    with django_db_blocker.unblock():
+        if copied:
+            database_template.drop_the_copy(request.config)
+        else:
+            teardown_databases(databases, verbosity=request.config.option.verbose)
 
 
 def pytest_collection_modifyitems(config, items):
