@@ -105,4 +105,10 @@ def take_a_copy(config, setup_databases) -> None:
 def drop_the_copy(config) -> None:
     from django.db import connection
 
+    own = connection.settings_dict["NAME"]
     connection.creation.destroy_test_db(old_database_name=config.stash[ORIGINAL_NAME], verbosity=0)
+    if connection.vendor == "sqlite":
+        # Django removes the file only; a live server's thread may still hold a connection, and with it the
+        # write-ahead log and its index, which would be left in var/ run after run under names never reused.
+        for suffix in ("-wal", "-shm"):
+            Path(own + suffix).unlink(missing_ok=True)
