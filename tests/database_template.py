@@ -5,7 +5,8 @@ states). Each of `make test`'s four workers migrated its own: 17 s of both cores
 Now the first worker to need a database migrates the run's template under a lock, and each worker, that one
 too, takes a copy (SQLite copies the file; PostgreSQL `CREATE DATABASE ... TEMPLATE`), as Django's own
 parallel test runner does with `clone_test_db`. The controller names the run before it starts the workers
-and drops the template when the run ends; a serial run (`-n 0`, one module) migrates its own as before.
+and drops the template when the run ends; a serial run (`-n 0`, or no pytest-xdist) migrates its own as
+before.
 """
 
 from __future__ import annotations

@@ -20,4 +20,3 @@ def test_a_worker_of_a_parallel_run_works_on_its_own_complete_copy_of_the_templa
     assert name != database_template.template_name(connection, run)
     executor = MigrationExecutor(connection)
     assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []  # every migration is applied
-
