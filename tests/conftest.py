@@ -40,7 +40,14 @@ CHROMIUM_ARGS = [
     # pages in a renderer of their own, started and scripted for each context although a headless browser
     # never shows them. That renderer was half of what a context costs: 20 contexts, each opening one page,
     # took 21.4-22.9 s of Chromium's CPU with it and 11.5-11.9 s without (docs/benchmarks.md, "Test suite").
-    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup",
+    # RenderDocument gives every navigation, same-site too, a new frame in the renderer; the spare renderer is
+    # started ahead for a next site that never comes; the rest are services a test never uses. With
+    # --disable-threaded-animation (the one transition, a progress bar's width, runs on the main thread): 20
+    # contexts of five navigations each took 10.7-11.1 s of Chromium's CPU, 12.6-12.8 s without these
+    # (docs/benchmarks.md, "Test suite").
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup,RenderDocument,SpareRendererForSitePerProcess,"
+    "Translate,MediaRouter,DialMediaRouteProvider,AutofillServerCommunication,LensOverlay,OptimizationHints",
+    "--disable-threaded-animation",
 ]
 
 
