@@ -5,6 +5,7 @@ from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
 from django.http import HttpResponseBadRequest, JsonResponse
+from django.utils.functional import SimpleLazyObject, empty
 
 NUL_IN_QUERY = "A query parameter contains a NUL character (\\u0000), which no field of this site accepts."
 
@@ -72,3 +73,26 @@ class StaticPolicyCSPMiddleware(CSPMiddleware):
         if built is None or built[0] is not policy:
             built = self._built[report_only] = (policy, build_policy(report_only=report_only))
         return built[1]
+
+
+class UnwrapEvaluatedUserMiddleware:
+    """Put the signed-in user itself on the request once the login check has loaded it.
+
+    ``request.user`` is a lazy object: every attribute read of it (a page reads dozens: the access getters,
+    the templates' role checks) goes through the proxy's ``__getattribute__``, an ``AttributeError`` and
+    ``__getattr__``. After ``LoginRequiredMiddleware`` has loaded the user, nothing is left to defer; a user
+    not loaded yet stays lazy: this middleware never loads one itself.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        user = request.__dict__.get("user")
+        wrapped = getattr(user, "_wrapped", None) if isinstance(user, SimpleLazyObject) else None
+        if wrapped is not None and wrapped is not empty:
+            request.user = wrapped
+        return None

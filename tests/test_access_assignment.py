@@ -68,7 +68,8 @@ def test_the_session_user_is_the_orms_user_and_an_inactive_one_is_logged_out(cli
     client.force_login(user)
     response = client.get("/")
     assert response.status_code == 200
-    loaded = response.wsgi_request.user._wrapped  # the lazy request.user, already evaluated by the page
+    loaded = response.wsgi_request.user  # the user itself: the login check loaded it (UnwrapEvaluatedUserMiddleware)
+    assert type(loaded) is get_user_model()
     assert _fields(loaded) == _fields(get_user_model().objects.get(pk=user.pk))
 
     get_user_model().objects.filter(pk=user.pk).update(is_active=False)
