@@ -77,6 +77,20 @@ def test_the_session_user_is_the_orms_user_and_an_inactive_one_is_logged_out(cli
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
+def test_a_user_not_loaded_yet_stays_lazy_and_unloaded():
+    """The middleware only unwraps: a view that never needed the user does not get it loaded."""
+    from django.test import RequestFactory
+    from django.utils.functional import SimpleLazyObject
+
+    from annotator.middleware import UnwrapEvaluatedUserMiddleware
+
+    loads = []
+    request = RequestFactory().get("/accounts/login/")
+    request.user = SimpleLazyObject(lambda: loads.append("loaded") or object())
+    UnwrapEvaluatedUserMiddleware(lambda r: None).process_view(request, None, (), {})
+    assert isinstance(request.user, SimpleLazyObject) and loads == []
+
+
 def test_a_session_started_before_the_session_user_backend_stays_logged_in(client):
     from tests.factories import UserFactory
 
