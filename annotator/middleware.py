@@ -92,7 +92,7 @@ class UnwrapEvaluatedUserMiddleware:
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         user = request.__dict__.get("user")
-        wrapped = getattr(user, "_wrapped", None) if isinstance(user, SimpleLazyObject) else None
-        if wrapped is not None and wrapped is not empty:
-            request.user = wrapped
+        # The type check and reading _wrapped never load the user; only the proxy's other attributes would.
+        if isinstance(user, SimpleLazyObject) and user._wrapped is not empty:
+            request.user = user._wrapped
         return None
