@@ -70,3 +70,23 @@ def test_every_kind_of_user_sees_the_badges_the_features_count():
     assert seen["lead"][0]["open_questions"] == 3 and seen["second lead"][0]["waiting_for_retry"] == 0
     assert seen["outsider"] == ({**seen["outsider"][0], "unread_answers": 0, "pending_feedback": 0}, (0, None))
     assert seen["superuser"][1] == (3, "second")
+
+
+def test_only_someone_who_may_decide_disputes_has_them_counted():
+    """Counting open disputes goes through every open dispute of the database: an annotator (who may decide
+    none) does not pay for it on every page; an adjudicator and a lead still see theirs."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    project = ProjectFactory()
+    turns = [TurnFactory(dialogue__project=project) for _ in range(3)]
+    for turn in turns:
+        Adjudication.objects.create(sentence=turn.sentences.first(), turn=turn)
+    people = {role: member(project, role) for role in (Role.ANNOTATOR, Role.ADJUDICATOR, Role.LEAD)}
+    for role, user in people.items():
+        with CaptureQueriesContext(connection) as queries:
+            _, disputes = _badges(user)
+        counted = any("annotator_adjudication" in query["sql"] for query in queries.captured_queries)
+        assert counted == (role != Role.ANNOTATOR), role
+        assert disputes == ((0, None) if role == Role.ANNOTATOR else (3, project.slug)), role
+        assert len(queries.captured_queries) == (1 if role == Role.ANNOTATOR else 2), role

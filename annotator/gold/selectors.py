@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, Min, OuterRef, Q
 
 from ..access import ADJUDICATING_ROLES, is_lead
-from ..models import Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, SentenceAnnotation, Turn
+from ..models import (Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, Membership, SentenceAnnotation,
+                      Turn)
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for
 from ..domain.vocabulary import AdjudicationOrder, GoldProvenance
@@ -53,6 +54,12 @@ def open_disputes_for(user):
             turn__dialogue__project__memberships__role__in=ADJUDICATING_ROLES,
         )
     return disputes.exclude(turn__assignments__annotator=user)
+
+
+def adjudicating_memberships(user):
+    """The user's memberships that may decide disputes (lead or adjudicator): without one, ``open_disputes_for``
+    is empty for anyone but a superuser."""
+    return Membership.objects.filter(user=user, role__in=ADJUDICATING_ROLES)
 
 
 def oldest_dispute_project(disputes):
