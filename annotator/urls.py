@@ -14,6 +14,12 @@ from .reports import views as reports
 from .work import views as workspace
 
 urlpatterns = [
+    # The annotation screen first (issue 3): Django tries the patterns in order, and these answer most requests
+    # (each labelled sentence's save, the screen, submit). No other pattern matches a path of theirs, so the
+    # order changes no answer.
+    path("a/<int:assignment_id>/", workspace.annotate, name="annotate"),
+    path("a/<int:assignment_id>/sync/", annotation_sync.sync, name="annotate_sync"),
+    path("a/<int:assignment_id>/<slug:action>/", workspace.act, name="annotate_act"),
     path("", home.home, name="home"),
     path("p/<slug:slug>/", home.project_detail, name="project_detail"),
     # The lead's console: a new project, its settings, its people and invite links (projects/console_views.py)
@@ -64,9 +70,6 @@ urlpatterns = [
     path("p/<slug:slug>/assignments/release-stale/", workspace.lead_release_stale, name="workspace_release_stale"),
     path("p/<slug:slug>/assignments/<int:assignment_id>/release/", workspace.lead_release, name="workspace_release"),
     path("p/<slug:slug>/assignments/<int:assignment_id>/reassign/", workspace.lead_reassign, name="workspace_reassign"),
-    path("a/<int:assignment_id>/", workspace.annotate, name="annotate"),
-    path("a/<int:assignment_id>/sync/", annotation_sync.sync, name="annotate_sync"),
-    path("a/<int:assignment_id>/<slug:action>/", workspace.act, name="annotate_act"),
     path("", include("annotator.qa.urls")),
     # Claims, evidence, severity and error types (RefChecker, PROBE, HalluDetect, Face4RAG views; views/claims.py)
     path("a/<int:assignment_id>/claims/triplets/", claims.triplet_panel, name="claims_triplet_panel"),
