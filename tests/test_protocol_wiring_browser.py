@@ -39,7 +39,7 @@ def test_an_example_protocol_in_chromium_dispute_adjudication_and_agreement_per_
         page.on("dialog", lambda dialog: dialog.accept())
         start_from_queue(page, project)
         walk_turn(page, protocol, walked)
-        expect(page.locator(".panel-message, #submitted, .message")).to_contain_text(re.compile("ubmitted"))
+        expect(page.locator(".panel-message, #submitted, .message.success")).to_contain_text(re.compile("ubmitted"))
         page.close()
 
     dispute = Adjudication.objects.get(status=Adjudication.Status.OPEN)

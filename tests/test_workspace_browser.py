@@ -214,11 +214,33 @@ def test_an_answer_given_while_offline_is_saved_once_when_the_connection_returns
     expect(page.locator("#decision-panel")).to_have_attribute("data-version", "1")
     assert AnnotationEvent.objects.filter(action="answer").count() == 1
 
+def test_s_submits_and_opens_the_next_turn_and_submit_and_stop_goes_back_to_the_queue(page_for):
+    project, _ = project_with_turns(2)
+    user, = annotators(project, 1)
+    page = page_for(user)
+    start_from_queue(page, project)
+    first = page.url
+    for number in (1, 2, 3):
+        expect(active_number(page)).to_have_text(f"Sentence {number} of 3")
+        press(page, "2")  # irrelevant
+    page.keyboard.press("s")  # waits for the page's saving, submits, opens the next turn
+    page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first)
+    expect(page.locator(".messages")).to_contain_text("Turn submitted")
+    for number in (1, 2, 3):
+        expect(active_number(page)).to_have_text(f"Sentence {number} of 3")
+        press(page, "2")
+    page.get_by_role("button", name="Submit and stop").click()
+    page.wait_for_url(re.compile(rf"/p/{project.slug}/work/$"))
+    expect(page.locator(".messages")).to_contain_text("Turn submitted")
+    assert list(Assignment.objects.filter(annotator=user).values_list("status", flat=True)) == ["submitted"] * 2
+
+
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 
 
 # Every control an annotator needs, reachable at every window size (issue #26 item 4).
-CONTROLS = ["a.ws-back", "#ask-button", "#flag-button", "#help-button", "#submit-button", "#save-status", "#panel-title",
+CONTROLS = ["a.ws-back", "#ask-button", "#flag-button", "#help-button", "#submit-button", "#submit-stop-button", "#save-status",
+            "#panel-title",
             ".question .answer"]
 
 

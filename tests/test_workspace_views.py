@@ -136,6 +136,40 @@ def test_submit_redirects_to_the_queue_and_the_turn_is_then_read_only(client):
     assert response.status_code == 422 and "submitted and can no longer be changed" in response.content.decode()
 
 
+def test_submit_opens_the_next_turn_and_submit_and_stop_goes_back_to_the_queue(client):
+    """An annotator's day is one turn after another: Submit opens the next one (as Start would), with the thanks
+    on its screen; Submit and stop goes back to the queue and claims nothing; after the last turn, the queue
+    says there is none left."""
+    project, turns = project_with_turns(3)
+    user, = annotators(project, 1)
+    client.force_login(user)
+
+    def submit(assignment, **then):
+        label_all(assignment, Label.FAITHFUL, user)
+        version = Assignment.objects.get(pk=assignment.pk).version
+        return act(client, assignment, "submit", version=version, request_id=f"submit-{assignment.pk}", **then)
+
+    first = claimed(project, user)
+    response = submit(first)
+    second = Assignment.objects.get(annotator=user, status=Assignment.Status.ASSIGNED)
+    assert response["HX-Redirect"] == reverse("annotate", args=[second.pk]) and second.turn_id != first.turn_id
+    page = client.get(response["HX-Redirect"]).content.decode()
+    assert "Turn submitted" in page and "Sentence 1 of 3" in page
+
+    second = Assignment.objects.select_related("project", "turn__dialogue").get(pk=second.pk)
+    response = submit(second, then="queue")
+    assert response["HX-Redirect"] == reverse("workspace_queue", args=[project.slug])
+    assert not Assignment.objects.filter(annotator=user).exclude(status=Assignment.Status.SUBMITTED).exists()
+    assert "Turn submitted" in client.get(response["HX-Redirect"]).content.decode()
+
+    third = claimed(project, user)
+    response = submit(third)  # the last turn: nothing to open
+    assert response["HX-Redirect"] == reverse("workspace_queue", args=[project.slug])
+    page = client.get(response["HX-Redirect"]).content.decode()
+    assert "Turn submitted" in page and "no turn left for you" in page
+    assert act(client, third, "submit", then="sideways").status_code == 400  # only next or queue
+
+
 def test_without_javascript_the_forms_still_work(client):
     project, turns = project_with_turns(1)
     user, = annotators(project, 1)

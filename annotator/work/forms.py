@@ -85,7 +85,11 @@ class EvidenceRemoveForm(SentenceActionForm):
 
 
 class SubmitForm(ActionForm):
-    pass
+    """Submit the turn, then go on to the next one (the default: an annotator's day is one turn after another)
+    or stop at the queue."""
+
+    NEXT, QUEUE = "next", "queue"
+    then = forms.ChoiceField(choices=[(NEXT, NEXT), (QUEUE, QUEUE)], required=False)
 
 
 ACTION_FORMS = {

@@ -49,19 +49,24 @@ def queue(request, slug):
 @require_POST
 def next_item(request, slug):
     """Start / Continue: the annotator's unfinished assignment, or a newly claimed slot."""
-    project = access_project(request.user, slug)
+    return redirect(_work_goes_on(request, access_project(request.user, slug)))
+
+
+def _work_goes_on(request, project) -> str:
+    """Where Start / Continue leads: the screen of the user's unfinished or newly claimed slot; else the queue
+    (or the qualification's score) with a message saying why."""
     try:
         assignment = assignment_next(project, request.user)
     except SlotsRefused as refused:
         messages.error(request, str(refused))
-        return redirect("workspace_queue", slug=project.slug)
+        return reverse("workspace_queue", args=[project.slug])
     if assignment is None and not qualification_may_work(project, request.user):
         messages.error(request, "Your qualification attempt did not reach the pass mark; a project lead can allow a retry.")
-        return redirect("qa:qualification_score", slug=project.slug)
+        return reverse("qa:qualification_score", args=[project.slug])
     if assignment is None:
         messages.info(request, "There is no turn left for you in this project. Thank you!")
-        return redirect("workspace_queue", slug=project.slug)
-    return redirect("annotate", assignment_id=assignment.pk)
+        return reverse("workspace_queue", args=[project.slug])
+    return reverse("annotate", args=[assignment.pk])
 
 
 # --- the annotation screen ------------------------------------------------------------------------
@@ -112,11 +117,17 @@ def _perform(request, assignment, sentence, action, form):
         outcome = annotation_services.annotation_evidence_remove(assignment, sentence, data["evidence"], **common)
     else:
         annotation_services.assignment_submit(assignment, **common)
-        messages.success(request, f"Turn submitted ({turn_name(request.user, assignment.turn, assignment.project)}). Thank you!")
-        target = reverse("workspace_queue", args=[assignment.project.slug])
-        if assignment.is_qualification and qualification_state(assignment.project, request.user).status in (
-                QualificationStatus.PASSED, QualificationStatus.FAILED):
-            target = reverse("qa:qualification_score", args=[assignment.project.slug])  # the attempt was scored
+        project = assignment.project
+        messages.success(request, f"Turn submitted ({turn_name(request.user, assignment.turn, project)}). Thank you!")
+        if assignment.is_qualification:
+            # Back to the queue, whose notice says where the attempt stands, or to the score once it was scored.
+            scored = qualification_state(project, request.user).status in (QualificationStatus.PASSED,
+                                                                           QualificationStatus.FAILED)
+            target = reverse("qa:qualification_score" if scored else "workspace_queue", args=[project.slug])
+        elif data["then"] == form.QUEUE or not may_annotate(request.user, project):
+            target = reverse("workspace_queue", args=[project.slug])
+        else:  # straight on to the next turn, as Start would (the submit is saved whatever happens here)
+            target = _work_goes_on(request, project)
         return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
     return outcome, message
 

@@ -243,7 +243,8 @@ function start() {
     render();
   }
 
-  async function submit() {
+  // then: "next" (the next turn's screen, what s does) or "queue" (Submit and stop).
+  async function submit(then = "next") {
     if (submitting) { return; }
     if (stopped) { refuse(stopped.text); return; }
     if (outbox.refused.length) { refuse("A change was refused by the server: fix it or drop it before submitting."); return; }
@@ -256,7 +257,7 @@ function start() {
       while (outbox.pendingCount() && !stopped) { await outbox.pump(); }
       if (stopped) { submitting = false; return; }
     }
-    const body = new URLSearchParams({ version: String(outbox.version), request_id: "submit-" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10) });
+    const body = new URLSearchParams({ version: String(outbox.version), then, request_id: "submit-" + Date.now().toString(36) + Math.random().toString(36).slice(2, 10) });
     try {
       const response = await outbox.exclusive(() => fetch(data.urls.submit, {
         method: "POST", body, credentials: "same-origin", headers: { "X-CSRFToken": csrf, "HX-Request": "true" },
@@ -361,6 +362,7 @@ function start() {
     else if (button.id === "save-note") { saveNote(document.getElementById("note-input")); }
   });
   document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
+  document.getElementById("submit-stop-button")?.addEventListener("click", (event) => { event.preventDefault(); submit("queue"); });
 
   function warnBeforeLeaving(event) {
     if ((outbox.pendingCount() && !stopped) || outbox.refused.length) { event.preventDefault(); event.returnValue = ""; }
