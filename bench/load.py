@@ -8,8 +8,9 @@ What it does, in one command (``.venv/bin/python bench/load.py``):
 2. serves the app on loopback (DEBUG off) with gunicorn as deployed, or Granian for comparison (``--server``);
 3. runs the annotators for ``--duration`` seconds, each in its own HTTP
    session (asyncio, bench/lean_http.py: one kept-alive connection each), sending exactly what the htmx page sends: the
-   login form, ``POST /p/<slug>/work/next/`` (Start), ``GET /a/<id>/`` (the
-   screen), one ``POST /a/<id>/answer/`` per protocol decision with the
+   login form, ``POST /p/<slug>/work/next/`` (Start) for the first turn (each
+   submit's answer opens the next turn's screen, as the page's Submit does),
+   ``GET /a/<id>/`` (the screen), one ``POST /a/<id>/answer/`` per protocol decision with the
    version the page last saw, a fresh ``request_id`` and the ``HX-Request`` and
    ``X-CSRFToken`` headers, and ``POST /a/<id>/submit/`` when every sentence
    has a label (the per-step requests the page sent before issue 15 and the API

@@ -61,6 +61,7 @@ class Annotator:
         self.all_logged_in: asyncio.Event | None = None
         self.login_turns: asyncio.Semaphore | None = None
         self.next_slot = 0.0
+        self.opened_by_submit: int | None = None  # the next turn's assignment, when the last submit opened it
 
     async def start_pacing(self):
         """A random offset, so that the annotators' decisions do not arrive in lockstep."""
@@ -180,7 +181,11 @@ class Annotator:
         return assignment_id, sentence_ids, int(VERSION_RE.search(response.text).group(1))
 
     async def start(self) -> int | None:
-        """Start / Continue: the id of the assignment the server hands out, or None to stop."""
+        """Start / Continue: the id of the assignment the server hands out, or None to stop. After a submit that
+        opened the next turn (as the page's Submit does), that turn: the page goes straight to its screen."""
+        if self.opened_by_submit is not None:
+            assignment_id, self.opened_by_submit = self.opened_by_submit, None
+            return assignment_id
         response, elapsed = await self.request("POST", f"/p/{SLUG}/work/next/", kind="next")
         if response is None:
             return None
@@ -218,7 +223,10 @@ class Annotator:
         self.stats.other_latencies.append(elapsed)
         if response.status_code == 200 and response.headers.get("HX-Redirect"):
             self.stats.submitted.append(assignment_id)
-            return True
+            opened = re.match(r".*/a/(\d+)/$", response.headers["HX-Redirect"])
+            # Submit opens the next turn; back at the queue means none is left for this annotator: stop.
+            self.opened_by_submit = int(opened.group(1)) if opened else None
+            return opened is not None
         self.stats.errors[f"submit: HTTP {response.status_code}"] += 1
         return False
 

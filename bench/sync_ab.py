@@ -4,7 +4,8 @@
 
 Each round runs, for each tree in turn (old, new, then new, old in the next round, so neither always goes
 first), a fresh process of that tree's code that logs a new annotator in and works ``--turns`` turns of five
-sentences exactly as the page does: ``POST /p/<slug>/work/next/`` (Start), ``GET /a/<id>/`` (the screen), one
+sentences exactly as the page does: ``POST /p/<slug>/work/next/`` (Start; a tree whose Submit opens the next turn
+needs it once), ``GET /a/<id>/`` (the screen), one
 JSON ``POST /a/<id>/sync/`` per labelled sentence (the steps of a random label's walk, the path, the seconds)
 and ``POST /a/<id>/submit/``: the requests ``bench/load.py --sync`` sends, in the same proportions. Requests go
 through Django's WSGI handler in process (every middleware, CSRF checked, session cookie), without the HTTP
@@ -126,10 +127,14 @@ def child(args) -> None:
     rng = random.Random(args.seed)
     labelled = 0
 
+    opened_by_submit = None
+
     def turn():
-        nonlocal labelled
-        status, headers, _ = browser.request("POST", f"/p/{SLUG}/work/next/")
-        assignment = int(re.match(r".*/a/(\d+)/$", headers["Location"]).group(1))
+        nonlocal labelled, opened_by_submit
+        if opened_by_submit is None:
+            status, headers, _ = browser.request("POST", f"/p/{SLUG}/work/next/")
+            opened_by_submit = headers["Location"]
+        assignment = int(re.match(r".*/a/(\d+)/$", opened_by_submit).group(1))
         status, _, page = browser.request("GET", f"/a/{assignment}/")
         sentences = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(page)))
         version = int(VERSION_RE.search(page).group(1))
@@ -148,6 +153,8 @@ def child(args) -> None:
         status, headers, _ = browser.request("POST", f"/a/{assignment}/submit/", htmx=True, form={
             "version": version, "request_id": uuid.uuid4().hex})
         assert status == 200 and "HX-Redirect" in headers, status
+        # The code before went back to the queue (Start again); now Submit opens the next turn's screen.
+        opened_by_submit = headers["HX-Redirect"] if re.match(r".*/a/\d+/$", headers["HX-Redirect"]) else None
 
     turn()  # warm-up: imports, caches, the kept connection
     with connection.cursor() as cursor:
