@@ -9,8 +9,8 @@ now statements compiled once per process from the features' own querysets (``qa.
 - a lead's extra badges (open questions, qualification retries) and open disputes in a second one (read as ORM
   queries they cost every page of a lead about 9 ms: docs/benchmarks.md, "Old and new in the same hour again");
 - an adjudicator's open disputes in a second one of their own.
-Counting the open disputes goes through every open dispute of the database (joined to its project, then to
-the user's membership): 6.5 ms of PostgreSQL per page with 684 open disputes, and growing with them. Someone
+Counting the open disputes goes through every open dispute of the database (joined to its turn, dialogue and
+project, then to the user's membership): 6.5 ms of PostgreSQL per page with 684 open disputes, and growing with them. Someone
 who may decide none (most users: annotators) does not run it. A superuser's (whose querysets have another
 shape) are read as before. The result is kept on the request, so the two templates that show badges share it.
 """

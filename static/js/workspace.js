@@ -243,7 +243,7 @@ function start() {
     render();
   }
 
-  // then: "next" (the next turn's screen, what s does) or "queue" (Submit and stop).
+  // then: "next" (the next turn's screen, what s does) or "queue" (the "& stop" button: submit and stop).
   async function submit(then = "next") {
     if (submitting) { return; }
     if (stopped) { refuse(stopped.text); return; }
