@@ -24,6 +24,7 @@ PASSWORD = "load-test-password-4711"
 VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
 SENTENCE_LINK_RE = re.compile(r'<a[^>]*class="sentence[^"]*"[^>]*data-sentence="(\d+)"|<a[^>]*data-sentence="(\d+)"[^>]*class="sentence')
 CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+SCREEN_URL_RE = re.compile(r".*/a/(\d+)/$")  # an annotation screen's URL (Start's and Submit's answers)
 
 
 # --- the simulated annotators ------------------------------------------------------------------------
@@ -191,7 +192,7 @@ class Annotator:
             return None
         self.stats.other_latencies.append(elapsed)
         location = response.headers.get("location", "")
-        match = re.match(r".*/a/(\d+)/$", location)
+        match = SCREEN_URL_RE.match(location)
         if not match:
             self.stats.errors[f"next: no assignment ({response.status_code} {location})"] += 1
             return None
@@ -223,7 +224,7 @@ class Annotator:
         self.stats.other_latencies.append(elapsed)
         if response.status_code == 200 and response.headers.get("HX-Redirect"):
             self.stats.submitted.append(assignment_id)
-            opened = re.match(r".*/a/(\d+)/$", response.headers["HX-Redirect"])
+            opened = SCREEN_URL_RE.match(response.headers["HX-Redirect"])
             # Submit opens the next turn; back at the queue means none is left for this annotator: stop.
             self.opened_by_submit = int(opened.group(1)) if opened else None
             return opened is not None

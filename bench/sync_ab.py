@@ -38,6 +38,7 @@ VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
 SENTENCE_LINK_RE = re.compile(r'<a[^>]*class="sentence[^"]*"[^>]*data-sentence="(\d+)"|'
                               r'<a[^>]*data-sentence="(\d+)"[^>]*class="sentence')
 CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+SCREEN_URL_RE = re.compile(r".*/a/(\d+)/$")  # an annotation screen's URL (Start's and Submit's answers)
 
 
 # --- the child: one tree's code, one annotator ----------------------------------------------------------------
@@ -127,14 +128,15 @@ def child(args) -> None:
     rng = random.Random(args.seed)
     labelled = 0
 
-    opened_by_submit = None
+    opened_by_submit = None  # the screen the last submit opened (the code before went back to the queue)
 
     def turn():
         nonlocal labelled, opened_by_submit
-        if opened_by_submit is None:
+        screen = opened_by_submit
+        if screen is None:
             status, headers, _ = browser.request("POST", f"/p/{SLUG}/work/next/")
-            opened_by_submit = headers["Location"]
-        assignment = int(re.match(r".*/a/(\d+)/$", opened_by_submit).group(1))
+            screen = SCREEN_URL_RE.match(headers["Location"])
+        assignment = int(screen.group(1))
         status, _, page = browser.request("GET", f"/a/{assignment}/")
         sentences = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(page)))
         version = int(VERSION_RE.search(page).group(1))
@@ -153,8 +155,7 @@ def child(args) -> None:
         status, headers, _ = browser.request("POST", f"/a/{assignment}/submit/", htmx=True, form={
             "version": version, "request_id": uuid.uuid4().hex})
         assert status == 200 and "HX-Redirect" in headers, status
-        # The code before went back to the queue (Start again); now Submit opens the next turn's screen.
-        opened_by_submit = headers["HX-Redirect"] if re.match(r".*/a/\d+/$", headers["HX-Redirect"]) else None
+        opened_by_submit = SCREEN_URL_RE.match(headers["HX-Redirect"])
 
     turn()  # warm-up: imports, caches, the kept connection
     with connection.cursor() as cursor:
