@@ -94,6 +94,38 @@ def test_a_burst_at_20_ms_with_300_ms_latency_gives_exactly_the_labels_typed(pag
     assert 1 <= len(requests) <= len(SEQUENTIAL_LABELS)
 
 
+def test_s_right_after_a_burst_with_300_ms_latency_submits_exactly_the_labels_typed_and_opens_the_next_turn(page_for):
+    """Submit waits for the outbox, then opens the next turn: the submitted turn holds the labels typed, once each
+    in the audit history; on the next turn, labels typed offline survive a reload and are sent once."""
+    labels = SEQUENTIAL_LABELS[:5]
+    project, _ = project_with_turns(2, sentences=numbered_sentences(len(labels)))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    first_url = page.url
+    emulate(page, latency=300)
+    type_keys(page, [key for label in labels for key in keys_for(label)] + ["s"])
+    page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first_url)
+    expect(page.locator(".messages")).to_contain_text("Turn submitted")
+    submitted, opened = Assignment.objects.filter(annotator=user).order_by("id")
+    assert submitted.status == Assignment.Status.SUBMITTED and opened.status == Assignment.Status.ASSIGNED
+    stored = SentenceAnnotation.objects.filter(assignment=submitted).order_by("sentence__index")
+    assert [a.label for a in stored] == labels
+    assert AnnotationEvent.objects.filter(assignment=submitted, action="answer").count() == sum(
+        len(protocol.path_for_label(label)) for label in labels)
+    assert AnnotationEvent.objects.filter(assignment=submitted, action="save").count() == len(labels)
+
+    keys_ready(page)
+    emulate(page, offline=True)
+    type_keys(page, keys_for(labels[0]))
+    expect(page.locator("#save-status")).to_contain_text("Offline")
+    emulate(page, latency=300)
+    page.reload()
+    saved(page)
+    expect(page.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Faithful")
+    assert [a.label for a in SentenceAnnotation.objects.filter(assignment=opened)] == [labels[0]]
+    assert AnnotationEvent.objects.filter(assignment=opened, action="save").count() == 1
+
+
 def test_independent_mode_burst_gives_exactly_the_labels_typed(page_for):
     picks = ["2", "5", "1", "7", "3", "4", "6", "2"]
     project, _ = project_with_turns(1, sentences=numbered_sentences(len(picks)), protocol_mode=ProtocolMode.INDEPENDENT)

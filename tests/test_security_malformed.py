@@ -64,7 +64,7 @@ PROBES = {
                                             {"start": "4", "end": "10"}, ("sentence",)),
     ("annotate_act", "evidence_remove"): Probe("annotator", {**SENTENCE_WRITE, "evidence": ID}, {"evidence": "evidence"},
                                                ("sentence", "evidence")),
-    ("annotate_act", "submit"): Probe("annotator", PANEL_WRITE),
+    ("annotate_act", "submit"): Probe("annotator", {**PANEL_WRITE, "then": ENUM}, {"then": "queue"}),
     # The page's background saving takes a JSON batch (tests/test_annotation_sync.py sends it malformed JSON);
     # here it gets form bodies, and the walk's JSON body, which it refuses the same way.
     ("annotate_sync", None): Probe("annotator", {"version": NUMBER, "changes": TEXT}, {"version": "1"}),
