@@ -77,15 +77,15 @@ def test_a_split_while_an_annotator_submits_the_turn_neither_deadlocks_nor_fails
     person = member(project, Role.ANNOTATOR, password=NO_PASSWORD)
     slot = label_all(AssignmentFactory(turn=turn, annotator=person), "faithful", person)
     unit = turn.sentences.get(index=1)
-    derive = work_services.triplet_gold_derive_for_turn  # the first of the submit's steps that locks the turn
+    lock_turn = work_services.turn_locked_with_project  # where the submit locks the turn (for its gold)
     assignment_locked = threading.Event()
 
-    def slow_derive(of_turn):
+    def slow_lock_turn(turn_id):
         assignment_locked.set()  # the submit holds its assignment's row now
         time.sleep(0.5)  # the split takes the turn meanwhile, if it locks the turn first
-        return derive(of_turn)
+        return lock_turn(turn_id)
 
-    monkeypatch.setattr(work_services, "triplet_gold_derive_for_turn", slow_derive)
+    monkeypatch.setattr(work_services, "turn_locked_with_project", slow_lock_turn)
 
     def submit():
         assignment_submit(slot, actor=person, expected_version=slot.version)

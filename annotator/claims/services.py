@@ -285,16 +285,20 @@ def _set_triplet_gold(triplet_id: int, *, label: str, provenance: str, actor=Non
     return gold
 
 
-@transaction.atomic
-def triplet_gold_derive_for_turn(turn: Turn) -> TripletDeriveResult:
+@transaction.atomic(savepoint=False)
+def triplet_gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> TripletDeriveResult:
     """Once all ``overlap`` assignments of a turn are submitted: agreement gold or an open dispute per triplet.
 
     Triplets that already have gold or an open dispute are left alone, so a
     second call changes nothing. A triplet some annotator left unlabelled is
     disputed. Imported RefChecker labels are not gold: they are compared with
     it in the reports.
+
+    ``locked``: ``turn`` is the caller's ``turn_locked_with_project`` in this transaction (not locked again).
+    No savepoint of its own: it runs inside the submission that completed the turn, which fails as a whole.
     """
-    turn = turn_locked_with_project(turn.pk)
+    if not locked:
+        turn = turn_locked_with_project(turn.pk)
     project = turn.dialogue.project
     result = TripletDeriveResult()
     if turn.is_qualification or not project.enable_triplets:

@@ -56,8 +56,8 @@ class _TurnGold:
         return {sentence_id: gold for sentence_id, gold in self.by_sentence.items() if gold.provenance == provenance}
 
 
-@transaction.atomic
-def gold_derive_for_turn(turn: Turn) -> DeriveResult:
+@transaction.atomic(savepoint=False)
+def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
     """Compare the annotators of a fully annotated turn and give each sentence gold or a dispute.
 
     Runs once all ``project.overlap`` (non-qualification) assignments of the turn
@@ -66,8 +66,13 @@ def gold_derive_for_turn(turn: Turn) -> DeriveResult:
     one submission: its labels become gold with provenance REVIEW.
     Sentences that already have gold keep it, and a sentence with an open
     adjudication gets no second one, so calling it again changes nothing.
+
+    ``locked``: ``turn`` is the caller's ``turn_locked_with_project`` in this transaction (not locked again).
+    No savepoint of its own: gold is decided with the write that completed the turn, so a failure here rolls
+    back the caller's whole transaction, as every caller wants.
     """
-    turn = turn_locked_with_project(turn.pk)
+    if not locked:
+        turn = turn_locked_with_project(turn.pk)
     project = turn.dialogue.project
     result = DeriveResult()
     if turn.is_qualification:

@@ -24,6 +24,7 @@ from ..fastsql.joined import JoinedSelect
 from ..models import Adjudication, Assignment, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation
 from .write import AnnotationError, Outcome, annotation_write, clamp_seconds
 from ..claims.services import triplet_gold_derive_for_turn, triplet_submit_problems
+from ..corpus.turn_lock import turn_locked_with_project
 from ..gold.derivation import gold_derive_for_turn, gold_rederive_sentence
 from ..qa.qualification import qualification_score_attempt
 
@@ -284,19 +285,20 @@ def assignment_submit(
             raise SubmitRefused(problems)
         return {"status": locked.status}, {"status": Assignment.Status.SUBMITTED.value}
 
-    with transaction.atomic():
-        outcome = annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
-                                   action="submit", sentence=None, mutate=mutate)
-        if not outcome.replayed:
-            # Triplet labels of a complete turn become gold or disputes, like sentence labels.
-            triplet_gold_derive_for_turn(outcome.assignment.turn)
-            if outcome.assignment.is_qualification:
-                # The last turn of a qualification attempt scores it (idempotent).
-                qualification_score_attempt(outcome.assignment.project, outcome.assignment.annotator)
-            else:
-                # The last of the turn's `overlap` submissions makes gold or disputes (idempotent).
-                gold_derive_for_turn(outcome.assignment.turn)
-    return outcome
+    def decide(outcome: Outcome) -> None:
+        # Locked once for both derivations, so that two last submissions of one turn decide it one after the other.
+        turn = turn_locked_with_project(outcome.assignment.turn_id)
+        # Triplet labels of a complete turn become gold or disputes, like sentence labels.
+        triplet_gold_derive_for_turn(turn, locked=True)
+        if outcome.assignment.is_qualification:
+            # The last turn of a qualification attempt scores it (idempotent).
+            qualification_score_attempt(outcome.assignment.project, outcome.assignment.annotator)
+        else:
+            # The last of the turn's `overlap` submissions makes gold or disputes (idempotent).
+            gold_derive_for_turn(turn, locked=True)
+
+    return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
+                            action="submit", sentence=None, mutate=mutate, then=decide)
 
 
 def annotation_amend(

@@ -19,7 +19,8 @@ lead's feedback). It:
    ``Assignment.version`` (two tabs on the same item: the later one is told,
    never silently overwrites);
 5. applies the change, bumps the version and writes an ``AnnotationEvent``
-   (who, when, old -> new, request_id).
+   (who, when, old -> new, request_id);
+6. runs ``then`` (what must commit with the write, e.g. a submission's gold) in the same transaction.
 
 The number of SQL queries is the same whatever the length of the turn or the
 size of the reference.
@@ -107,6 +108,7 @@ def annotation_write(
     seconds: float = 0.0,
     amending: bool = False,
     in_batch: bool = False,
+    then: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Apply one change to ``assignment`` (and ``sentence``'s annotation) under the rules of the module docstring.
 
@@ -124,6 +126,10 @@ def annotation_write(
     ``in_batch``: the caller's transaction holds several writes that succeed or fail together (a batch of the
     page's changes, ``batch_save``): no savepoint of this write's own, and a request id that raced past the
     replay check raises ``IntegrityError`` for the caller to save the batch again.
+
+    ``then(outcome)``: what must commit with this write or not at all (a submission's gold), run in its
+    transaction once it is written, never on a replay. The write's own transaction holds it, so a caller needs
+    no transaction around the write, and none of its own savepoints (statements every submission paid).
     """
     request_id = (request_id or "")[:64]
     if sentence is not None and sentence.turn_id != assignment.turn_id:
@@ -164,7 +170,10 @@ def annotation_write(
             rows_insert([*preceding[0], event] if preceding else [event], EVENT_FIELDS)
             # Only now: ``mutate`` saw the assignment as it was before this write.
             _apply(locked, updates)
-            return Outcome(locked, annotation, event)
+            outcome = Outcome(locked, annotation, event)
+            if then is not None:
+                then(outcome)
+            return outcome
     except IntegrityError:
         # The same request_id raced past the check (only possible without row locks): it was applied once.
         if not request_id or in_batch:
