@@ -166,3 +166,53 @@ def test_a_sentence_of_another_turn_is_refused():
     other = turns[1].sentences.first()
     with pytest.raises(AnnotationError):
         annotation_answer_step(assignment, other, "relevance", "relevant", actor=user)
+
+
+def _two_annotators_one_labelled_submitted():
+    """A turn of overlap 2: the first annotator's slot submitted, the second's labelled and open."""
+    project, (turn,) = project_with_turns(1, overlap=2)
+    first, second = annotators(project, 2)
+    for user in (first, second):
+        assignment_next(project, user)
+    slots = {a.annotator_id: a for a in Assignment.objects.select_related("project", "turn__dialogue")}
+    assignment_submit(label_all(slots[first.pk], Label.IRRELEVANT, first), actor=first)
+    return turn, second, label_all(slots[second.pk], Label.IRRELEVANT, second)
+
+
+def test_a_submission_whose_gold_cannot_be_decided_is_not_recorded(monkeypatch):
+    """The submission and the gold it decides commit together or not at all (no savepoint lets half stand)."""
+    from annotator.gold import derivation
+    from annotator.models import GoldEvent, GoldLabel
+
+    turn, user, last = _two_annotators_one_labelled_submitted()
+
+    def failing_bump(project_id):
+        raise RuntimeError("the gold version could not be moved")
+
+    monkeypatch.setattr(derivation, "gold_version_bump", failing_bump)
+    version = last.version
+    with pytest.raises(RuntimeError):
+        assignment_submit(last, actor=user, expected_version=version)
+    fresh = Assignment.objects.get(pk=last.pk)
+    assert fresh.status == Assignment.Status.IN_PROGRESS and fresh.version == version
+    assert not AnnotationEvent.objects.filter(assignment=last, action="submit").exists()
+    assert not GoldLabel.objects.filter(sentence__turn=turn).exists() and not GoldEvent.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_last_submission_of_a_turn_decides_its_gold_in_one_transaction_locking_the_turn_once():
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotator.gold.services import gold_version_bump
+    from annotator.models import GoldLabel
+
+    turn, user, last = _two_annotators_one_labelled_submitted()
+    gold_version_bump(turn.dialogue.project_id)  # its row made once per project (a savepoint, that once)
+    with CaptureQueriesContext(connection) as statements:
+        assignment_submit(last, actor=user, expected_version=last.version)
+    assert GoldLabel.objects.filter(sentence__turn=turn).count() == turn.sentences.count()
+    sql = [statement["sql"] for statement in statements.captured_queries]
+    assert not [text for text in sql if "SAVEPOINT" in text.upper()], sql
+    turn_reads = [text for text in sql if text.lstrip().upper().startswith("SELECT") and 'FROM "annotator_turn" t' in text]
+    assert len(turn_reads) == 1, turn_reads
