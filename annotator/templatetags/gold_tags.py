@@ -14,13 +14,17 @@ _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
-def _read(protocol):
+def _protocol(protocol):
     """The protocol the filter is given: a protocol, or a project (its current protocol); else the built-in one."""
     if hasattr(protocol, "protocol_version_id"):
         from ..projects.protocols import protocol_for
 
         protocol = protocol_for(protocol)
-    return reading(protocol if hasattr(protocol, "checksum") else default_protocol())
+    return protocol if hasattr(protocol, "checksum") else default_protocol()
+
+
+def _read(protocol):
+    return reading(_protocol(protocol))
 
 
 @register.filter
@@ -50,15 +54,20 @@ def step_question(value, protocol=None):
 @register.simple_tag
 def label_styles(protocol=None):
     """A ``<style>`` giving every label of the page's protocol its document colour as a chip (``chip-<id>``)."""
-    read = _read(protocol)
-    rules = [(label, colour) for label, colour in read.label_colours.items()
-             if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
-    if not rules:
-        return ""
-    return format_html_join(
-        "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
-        [(label, colour, readable_text_colour(colour)) for label, colour in rules])
+    protocol = _protocol(protocol)
+    # Written once per protocol document (its checksum, as ``reading``): every annotation screen asks for them.
+    found = _STYLES.get(protocol.checksum)
+    if found is None:
+        read = reading(protocol)
+        rules = [(label, colour) for label, colour in read.label_colours.items()
+                 if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
+        found = _STYLES[protocol.checksum] = format_html_join(
+            "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
+            [(label, colour, readable_text_colour(colour)) for label, colour in rules]) if rules else ""
+    return found
 
+
+_STYLES: dict[str, str] = {}
 
 
 @register.filter

@@ -11,7 +11,12 @@ the project shows them to annotators.
 
 from __future__ import annotations
 
+import json
+
+from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from .. import extensions
 from ..domain.evidence import to_browser_offset
@@ -28,8 +33,22 @@ def reference_offset_to_browser(reference: str, offset: int) -> int:
     return to_browser_offset(reference, offset)
 
 
+def annotation_page_script(assignment, state: dict) -> str:
+    """The page's data as ``json_script`` writes it (``<script id="annotation-data" type="application/json">``):
+    ``protocol`` (the project's protocol as data, serialized once per protocol document: it is most of the
+    data, and the same on every screen of the project) and ``annotation_page_data``."""
+    rest = json.dumps(annotation_page_data(assignment, state), cls=DjangoJSONEncoder)
+    text = '{"protocol": ' + _description_json(assignment) + ", " + rest[1:]
+    return format_html('<script id="annotation-data" type="application/json">{}</script>',
+                       mark_safe(text.translate(_SCRIPT_ESCAPES)))
+
+
+# What json_script escapes, so that no text of the data can end the script element.
+_SCRIPT_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
+
+
 def annotation_page_data(assignment, state: dict) -> dict:
-    """The page's data for the screen state ``state`` (from ``screen_state``)."""
+    """The page's data for the screen state ``state`` (from ``screen_state``), but the protocol."""
     project = assignment.project
     reference = state["dialogue"].reference
     examples: dict[str, dict[str, list]] = {}
@@ -58,7 +77,6 @@ def annotation_page_data(assignment, state: dict) -> dict:
         })
     active = state.get("active")
     return {
-        "protocol": _description(assignment),
         "examples": examples,
         "mode": project.protocol_mode,
         "version": assignment.version,
@@ -82,10 +100,18 @@ def annotation_page_data(assignment, state: dict) -> dict:
     }
 
 
-def _description(assignment) -> dict:
-    """The project's protocol as data (``describe``), each node marked with whether its answers need evidence."""
+_DESCRIPTIONS: dict[str, str] = {}  # by protocol document (its checksum)
+
+
+def _description_json(assignment) -> str:
+    """The project's protocol as data (``describe``), each node marked with whether its answers need evidence;
+    as JSON, written once per protocol document (both are read from the document alone)."""
     protocol = protocol_for_assignment(assignment)
-    return protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
+    found = _DESCRIPTIONS.get(protocol.checksum)
+    if found is None:
+        described = protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
+        found = _DESCRIPTIONS[protocol.checksum] = json.dumps(described, cls=DjangoJSONEncoder)
+    return found
 
 
 def _prelabels(project, assignment) -> dict[int, dict]:

@@ -18,7 +18,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from ..access import access_project, access_project_as_lead, may_annotate, turn_name
 from .forms import ACTION_FORMS, ReassignForm, ReleaseForm, ReleaseStaleForm, SentenceQueryForm
 from ..models import Assignment, Membership
-from .page import annotation_page_data
+from .page import annotation_page_script
 from .panel_actions import panel_act
 from ..projects.selectors import project_progress
 from .selectors import browser_offset_to_reference, lead_assignments, queue_for, screen_state, turn_sentence
@@ -81,7 +81,7 @@ def annotate(request, assignment_id):
     state = screen_state(assignment, sentence_id=query.cleaned_data["sentence"])
     if request.htmx:
         return render(request, PANEL_TEMPLATE, {**state, "oob": True, "refresh_reference": True})
-    return render(request, "workspace/annotate.html", {**state, "page_data": annotation_page_data(assignment, state)})
+    return render(request, "workspace/annotate.html", {**state, "page_script": annotation_page_script(assignment, state)})
 
 
 @require_POST
