@@ -103,3 +103,32 @@ def test_a_statement_written_once_keeps_djangos_errors_and_query_capture():
     # Outside a capture (on PostgreSQL: the prepared statement's cursor), Django's own error all the same.
     with pytest.raises(IntegrityError), transaction.atomic():
         row_insert(SentenceAnnotation(assignment=assignment, sentence=sentence, path={}, label=""), names)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_connection_the_server_dropped_is_replaced_before_a_statement_written_once(monkeypatch):
+    """CONN_HEALTH_CHECKS holds for these statements too: a new request's first statement (the session's user is
+    read with one) does not fail because the server restarted since the connection was last used."""
+    from django.db import connection
+
+    from annotator.access import access_assignment
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's connection is a file: the server cannot drop it")
+    assignment = AssignmentFactory()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    import psycopg
+
+    settings = connection.settings_dict
+    with psycopg.connect(host=settings["HOST"] or None, port=settings["PORT"] or None, user=settings["USER"],
+                         password=settings["PASSWORD"] or None, dbname=settings["NAME"], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [backend])
+    monkeypatch.setitem(connection.settings_dict, "CONN_HEALTH_CHECKS", True)
+    connection.health_check_done = False  # what Django sets when the next request starts
+    found = access_assignment(assignment.annotator, assignment.pk)
+    assert found.pk == assignment.pk
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert cursor.fetchone()[0] != backend

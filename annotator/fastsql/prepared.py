@@ -55,6 +55,11 @@ def statement_cursor(prepare: bool = True):
     if _cursor_class is None:
         _cursor_class = _preparing_cursor_class()
     db.validate_thread_sharing()
+    # As Django's own cursor does (``CONN_HEALTH_CHECKS``): a kept connection is checked once per request before
+    # its first statement, and replaced if the server dropped it. These statements come first in a request (the
+    # session's user is read with one): without the check here, a restarted server failed the request, and the
+    # check ran later, on a connection already proven usable.
+    db.close_if_health_check_failed()
     db.ensure_connection()
     if db.connection.prepare_threshold is None:
         # Django turns psycopg's preparing off for the connection (None: never, whatever a cursor asks); a
