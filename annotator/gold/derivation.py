@@ -11,13 +11,16 @@ Every change of a sentence's gold still has its GoldEvent (old -> new, who, why)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from django.db import transaction
 
 from ..corpus.turn_lock import turn_locked_with_project
 from ..domain import gold as gold_rules
 from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
+from ..fastsql.compiled import CompiledQuery
 from ..fastsql.joined import JoinedSelect
+from ..fastsql.statements import rows_insert
 from ..models import Adjudication, Assignment, DrawnTurn, GoldEvent, GoldLabel, Sentence, SentenceAnnotation, Turn
 from ..projects.protocol_mapping import carried_note, carry_for_slots
 from ..projects.protocols import protocol_for
@@ -27,6 +30,24 @@ from .services import FOLLOWS_ANSWERS, clear_gold, gold_version_bump, set_gold
 _SUBMITTED_WORK = JoinedSelect(Assignment, "a", joins=[], extra_columns=[],
                                where="a.turn_id = %s AND a.is_qualification = %s AND a.status = %s "
                                      "ORDER BY a.submitted_at, a.id")
+# What a submission that completes its turn reads and writes, compiled once per process from the querysets that
+# define it (fastsql; the ORM compiled each anew at every such submission, a tenth of the annotation flow's CPU).
+_GOLD_OF_TURN = JoinedSelect(GoldLabel, "g", joins=[], extra_columns=[], where=(
+    f"g.sentence_id IN (SELECT s.id FROM {Sentence._meta.db_table} s WHERE s.turn_id = %s)"))
+_OPEN_DISPUTES_OF_TURN = CompiledQuery(lambda turn_id: Adjudication.objects.filter(
+    turn_id=turn_id, status=Adjudication.Status.OPEN).values_list("sentence_id"), "turn_id")
+_SENTENCES_OF_TURN = CompiledQuery(lambda turn_id: Sentence.objects.filter(turn_id=turn_id).values_list("id"), "turn_id")
+_GOLD_FIELDS, _GOLD_EVENT_FIELDS, _DISPUTE_FIELDS = (
+    tuple(f.name for f in model._meta.concrete_fields if not f.primary_key) for model in (GoldLabel, GoldEvent, Adjudication))
+
+
+@lru_cache(maxsize=16)
+def _answers_of_slots(count: int) -> CompiledQuery:
+    """The answers of ``count`` slots, in the order they were given: a statement per number of slots."""
+    names = [f"slot_{position}" for position in range(count)]
+    return CompiledQuery(lambda **slots: SentenceAnnotation.objects.filter(assignment__in=[slots[name] for name in names])
+                         .order_by("pk").values_list("sentence_id", "assignment_id", "label", "severity", "error_type"),
+                         *names)
 
 
 @dataclass
@@ -100,8 +121,9 @@ def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
         if sentence_id in reviewed:
             clear_gold(reviewed[sentence_id], actor=None,
                        reason="The turn's annotators disagree with the single review: adjudication decides.")
-    Adjudication.objects.bulk_create([Adjudication(sentence_id=sentence_id, turn=turn)
-                                      for sentence_id in decision.disputed])
+    if decision.disputed:
+        rows_insert([Adjudication(sentence_id=sentence_id, turn=turn) for sentence_id in decision.disputed],
+                     _DISPUTE_FIELDS)
     result.disputed.extend(decision.disputed)
     if result.agreed or result.disputed:
         gold_version_bump(project.pk)
@@ -114,9 +136,8 @@ def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules
     carry = carry_for_slots(project, assignments)
     version_of = {assignment.pk: assignment.protocol_version_id for assignment in assignments}
     answers: dict[int, list[gold_rules.GivenAnswer]] = {}
-    for sentence_id, assignment_id, label, severity, error_type in SentenceAnnotation.objects.filter(
-            assignment__in=list(version_of)).order_by("pk").values_list(
-            "sentence_id", "assignment_id", "label", "severity", "error_type"):
+    slots = {f"slot_{position}": assignment_id for position, assignment_id in enumerate(version_of)}
+    for sentence_id, assignment_id, label, severity, error_type in _answers_of_slots(len(slots)).fetch_all(**slots):
         label = carry.carry(version_of[assignment_id], label) if carry else label
         if label is not None:
             answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type))
@@ -124,14 +145,13 @@ def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules
 
 
 def _turn_gold(turn: Turn) -> _TurnGold:
-    gold = {found.sentence_id: found for found in GoldLabel.objects.filter(sentence__turn=turn)}
-    in_dispute = set(Adjudication.objects.filter(turn=turn, status=Adjudication.Status.OPEN)
-                     .values_list("sentence_id", flat=True))
+    gold = {found.sentence_id: found for found, _ in _GOLD_OF_TURN.fetch_all([turn.pk])}
+    in_dispute = {sentence_id for (sentence_id,) in _OPEN_DISPUTES_OF_TURN.fetch_all(turn_id=turn.pk)}
     return _TurnGold(gold, in_dispute)
 
 
 def _sentence_ids(turn: Turn) -> list[int]:
-    return list(Sentence.objects.filter(turn=turn).values_list("id", flat=True))
+    return [sentence_id for (sentence_id,) in _SENTENCES_OF_TURN.fetch_all(turn_id=turn.pk)]
 
 
 def _clear_agreement_that_no_longer_holds(current: _TurnGold, answers: dict) -> None:
@@ -159,8 +179,9 @@ def _write_gold(current: _TurnGold, decided: list[gold_rules.AgreedGold], note: 
         new.append(GoldLabel(sentence_id=gold.sentence_id, provenance=provenance, decided_by=actor, **fields))
         events.append(GoldEvent(sentence_id=gold.sentence_id, old_label="", new_label=gold.label,
                                 provenance=provenance, reason=fields["reason"], actor=actor))
-    GoldLabel.objects.bulk_create(new)
-    GoldEvent.objects.bulk_create(events)
+    if new:
+        rows_insert(new, _GOLD_FIELDS)
+        rows_insert(events, _GOLD_EVENT_FIELDS)
 
 
 def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:

@@ -7,7 +7,6 @@ the history survives reopenings and overrides.
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from ..domain.protocol_groups import reading
@@ -17,6 +16,7 @@ from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
 from ..models import Adjudication, AnnotationEvent, Assignment, EvidenceSpan, GoldEvent, GoldLabel, GoldVersion, Sentence, SentenceAnnotation
 from ..domain.vocabulary import GoldProvenance
+from ..fastsql.statements import row_update
 
 
 class GoldError(Exception):
@@ -69,9 +69,9 @@ def clear_gold(gold: GoldLabel, *, actor, reason):
 
 def gold_version_bump(project_id: int) -> None:
     """Mark the project's gold as changed, so cached reports are recomputed."""
-    if not GoldVersion.objects.filter(project_id=project_id).update(version=F("version") + 1):
+    if not row_update(GoldVersion, {}, {"project": project_id}, increment=("version",)):
         GoldVersion.objects.get_or_create(project_id=project_id)
-        GoldVersion.objects.filter(project_id=project_id).update(version=F("version") + 1)
+        row_update(GoldVersion, {}, {"project": project_id}, increment=("version",))
 
 
 def _require_reason(reason: str) -> str:
