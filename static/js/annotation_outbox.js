@@ -180,6 +180,10 @@
     this.refused = this.refused.filter((entry) => entry.change.sentence !== sentenceId);
     this.persist();
   };
+  // A change of the sentence that time can still join (not yet frozen in a batch).
+  AnnotationOutbox.prototype.hasUnsentChange = function (sentenceId) {
+    return this.records.some((r) => r.sentence === sentenceId) || !!this.refusalOf(sentenceId);
+  };
   AnnotationOutbox.prototype.hasOpenChange = function (sentenceId) {
     return this.records.some((r) => r.sentence === sentenceId) || !!this.refusalOf(sentenceId) ||
       this.batches.some((batch) => batch.changes.some((c) => c.sentence === sentenceId));

@@ -201,12 +201,18 @@ function start() {
     applyPath(independent ? {} : protocol.undo(active.path), { action: "undo" });
   }
 
+  // Time on a sentence joins its change not yet sent; alone (the change already on its way or saved) it is worth a
+  // request of its own only from half a second on, whether the last save has been answered yet or not. One rule for
+  // leaving a sentence, submitting and hiding the page.
+  function keepTime(sentence, seconds) {
+    return outbox.hasUnsentChange(sentence.id) || seconds >= 0.5 ? outbox.addTime(sentence, seconds) : null;
+  }
+
   function goTo(sentence) {
     if (!sentence || sentence === active) { return; }
     const leaving = active;
     justLabelled = null;
-    const seconds = takeSeconds();
-    const record = outbox.hasOpenChange(leaving.id) || seconds >= 0.5 ? outbox.addTime(leaving, seconds) : null;
+    const record = keepTime(leaving, takeSeconds());
     if (record) { record.ready = true; outbox.touched(); }
     active = sentence;
     message = null;
@@ -249,7 +255,7 @@ function start() {
     if (stopped) { refuse(stopped.text); return; }
     if (outbox.refused.length) { refuse("A change was refused by the server: fix it or drop it before submitting."); return; }
     submitting = true;
-    if (active) { outbox.addTime(active, takeSeconds()); }
+    if (active) { keepTime(active, takeSeconds()); }
     outbox.readyAll();
     if (outbox.pendingCount()) {
       message = { text: "Saving " + outbox.pendingCount() + " change(s) before submitting…", error: false };
@@ -372,8 +378,7 @@ function start() {
   document.addEventListener("visibilitychange", () => {
     if (document.visibilityState === "hidden") {
       if (active && !closed && !stopped) {
-        const seconds = takeSeconds();
-        if (seconds >= 0.5 || outbox.hasOpenChange(active.id)) { outbox.addTime(active, seconds); }
+        keepTime(active, takeSeconds());
       }
       outbox.readyAll();
     } else {
