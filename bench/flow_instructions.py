@@ -30,8 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.sync_ab import (CSRF_INPUT_RE, PASSWORD, SCREEN_URL_RE, SENTENCE_LINK_RE, SLUG, VERSION_RE,  # noqa: E402
-                           Browser, environment, run_child)
+from bench.screen_page import SCREEN_URL_RE, csrf_token, screen_sentences, screen_version  # noqa: E402
+from bench.sync_ab import PASSWORD, SLUG, Browser, environment, run_child  # noqa: E402
 
 WARM_UP_TURNS = 3
 
@@ -57,7 +57,7 @@ def child(tree: Path, turns: int) -> None:
         browser = Browser(application)
         _, _, page = browser.request("GET", "/accounts/login/")
         browser.request("POST", "/accounts/login/", form={"username": user.username, "password": PASSWORD,
-                                                          "csrfmiddlewaretoken": CSRF_INPUT_RE.search(page).group(1)})
+                                                          "csrfmiddlewaretoken": csrf_token(page)})
         browser.screen = None
         browsers.append(browser)
     rng, kinds, measuring = random.Random(1), [], [False]
@@ -77,8 +77,8 @@ def child(tree: Path, turns: int) -> None:
             browser.screen = SCREEN_URL_RE.match(headers["Location"])
         assignment = int(browser.screen.group(1))
         _, _, page = send(browser, "screen", "GET", f"/a/{assignment}/")
-        sentences = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(page)))
-        version = int(VERSION_RE.search(page).group(1))
+        sentences = screen_sentences(page)
+        version = screen_version(page)
         for sentence in sentences:
             path = {str(step): str(value) for step, value in protocol.path_for_label(rng.choice(list(Label))).items()}
             steps = [{"action": "answer", "step": step, "value": value, "at": int(time.time() * 1000)}

@@ -11,20 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
 import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 
 from bench.lean_http import LeanClient
+from bench.screen_page import SCREEN_URL_RE, csrf_token, screen_sentences, screen_version
 
 SLUG = "load"
 PASSWORD = "load-test-password-4711"
-VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
-SENTENCE_LINK_RE = re.compile(r'<a[^>]*class="sentence[^"]*"[^>]*data-sentence="(\d+)"|<a[^>]*data-sentence="(\d+)"[^>]*class="sentence')
-CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-SCREEN_URL_RE = re.compile(r".*/a/(\d+)/$")  # an annotation screen's URL (Start's and Submit's answers)
 
 
 # --- the simulated annotators ------------------------------------------------------------------------
@@ -126,7 +122,7 @@ class Annotator:
 
     async def _login(self):
         response, _ = await self.request("GET", "/accounts/login/")
-        self.csrf = CSRF_INPUT_RE.search(response.text).group(1)
+        self.csrf = csrf_token(response.text)
         response, _ = await self.request(
             "POST", "/accounts/login/",
             data={"username": self.username, "password": PASSWORD, "csrfmiddlewaretoken": self.csrf},
@@ -175,11 +171,11 @@ class Annotator:
         if response is None:
             return None
         self.stats.other_latencies.append(elapsed)
-        sentence_ids = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(response.text)))
+        sentence_ids = screen_sentences(response.text)
         if not sentence_ids:
             self.stats.errors["screen: no sentences found"] += 1
             return None
-        return assignment_id, sentence_ids, int(VERSION_RE.search(response.text).group(1))
+        return assignment_id, sentence_ids, screen_version(response.text)
 
     async def start(self) -> int | None:
         """Start / Continue: the id of the assignment the server hands out, or None to stop. After a submit that
@@ -213,7 +209,7 @@ class Annotator:
                 self.stats.error_samples.append(f"answer {response.status_code}: {response.text[:300]!r}")
             return None
         self.acknowledged(request_id, elapsed, (assignment_id, sentence_id, step, value))
-        return int(VERSION_RE.search(response.text).group(1))
+        return screen_version(response.text)
 
     async def submit(self, assignment_id: int, version: int) -> bool:
         data = {"version": version, "request_id": uuid.uuid4().hex}

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -34,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.infra import PYTHON, app_env  # noqa: E402
+from bench.screen_page import SCREEN_URL_RE, csrf_token, screen_sentences, screen_version  # noqa: E402
 
 PASSWORD = "protocol-ab-password-1"
 SLUGS = {"cognibench": "protocol-ab-cognibench", "large": "protocol-ab-large"}
-VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
 
 
 def setup(turns: int, sentences: int) -> None:
@@ -79,13 +78,11 @@ class Timed:
 def work_turn(timed: Timed, slug: str, protocol, paths_cycle) -> None:
     status, headers, _ = timed.request("start", "POST", f"/p/{slug}/work/next/")
     assert status == 302, status
-    assignment = int(re.match(r".*/a/(\d+)/$", headers["Location"]).group(1))
+    assignment = int(SCREEN_URL_RE.match(headers["Location"]).group(1))
     status, _, page = timed.request("screen", "GET", f"/a/{assignment}/")
     assert status == 200, status
-    from bench.sync_ab import SENTENCE_LINK_RE
-
-    sentences = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(page)))
-    version = int(VERSION_RE.search(page).group(1))
+    sentences = screen_sentences(page)
+    version = screen_version(page)
     for sentence in sentences:
         path = next(paths_cycle)
         steps = [{"action": "answer", "step": step, "value": value, "at": int(time.time() * 1000)}
@@ -112,12 +109,12 @@ def measure(args) -> dict:
 
     from annotator.models import Project
     from annotator.projects.protocols import protocol_for
-    from bench.sync_ab import CSRF_INPUT_RE, Browser
+    from bench.sync_ab import Browser
 
     browser = Browser(get_wsgi_application())
     _, _, page = browser.request("GET", "/accounts/login/")
     status, _, _ = browser.request("POST", "/accounts/login/", form={
-        "username": "protocol-ab", "password": PASSWORD, "csrfmiddlewaretoken": CSRF_INPUT_RE.search(page).group(1)})
+        "username": "protocol-ab", "password": PASSWORD, "csrfmiddlewaretoken": csrf_token(page)})
     assert status == 302, status
     timers = {name: Timed(browser) for name in SLUGS}
     protocols = {name: protocol_for(Project.objects.get(slug=slug)) for name, slug in SLUGS.items()}

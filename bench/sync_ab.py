@@ -23,7 +23,6 @@ import io
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -32,13 +31,12 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlencode
 
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this tree's bench package, also in a child that runs another tree's code
+from bench.screen_page import SCREEN_URL_RE, csrf_token, screen_sentences, screen_version  # noqa: E402
+
 SLUG = "sync-ab"
 PASSWORD = "sync-ab-password-1"
-VERSION_RE = re.compile(r'id="decision-panel"[^>]*?data-version="(\d+)"', re.S)
-SENTENCE_LINK_RE = re.compile(r'<a[^>]*class="sentence[^"]*"[^>]*data-sentence="(\d+)"|'
-                              r'<a[^>]*data-sentence="(\d+)"[^>]*class="sentence')
-CSRF_INPUT_RE = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-SCREEN_URL_RE = re.compile(r".*/a/(\d+)/$")  # an annotation screen's URL (Start's and Submit's answers)
 
 
 # --- the child: one tree's code, one annotator ----------------------------------------------------------------
@@ -123,7 +121,7 @@ def child(args) -> None:
     browser = Browser(get_wsgi_application())
     status, _, page = browser.request("GET", "/accounts/login/")
     status, _, _ = browser.request("POST", "/accounts/login/", form={
-        "username": user.username, "password": PASSWORD, "csrfmiddlewaretoken": CSRF_INPUT_RE.search(page).group(1)})
+        "username": user.username, "password": PASSWORD, "csrfmiddlewaretoken": csrf_token(page)})
     assert status == 302, status
     rng = random.Random(args.seed)
     labelled = 0
@@ -138,8 +136,8 @@ def child(args) -> None:
             screen = SCREEN_URL_RE.match(headers["Location"])
         assignment = int(screen.group(1))
         status, _, page = browser.request("GET", f"/a/{assignment}/")
-        sentences = list(dict.fromkeys(int(a or b) for a, b in SENTENCE_LINK_RE.findall(page)))
-        version = int(VERSION_RE.search(page).group(1))
+        sentences = screen_sentences(page)
+        version = screen_version(page)
         for sentence in sentences:
             label = rng.choice(list(Label))
             path = {str(step): str(value) for step, value in protocol.path_for_label(label).items()}
