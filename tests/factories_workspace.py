@@ -1,7 +1,10 @@
 """Helpers for the workspace tests: projects with turns, annotators, completed walks."""
 
+from django.urls import reverse
+
 from annotator.domain import protocol
-from annotator.models import Sentence
+from annotator.models import Assignment, Sentence
+from annotator.work.assignment import assignment_next
 from annotator.work.services import annotation_answer_step
 from annotator.domain.vocabulary import Role
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
@@ -42,3 +45,16 @@ def label_all(assignment, label, actor):
     for sentence in Sentence.objects.filter(turn_id=assignment.turn_id).order_by("index"):
         assignment = answer_label(assignment, sentence, label, actor)
     return assignment
+
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+def claimed(project, user):
+    """The next turn of ``project`` claimed by ``user``, with what the screen's views read loaded."""
+    return Assignment.objects.select_related("project", "turn__dialogue").get(pk=assignment_next(project, user).pk)
+
+
+def act(client, assignment, action, **data):
+    """One of the decision panel's actions, posted as htmx posts it."""
+    return client.post(reverse("annotate_act", args=[assignment.pk, action]), data, **HX)

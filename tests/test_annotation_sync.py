@@ -8,15 +8,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import AnnotationEvent, Assignment, EvidenceSpan, SentenceAnnotation
-from annotator.work.assignment import assignment_next
 from annotator.domain.vocabulary import Label, ProtocolMode
-from tests.factories_workspace import annotators, project_with_turns
+from tests.factories_workspace import annotators, claimed, project_with_turns
 
 pytestmark = pytest.mark.django_db
-
-
-def claimed(project, user):
-    return Assignment.objects.select_related("project", "turn__dialogue").get(pk=assignment_next(project, user).pk)
 
 
 def rid():

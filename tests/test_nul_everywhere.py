@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 
 from tests.malformed_world import make_world, path_values, snapshot
-from tests.test_security_malformed import FORM_ANSWER_NOT_REQUIRED, ID, PROBES, well_formed
+from tests.malformed_probes import FORM_ANSWER_NOT_REQUIRED, ID, PROBES, well_formed
 from tests.url_walk import routes
 
 pytestmark = pytest.mark.django_db
