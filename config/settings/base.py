@@ -219,6 +219,8 @@ def filesystem_broker_options(folder: Path) -> dict:
 
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)
+    # kombu's transport, but a message file appears only once written whole (kombu's can lose a message: config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # Job state lives in our own tables (ImportBatch, AutoLabelJob), so no result backend.
