@@ -184,8 +184,9 @@
   AnnotationOutbox.prototype.hasUnsentChange = function (sentenceId) {
     return this.records.some((r) => r.sentence === sentenceId) || !!this.refusalOf(sentenceId);
   };
+  // A change of the sentence the server has not confirmed yet (not sent, refused, or in a batch on its way).
   AnnotationOutbox.prototype.hasOpenChange = function (sentenceId) {
-    return this.records.some((r) => r.sentence === sentenceId) || !!this.refusalOf(sentenceId) ||
+    return this.hasUnsentChange(sentenceId) ||
       this.batches.some((batch) => batch.changes.some((c) => c.sentence === sentenceId));
   };
   // Something changed: keep it, send what is ready, make the rest ready after a pause.
