@@ -1,7 +1,10 @@
 """A lead's data pages: turn list with filters, turn page with gold; nobody else sees them."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotator import models
 from annotator.domain.protocol import path_for_label
@@ -86,3 +89,22 @@ def test_import_list_and_status_page(client, project):
     assert "Nothing was imported" in page and "<html" not in page
     running = models.ImportBatch.objects.create(project=project, kind="jsonl", filename="big.jsonl", status="running")
     assert 'hx-trigger="every 1s"' in client.get(reverse("import_status", args=["p", running.pk])).content.decode()
+
+
+@pytest.mark.parametrize("kind", ["import", "export"])
+def test_a_job_no_worker_took_for_a_minute_says_to_start_one_and_keeps_polling(client, project, kind):
+    if kind == "import":
+        job = models.ImportBatch.objects.create(project=project, kind="jsonl", filename="late.jsonl", status="pending")
+        url = reverse("import_status", args=["p", job.pk])
+    else:
+        job = models.ExportJob.objects.create(project=project, format="jsonl", status="pending")
+        url = reverse("export_job_status", args=["p", job.pk])
+    client.force_login(member(project, Role.LEAD))
+    page = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "Waiting for a worker" in page and "No worker has started this job" not in page
+    type(job).objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(minutes=3))
+    page = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "queued 3\xa0minutes ago" in page and "No worker has started this job yet" in page
+    assert "celery -A config worker" in page and 'hx-trigger="every 1s"' in page  # it starts as soon as one runs
+    type(job).objects.filter(pk=job.pk).update(status="running")
+    assert "No worker has started" not in client.get(url, HTTP_HX_REQUEST="true").content.decode()

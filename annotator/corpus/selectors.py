@@ -1,6 +1,9 @@
 """Read-side queries over the corpus for lists and filters (the REST API's sentence lists)."""
 
+from datetime import timedelta
+
 from django.db.models import Case, CharField, Count, Exists, OuterRef, TextChoices, Value, When
+from django.utils import timezone
 
 from ..models import Adjudication, Dialogue, GoldLabel, Sentence, Turn
 from ..domain.vocabulary import GoldProvenance
@@ -64,3 +67,13 @@ def gold_of(project):
         .select_related("sentence__turn__dialogue", "decided_by")
         .order_by("id")
     )
+
+
+# How long a queued import or export may wait before its page says that no worker seems to be running: a running
+# worker starts a job within a second or two (the filesystem broker polls every second), so a minute means none is.
+WORKER_PATIENCE = timedelta(minutes=1)
+
+
+def job_waits_for_a_worker(job, now=None) -> bool:
+    """An import batch or export job still queued a minute after it was started (no worker took it)."""
+    return job.status == "pending" and (now or timezone.now()) - job.created_at > WORKER_PATIENCE

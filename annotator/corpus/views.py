@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
 from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
 from .forms import TurnFilterForm
+from .selectors import job_waits_for_a_worker
 from annotator.corpus.imports.forms import ImportUploadForm
 from ..models import ExportJob, ImportBatch, Turn
 from annotator.corpus.imports import selectors
@@ -98,7 +99,8 @@ def import_status(request, slug, batch_id):
     """An import job's progress bar, then its summary or error; htmx polls the partial while it runs."""
     project = access_project_as_lead(request.user, slug)
     batch = get_object_or_404(ImportBatch, pk=batch_id, project=project)
-    context = {"project": project, "batch": batch, "progress": import_batch_progress(batch)}
+    context = {"project": project, "batch": batch, "progress": import_batch_progress(batch),
+               "no_worker": job_waits_for_a_worker(batch)}
     if request.htmx:
         return render(request, "data/partials/import_status.html", context)
     return render(request, "data/import_status.html", context)
@@ -126,7 +128,7 @@ def export_job_status(request, slug, job_id):
     job.progress = export_job_progress(job)
     percent = 100 if job.status == ExportJob.Status.DONE else (
         round(100 * job.progress / job.total) if job.total else 0)
-    context = {"project": project, "job": job, "percent": percent}
+    context = {"project": project, "job": job, "percent": percent, "no_worker": job_waits_for_a_worker(job)}
     if request.htmx:
         return render(request, "data/partials/export_job_status.html", context)
     return render(request, "data/export_job_status.html", context)
