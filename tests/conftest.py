@@ -143,6 +143,12 @@ def isolated_celery_queue():
         for name in BROKER_FOLDER_OPTIONS:
             for leftover in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[name]).glob("*"):
                 leftover.unlink(missing_ok=True)
+    for old_log in (ROOT / "var").glob("worker-test-*.log"):  # start_celery_worker's logs of past days
+        try:
+            if time.time() - old_log.stat().st_mtime > 24 * 3600:
+                old_log.unlink()
+        except FileNotFoundError:  # another test process of this run removed it first
+            pass
     queue = f"test-{uuid.uuid4().hex[:12]}"
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     app.conf.task_default_queue = queue
@@ -164,13 +170,25 @@ def database_url_for_worker():
     return f"postgres://{auth}@{host}:{port}/{s['NAME']}"
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test that started workers shows the end of each worker's log (CI keeps no files)."""
+    report = yield
+    if report.failed:
+        for log in getattr(item, "worker_logs", []):
+            report.sections.append((f"celery worker log {log.name}", log.read_text(errors="replace")[-6000:]))
+    return report
+
+
 @pytest.fixture
-def start_celery_worker(isolated_celery_queue, transactional_db):
+def start_celery_worker(isolated_celery_queue, transactional_db, request):
     """Start a real ``celery worker`` process on the test database; shut down at teardown (stop_workers).
 
-    Returns a function; call it (again) to start a worker, e.g. after killing one.
+    Returns a function; call it (again) to start a worker, e.g. after killing one. Each worker logs to a file of
+    its own in var/; a failing test's report ends with those logs.
     """
     processes = {}  # node name -> process
+    request.node.worker_logs = []
 
     def start(concurrency=2, extra_env=None):
         env = dict(os.environ)
@@ -182,7 +200,8 @@ def start_celery_worker(isolated_celery_queue, transactional_db):
         # A node name of its own, so that the shutdown at teardown reaches this worker only (the broker, and
         # Redis in CI, may be shared with other test sessions).
         nodename = f"{isolated_celery_queue}-{uuid.uuid4().hex[:6]}@pytest"
-        log = open(ROOT / "var" / f"worker-{isolated_celery_queue}-{len(processes)}.log", "w")
+        log = open(ROOT / "var" / f"worker-{nodename.split('@')[0]}.log", "w")
+        request.node.worker_logs.append(Path(log.name))
         proc = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", isolated_celery_queue,
              "--hostname", nodename,
