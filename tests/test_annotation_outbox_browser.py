@@ -6,6 +6,7 @@ on the sentence it was meant for.
 """
 
 import re
+from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import expect
@@ -58,6 +59,19 @@ def type_keys(page, keys, delay=20):
 
 def saved(page):
     expect(page.locator("#save-status")).to_have_text("Saved")
+
+
+@contextmanager
+def saves_held(page):
+    """The page's saves (``/sync/``) held on the wire while the block runs, then sent on in the order they left."""
+    held = []
+    page.route("**/sync/", lambda route: held.append(route))
+    try:
+        yield
+    finally:
+        for route in held:
+            route.continue_()
+        page.unroute("**/sync/")
 
 
 def labels_in_database(user):
@@ -145,17 +159,13 @@ def test_s_while_the_last_label_is_on_its_way_sends_no_save_of_time_alone(page_f
     user, = annotators(project, 1)
     page = open_assignment(page_for, user, project)
     first_url = page.url
-    held, syncs = [], []
+    syncs = []
     page.on("request", lambda request: syncs.append(request.url) if "/sync/" in request.url else None)
-    page.route("**/sync/", lambda route: held.append(route))
-    type_keys(page, keys_for(Label.FAITHFUL))
-    while not held:
-        page.wait_for_timeout(20)
-    page.keyboard.press("s")
-    expect(page.locator(".panel-message")).to_contain_text("before submitting")
-    for route in held:
-        route.continue_()
-    page.unroute("**/sync/")
+    with saves_held(page):
+        with page.expect_request("**/sync/"):
+            type_keys(page, keys_for(Label.FAITHFUL))
+        page.keyboard.press("s")
+        expect(page.locator(".panel-message")).to_contain_text("before submitting")
     page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first_url)
     submitted = Assignment.objects.filter(annotator=user).order_by("id").first()
     assert submitted.status == Assignment.Status.SUBMITTED

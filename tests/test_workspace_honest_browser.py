@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label
 from tests.factories_workspace import annotators, project_with_turns
-from tests.test_annotation_outbox_browser import labels_in_database, open_assignment, saved, type_keys
+from tests.test_annotation_outbox_browser import labels_in_database, open_assignment, saved, saves_held, type_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,12 +37,8 @@ def stale_tab_with_a_conflict(page_for):
     # B's old copy: irrelevant ×3, made before B hears of the conflict. B's first save is held until the three
     # keys are in: a server quicker than the keys would otherwise answer 409 between them, the page would reload
     # to what is saved, and the later keys would apply there (as they should), clearing the notice.
-    held = []
-    second.route("**/sync/", lambda route: held.append(route))
-    type_keys(second, ["2", "2", "2"])
-    for request in held:
-        request.continue_()
-    second.unroute("**/sync/")
+    with saves_held(second):
+        type_keys(second, ["2", "2", "2"])
     return user, second
 
 
