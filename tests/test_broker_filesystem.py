@@ -5,6 +5,7 @@ file and the message is gone: the test of that moment below fails on kombu's tra
 the worker's read). bench/broker_race.py counts the losses with several processes.
 """
 
+from pathlib import Path
 from queue import Empty
 
 import pytest
@@ -12,6 +13,7 @@ from django.conf import settings
 from kombu import Connection
 
 from config.broker import Transport
+from config.celery import BROKER_FOLDER_OPTIONS
 from config.settings.base import filesystem_broker_options
 
 
@@ -19,8 +21,8 @@ from config.settings.base import filesystem_broker_options
 def connect(tmp_path):
     """Channels on one broker folder, as the web server's and a worker's processes open them."""
     options = filesystem_broker_options(tmp_path)
-    for folder in ("data_folder_out", "data_folder_processed", "control_folder"):
-        (tmp_path / options[folder].rsplit("/", 1)[-1]).mkdir(exist_ok=True)
+    for name in BROKER_FOLDER_OPTIONS:
+        Path(options[name]).mkdir(exist_ok=True)
     connections = []
 
     def open_channel():
