@@ -268,3 +268,28 @@ def _cut_inside(text: str, spans: list[tuple[int, int]], language: str) -> list[
                 out.append((piece_start, piece_end))
             start = cut
     return out
+
+
+# --------------------------------------------------------------------------- units worth a lead's look
+
+# CogniBench's own units reach 806 characters (its released sample); a unit longer than this most likely holds
+# several sentences the segmenter could not tell apart (no end mark, a list, a table), and a lead looks at it.
+LONG_UNIT_CHARS = 600
+# A cheap first look for an end mark with text after it; the segmenter then decides (an abbreviation is no end).
+_END_MARK_THEN_TEXT = re.compile(r"[.!?。！？…।؟][\"'”’」』)\]]*\s*\S")
+
+
+def unit_review_reasons(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Why a unit looks wrong, for the lead's "Review units" step: very long, or holding several sentence ends
+    (the language's segmenter cuts it in more than one). Empty when it looks right."""
+    reasons = []
+    if len(text) > LONG_UNIT_CHARS:
+        reasons.append(f"{len(text):,} characters long")
+    if _END_MARK_THEN_TEXT.search(text):
+        try:
+            count = len(sentence_offsets(text, language))
+        except SegmentationError:
+            count = 1
+        if count > 1:
+            reasons.append(f"holds {count} sentences")
+    return reasons
