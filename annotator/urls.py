@@ -11,6 +11,7 @@ from .projects import console_views as console
 from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
+from .views import documentation
 from .work import views as workspace
 
 urlpatterns = [
@@ -32,6 +33,7 @@ urlpatterns = [
     path("p/<slug:slug>/invites/new/", console.invite_create, name="project_invite_create"),
     path("p/<slug:slug>/invites/<int:invite_id>/revoke/", console.invite_revoke, name="project_invite_revoke"),
     path("join/<str:token>/", console.project_join, name="project_join"),
+    path("help/protocol-format/", documentation.protocol_format, name="protocol_format"),
     path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
     path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)

@@ -80,6 +80,10 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     assert GoldLabel.objects.get(sentence=second).label == Label.SPECULATIVE
     expect(page.locator("#turn-done")).to_be_visible()
     page.screenshot(path=str(tmp_path / "adjudication-done.png"), full_page=True)
+    # The turn is done: n opens the next turn of the queue (here none is left, so the queue).
+    expect(page.locator("#turn-done a")).to_be_focused()
+    page.keyboard.press("n")
+    page.wait_for_url(re.compile(rf"/p/{project.slug}/adjudication/$"))
 
     # The gold and its history are on the sentence page.
     page.goto(f"/p/{project.slug}/gold/sentence/{second.pk}/")
@@ -166,3 +170,6 @@ def test_counters_and_the_badge_follow_the_last_decision_without_a_reload(page_f
     expect(page.locator("#open-dispute-count")).to_have_text("0 open disputes")
     expect(page.locator("#gold-nav-badge")).not_to_contain_text("Disputes")  # fetched again on the decision
     expect(page.locator("#turn-done")).to_be_visible()
+    # Enter, like n, leaves the finished turn for the next one (none is left: the queue).
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(rf"/p/{project.slug}/adjudication/$"))

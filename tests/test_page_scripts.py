@@ -9,9 +9,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = ROOT / "static" / "js"
-# Scripts every page loads as classic scripts (base.html: htmx's config and the connection banner) and the API docs
-# page's initialiser; they define nothing another script uses.
-CLASSIC = {"app.js", "declarative.js", "redoc-init.js", "promote_form.js"}
+# Scripts every page loads as classic scripts (base.html: htmx's config, the connection banner and the missing-font
+# notice) and the API docs page's initialiser; they define nothing another script uses.
+CLASSIC = {"app.js", "declarative.js", "script_glyphs.js", "redoc-init.js", "promote_form.js"}
 
 
 def test_the_annotation_adjudication_amend_and_protocol_pages_load_their_scripts_as_modules():

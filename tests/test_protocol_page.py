@@ -123,3 +123,41 @@ def test_the_preview_draws_the_edited_text_or_lists_its_problems(project, lead):
     shipped = lead.post(url, {"source": "shipped", "shipped": "cognibench_clinical"}).content.decode()
     assert "Could acting on it harm a patient?" in shipped
     assert client_for(member(project, Role.ANNOTATOR)).post(url, {"document": "{}"}).status_code == 404
+
+
+def test_a_new_version_maps_each_old_label_with_a_select_pre_filled_by_id(project, lead):
+    """Issue 41, item 7: once annotated, the preview of a new document asks, per label of the current version, the
+    label it carries over to (a select pre-filled with the label of the same id, "does not carry over" offered); the
+    protocol is set from the selects, no JSON written."""
+    from annotator.projects.protocol_mapping import MAPPING_FIELD, NOT_CARRIED
+    from tests.test_protocol_per_project import annotate
+
+    annotate(project)
+    clinical = load_shipped("cognibench_clinical")
+    preview = lead.post(reverse("project_protocol_preview", args=[project.slug]),
+                        {"source": "edited", "document": json.dumps(clinical.document)}).content.decode()
+    selects = preview.split('data-testid="label-mapping"')[1]
+    for label in COGNIBENCH.labels:  # every current label has a select, pre-filled with the same id
+        select = selects.split(f'name="{MAPPING_FIELD}{label}"')[1].split("</select>")[0]
+        assert f'<option value="{label}" selected>' in select and f'value="{NOT_CARRIED}"' in select
+        assert 'value="harmful"' in select  # the new version's own label is offered
+    data = {"source": "edited", "document": json.dumps(clinical.document),
+            **{f"{MAPPING_FIELD}{label}": label for label in COGNIBENCH.labels}, f"{MAPPING_FIELD}invented": "harmful",
+            f"{MAPPING_FIELD}speculative": NOT_CARRIED}
+    assert lead.post(page(project), data).status_code == 302
+    version = Project.objects.get(pk=project.pk).protocol_version
+    assert version.label_mapping["invented"] == "harmful" and version.label_mapping["speculative"] is None
+    assert version.label_mapping["faithful"] == "faithful"
+
+
+def test_a_label_left_unchosen_is_named_as_missing(project, lead):
+    from annotator.projects.protocol_mapping import MAPPING_FIELD
+    from tests.test_protocol_per_project import annotate
+
+    annotate(project)
+    mapping = {f"{MAPPING_FIELD}{label}": label for label in COGNIBENCH.labels} | {f"{MAPPING_FIELD}invented": ""}
+    answer = lead.post(page(project), {"source": "shipped", "shipped": "cognibench_clinical", **mapping})
+    assert answer.status_code == 400
+    assert "<code>/label_mapping/invented</code> label &#x27;invented&#x27; of the current version needs a mapping" \
+        in answer.content.decode()
+    assert Project.objects.get(pk=project.pk).protocol_version_id is None

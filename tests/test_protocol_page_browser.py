@@ -25,11 +25,17 @@ def test_a_lead_walks_the_preview_with_the_keys_and_it_follows_the_editor(page_f
     walk.focus()
     expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence relevant?")
     page.keyboard.press("y")  # relevant
+    page.keyboard.press("y")  # "Factual or cognitive?" has no yes/no: refused with a word, as on the annotation screen
+    expect(page.get_by_test_id("walk-refused")).to_have_text("y does not apply to this question: its keys are 1, 2.")
+    expect(page.get_by_test_id("walk-question")).to_have_text("Factual or cognitive?")
     page.keyboard.press("2")  # cognitive
+    expect(page.get_by_test_id("walk-refused")).to_have_count(0)
     expect(page.get_by_test_id("walk-question")).to_have_text("Is it rational?")
     page.keyboard.press("y")
     page.keyboard.press("n")
     expect(page.get_by_test_id("walk-label")).to_have_text("Label: Speculative")
+    page.keyboard.press("1")
+    expect(page.get_by_test_id("walk-refused")).to_contain_text("1 does not apply: the walk has reached a label.")
     page.keyboard.press("u")
     expect(page.get_by_test_id("walk-question")).to_have_text("Is it grounded in the reference?")
 

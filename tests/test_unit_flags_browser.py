@@ -59,6 +59,12 @@ def test_an_annotator_flags_with_the_keyboard_and_the_lead_splits_the_unit(page_
     page.keyboard.press("Enter")
     expect(dialog).to_be_hidden()
     expect(page.locator("a.sentence").nth(1).locator(".flag-mark")).to_have_text("flagged")
+    # The mark does not push the label chip off the text's row (it used to wrap into the number's column, clipped).
+    text_box = page.locator("a.sentence").nth(1).locator(".sentence-text").bounding_box()
+    chip_box = page.locator("a.sentence").nth(1).locator(".chip").bounding_box()
+    mark_box = page.locator("a.sentence").nth(1).locator(".flag-mark").bounding_box()
+    assert chip_box["y"] < text_box["y"] + text_box["height"] and chip_box["x"] >= text_box["x"] + text_box["width"]
+    assert mark_box["y"] >= text_box["y"] + text_box["height"] - 1 and mark_box["x"] >= text_box["x"] - 1
     flag = UnitFlag.objects.get()
     # Neither the f that opened the dialog nor the 1 that chose the kind was typed into the note.
     assert (flag.kind, flag.note, flag.sentence_index) == ("two_sentences", "Two sentences, one label each.", 1)

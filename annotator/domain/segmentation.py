@@ -101,8 +101,17 @@ def _punkt_offsets(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+# Invisible spaces: "It rained.\u200bThen..." is two sentences to a reader, but neither Punkt nor sentencex
+# counts U+200B (zero-width space), U+2060 (word joiner) or U+FEFF (a stray byte-order mark) as a space. The
+# segmenters read a copy where each is a plain space (one character for one: the offsets stay those of the
+# text), so the units' bounds leave them out as they leave whitespace out. U+200C/U+200D join or part letters
+# inside Persian and Indic words and are left as they are.
+_INVISIBLE_SPACES = str.maketrans({"\u200b": " ", "\u2060": " ", "\ufeff": " "})
+
+
 def sentence_offsets(text: str, language: str = DEFAULT_LANGUAGE) -> list[tuple[int, int]]:
     """(start, end) of each unit of ``text`` in ``language`` (an ISO 639-1 code, ``languages.language_code``)."""
+    text = text.translate(_INVISIBLE_SPACES)
     if language == "en":
         try:
             return _punkt_offsets(text)
@@ -164,7 +173,7 @@ def _multilingual_offsets(text: str, language: str) -> list[tuple[int, int]]:
         if kept:
             start += len(piece) - len(piece.lstrip())
             spans.append((start, start + len(kept)))
-    return _corrected(text, spans, language)
+    return _cut_inside(text, _corrected(text, spans, language), language)
 
 
 def _corrected(text: str, spans: list[tuple[int, int]], language: str) -> list[tuple[int, int]]:
@@ -191,8 +200,96 @@ def _corrected(text: str, spans: list[tuple[int, int]], language: str) -> list[t
                 _TITLES.search(text, max(prev_start, prev_end - 8), prev_end)
                 or (spaced and touching and last == ".")
                 or (touching and prev_end - prev_start > 1 and text[prev_end - 2] in _DIGITS and text[start] in _DIGITS)
+            ) or (spaced and last == "." and _continues_after_abbreviation(text, prev_start, prev_end, start, language)
             ) or (language == "ja" and touching and last in _CLOSERS and text.startswith(_JAPANESE_QUOTATIVE, start)):
                 out[-1] = (prev_start, end)
                 continue
         out.append((start, end))
     return out
+
+
+# Abbreviations that stand before a number and so never end a sentence before one ("le 3 févr. 2024", "en déc.
+# 1990"): the months of the languages whose dates abbreviate them with a full stop. English's are in Punkt's
+# ABBREVIATIONS; a full stop followed by a lower-case word never ends a sentence in a cased script (below).
+_BEFORE_NUMBERS = {
+    "fr": "janv|févr|fév|avr|juil|sept|oct|nov|déc",
+    "de": "Jan|Feb|Febr|Apr|Aug|Sept|Sep|Okt|Nov|Dez",
+    "es": "ene|feb|abr|jun|jul|ago|sept|sep|oct|nov|dic",
+    "it": "genn|febbr|apr|giu|lug|ag|sett|ott|nov|dic",
+    "ru": "янв|февр|апр|авг|сент|окт|нояб|дек",
+}
+_BEFORE_NUMBERS_RE = {code: re.compile(r"(?<!\w)(?:%s)\.$" % words, re.IGNORECASE) for code, words in _BEFORE_NUMBERS.items()}
+
+
+def _continues_after_abbreviation(text: str, prev_start: int, prev_end: int, start: int, language: str) -> bool:
+    """Whether a unit that ends with a full stop goes on in the next one: the next starts with a lower-case
+    letter ("т.е. опоздал", "janv. nous"), or with a number after a month's abbreviation ("févr. 2024")."""
+    first = text[start]
+    if first.islower():
+        return True
+    pattern = _BEFORE_NUMBERS_RE.get(language)
+    return first in _DIGITS and pattern is not None and pattern.search(text, max(prev_start, prev_end - 8), prev_end) is not None
+
+
+# Sentence ends sentencex leaves inside a unit, cut after (the unit's characters kept whole, whitespace between
+# the two parts belonging to neither):
+# - in Chinese and Japanese, an end mark (with the quotes it closes) right before a number: "推迟了！2024年再议。";
+# - in Chinese and Japanese, an ellipsis after a clause that is complete — one that ends with a sentence-final
+#   particle (Chinese 了 吧 呢 啊 吗 呀 啦 嘛 哦 呗, Japanese た だ す ね よ わ) — and before a new clause:
+#   "雨停了……街上的人渐渐多了。" is two sentences, while "他说……我不知道。" (a verb waiting for what was said)
+#   and "我觉得……还行吧。" (a pause inside the clause) stay one; an ellipsis before an end mark, a closing
+#   quote or the end of the text never cuts;
+# - in Korean, a full stop written without a space between two Hangul syllables: "수도입니다.부산은".
+_END_BEFORE_NUMBER = re.compile(r"[。！？!?]+[%s]*(?=[0-9０-９])" % re.escape(_CLOSERS))
+_FINAL_PARTICLES = "了吧呢啊吗呀啦嘛哦呗" + "たすだねよわ"
+_ELLIPSIS_AFTER_CLAUSE = re.compile(r"(?<=[%s])(?:…+|⋯+|\.{3,})(?=[^\s…⋯.。！？!?，,、：:；;%s])"
+                                    % (_FINAL_PARTICLES, re.escape(_CLOSERS)))
+_HANGUL_FULL_STOP = re.compile(r"(?<=[\uac00-\ud7a3])\.(?=[\uac00-\ud7a3])")
+_CUTS = {"zh": (_END_BEFORE_NUMBER, _ELLIPSIS_AFTER_CLAUSE), "ja": (_END_BEFORE_NUMBER, _ELLIPSIS_AFTER_CLAUSE),
+         "ko": (_HANGUL_FULL_STOP,)}
+
+
+def _cut_inside(text: str, spans: list[tuple[int, int]], language: str) -> list[tuple[int, int]]:
+    patterns = _CUTS.get(language)
+    if not patterns:
+        return spans
+    out = []
+    for start, end in spans:
+        cuts = sorted({match.end() for pattern in patterns for match in pattern.finditer(text, start, end)
+                       if start < match.end() < end})
+        for cut in [*cuts, end]:
+            piece_start = start
+            while piece_start < cut and text[piece_start].isspace():
+                piece_start += 1
+            piece_end = cut
+            while piece_end > piece_start and text[piece_end - 1].isspace():
+                piece_end -= 1
+            if piece_end > piece_start:
+                out.append((piece_start, piece_end))
+            start = cut
+    return out
+
+
+# --------------------------------------------------------------------------- units worth a lead's look
+
+# CogniBench's own units reach 806 characters (its released sample); a unit longer than this most likely holds
+# several sentences the segmenter could not tell apart (no end mark, a list, a table), and a lead looks at it.
+LONG_UNIT_CHARS = 600
+# A cheap first look for an end mark with text after it; the segmenter then decides (an abbreviation is no end).
+_END_MARK_THEN_TEXT = re.compile(r"[.!?。！？…।؟][\"'”’」』)\]]*\s*\S")
+
+
+def unit_review_reasons(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Why a unit looks wrong, for the lead's "Review units" step: very long, or holding several sentence ends
+    (the language's segmenter cuts it in more than one). Empty when it looks right."""
+    reasons = []
+    if len(text) > LONG_UNIT_CHARS:
+        reasons.append(f"{len(text):,} characters long")
+    if _END_MARK_THEN_TEXT.search(text):
+        try:
+            count = len(sentence_offsets(text, language))
+        except SegmentationError:
+            count = 1
+        if count > 1:
+            reasons.append(f"holds {count} sentences")
+    return reasons

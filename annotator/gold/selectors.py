@@ -67,10 +67,6 @@ def oldest_dispute_project(disputes):
     return disputes.order_by("created_at").values_list("turn__dialogue__project__slug", flat=True)
 
 
-def open_dispute_count(project) -> int:
-    return Adjudication.objects.filter(turn__dialogue__project=project, status=Adjudication.Status.OPEN).count()
-
-
 @dataclass
 class StepRow:
     step: str

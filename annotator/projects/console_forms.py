@@ -3,9 +3,11 @@
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
+from ..domain.protocol_document import load_shipped, shipped_names
 from ..domain.qualification import MAX_AUTO_RETRIES
 from ..domain.vocabulary import ProtocolMode, Role
 from ..models import Project
+from .forms import ProtocolForm
 from .services import INVITE_DAYS, INVITE_ROLES
 
 # What each setting changes, said where the lead changes it (the model's help texts say what it is).
@@ -121,6 +123,43 @@ class ProjectCreateForm(forms.Form):
                                       label="How annotators reach a label", help_text=EXPLANATIONS["protocol_mode"])
     overlap = forms.IntegerField(min_value=1, max_value=10, initial=2, label="Annotators per turn",
                                  help_text=EXPLANATIONS["overlap"])
+    protocol = forms.ChoiceField(label="Protocol", initial="cognibench", required=False,
+                                 help_text="The questions annotators answer about each sentence. A shipped one, or "
+                                           "your own document (JSON or YAML); you can preview and change it on the "
+                                           "project's Protocol page until something is labelled.")
+    protocol_file = forms.FileField(required=False, label="Your protocol document (when “a file” is chosen)")
+    default_language = forms.CharField(
+        required=False, max_length=50, label="Language of the dialogues",
+        help_text=Project._meta.get_field("default_language").help_text,
+        validators=Project._meta.get_field("default_language").validators)
+
+    FILE = "file"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["protocol"].choices = [(name, name) for name in shipped_names()] + [(self.FILE, "A file I upload")]
+
+    def clean(self):
+        """``protocol_document``: the chosen document, read as the protocol page reads one (the same form, so the
+        same limits and refusals), or a shipped one."""
+        cleaned = super().clean()
+        choice = cleaned.get("protocol")
+        if choice == self.FILE:
+            upload = cleaned.get("protocol_file")
+            if not upload:
+                self.add_error("protocol_file", "Choose the file of your protocol, or a shipped protocol.")
+                return cleaned
+            reading = ProtocolForm(data={"source": ProtocolForm.EDITED}, files={"file": upload})
+            if not reading.is_valid():
+                for errors in reading.errors.values():
+                    self.add_error("protocol_file", errors)
+                return cleaned
+            cleaned["protocol_document"] = reading.cleaned_data["parsed"]
+        elif choice:
+            cleaned["protocol_document"] = load_shipped(choice).document
+        cleaned.pop("protocol", None)
+        cleaned.pop("protocol_file", None)
+        return cleaned
 
 
 class MemberAddForm(forms.Form):

@@ -29,7 +29,7 @@ def _messages_of(error: ValidationError) -> str:
 def project_create(request):
     if not may_create_projects(request.user):
         return HttpResponseForbidden(NOT_ALLOWED_TO_CREATE, content_type="text/plain; charset=utf-8")
-    form = ProjectCreateForm(request.POST or None)
+    form = ProjectCreateForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         try:
             project = services.project_create(creator=request.user, **form.cleaned_data)

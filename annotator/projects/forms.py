@@ -7,6 +7,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from ..domain.protocol_document import PROTOCOLS_DIR, shipped_names
+from .protocol_mapping import mapping_from_fields
 
 MAX_DOCUMENT = 500_000  # characters of a protocol document (the shipped ones are under 20,000)
 
@@ -37,7 +38,7 @@ class ProtocolForm(forms.Form):
     file = forms.FileField(required=False, label="Or upload a document (.json, or .yaml)")
     label_mapping = forms.CharField(
         required=False, max_length=20_000, label="Label mapping (JSON), once the project has annotations",
-        help_text='For each label of the current version, the new label it carries over to, or null: {"invented": "invented", "speculative": null}',
+        help_text='Instead of the selects: for each label of the current version, the new label it carries over to, or null: {"old_label": "new_label", "dropped_label": null}',
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "code"}))
 
     def __init__(self, *args, **kwargs):
@@ -78,13 +79,13 @@ class ProtocolForm(forms.Form):
         else:
             raise ValidationError({"document": "Paste a document, upload a file or choose a shipped protocol."})
         mapping_text = cleaned.get("label_mapping", "").strip()
-        if mapping_text:
+        if mapping_text:  # the JSON, when written, rather than the selects
             try:
                 cleaned["mapping"] = _json(mapping_text, "label mapping")
             except ValidationError as error:
                 raise ValidationError({"label_mapping": error.messages}) from None
         else:
-            cleaned["mapping"] = None
+            cleaned["mapping"] = mapping_from_fields(self.data)
         return cleaned
 
 

@@ -139,3 +139,33 @@ def carried_note(carry: VersionCarry | None, assignments) -> str:
                     if carry.is_older(a.protocol_version_id)})
     return (f"; answers given under protocol {', '.join(older)} counted as the mapping to "
             f"{carry.describe_version(None)} carries them over")
+
+
+# --- the label mapping as the protocol page asks for it: one select per label of the current version -------------
+
+NOT_CARRIED = "null"  # the select's value for "the meaning does not carry over" (JSON's null in the mapping)
+MAPPING_FIELD = "map:"  # a select's name: this prefix and the current version's label id
+
+
+@dataclass(frozen=True)
+class MappingRow:
+    old: str  # a label of the current version
+    old_name: str
+    choices: tuple[tuple[str, str], ...]  # (value, shown): every label of the new version, then NOT_CARRIED
+    chosen: str  # the label of the same id in the new version, else "" (the lead chooses)
+
+
+def mapping_rows(old: Protocol, new: Protocol) -> list[MappingRow]:
+    """A row per label of ``old``: what it may carry over to in ``new``, pre-filled with the label of the same id."""
+    choices = tuple((label, f"{new.label_name(label)} ({label})") for label in new.labels) + (
+        (NOT_CARRIED, "(does not carry over)"),)
+    return [MappingRow(label, old.label_name(label), choices, label if label in new.labels else "") for label in old.labels]
+
+
+def mapping_from_fields(data: Mapping[str, str]) -> dict | None:
+    """The mapping the selects give (``{old: new or None}``, an unchosen label left out so that it is named as
+    missing), or None when the form has no select."""
+    chosen = {key[len(MAPPING_FIELD):]: value for key, value in data.items() if key.startswith(MAPPING_FIELD)}
+    if not chosen:
+        return None
+    return {old: None if value == NOT_CARRIED else value for old, value in chosen.items() if value}

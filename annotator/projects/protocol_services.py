@@ -42,7 +42,10 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
         project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version
         old = protocol_for(project)
-        if new == old:
+        # The same document changes nothing, except on a project still on the built-in default: setting that
+        # document is the lead's choice of it, and the project gets its first version (the guide's "Choose the
+        # protocol" is done on a choice, not on a default).
+        if new == old and current is not None:
             return None
         frozen = project_has_annotations(project)
         if frozen:

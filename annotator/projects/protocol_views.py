@@ -12,16 +12,18 @@ from ..access import access_project_as_lead
 from ..views.common import bad_request
 from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
 from .forms import ProtocolForm, ProtocolPreviewForm
+from .protocol_mapping import MAPPING_FIELD, mapping_rows
 from .protocol_services import protocol_set
 from .protocols import project_has_annotations, protocol_for, protocol_versions
 
 
 def _context(project, form, problems=None):
     current = protocol_for(project)
+    frozen = project_has_annotations(project)
     return {
         "project": project, "form": form, "problems": problems or [], "current": current,
-        "versions": protocol_versions(project), "frozen": project_has_annotations(project),
-        "preview": _preview(current.describe(), []),
+        "versions": protocol_versions(project), "frozen": frozen,
+        "preview": _preview(current.describe(), [], mapping_rows(current, current) if frozen else None),
     }
 
 
@@ -50,9 +52,9 @@ def protocol_page(request, slug):
 @require_POST
 def protocol_preview(request, slug):
     """The preview partial of the document being edited: its tree to walk, or its problems."""
-    access_project_as_lead(request.user, slug)
+    project = access_project_as_lead(request.user, slug)
     form = ProtocolPreviewForm(request.POST)
-    problems, description = [], None
+    problems, description, rows = [], None, None
     if not form.is_valid():
         return bad_request(request, form)
     try:
@@ -60,13 +62,17 @@ def protocol_preview(request, slug):
             document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
         else:
             document = json.loads(form.cleaned_data["document"] or "null")
-        description = load_protocol(document).describe()
+        new = load_protocol(document)
+        description = new.describe()
+        if project_has_annotations(project):  # a new version: the lead says where each label's meaning carries over
+            rows = mapping_rows(protocol_for(project), new)
     except json.JSONDecodeError as error:
         problems = [("/", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})")]
     except ProtocolDocumentError as refused:
         problems = refused.problems
-    return render(request, "projects/partials/protocol_preview.html", {"preview": _preview(description, problems)})
+    return render(request, "projects/partials/protocol_preview.html", {"preview": _preview(description, problems, rows)})
 
 
-def _preview(description, problems) -> dict:
-    return {"description_json": json.dumps(description) if description else "", "problems": problems}
+def _preview(description, problems, mapping=None) -> dict:
+    return {"description_json": json.dumps(description) if description else "", "problems": problems,
+            "mapping": mapping, "mapping_field": MAPPING_FIELD}

@@ -7,6 +7,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from ..access import projects_for
+from ..domain.segmentation import LONG_UNIT_CHARS
 from ..domain.vocabulary import Role
 from ..models import Assignment, Membership, ProjectInvite, Sentence, Turn, UnitFlag
 
@@ -135,10 +136,11 @@ def members_of(project):
     return Membership.objects.filter(project=project).select_related("user").order_by("role", "user__username")
 
 
-def setup_steps(project, progress: dict) -> list[dict]:
+def setup_steps(project, progress: dict, units_review: tuple[list, int] = ([], 0)) -> list[dict]:
     """The lead's guide from an empty project to an annotated one: what each step needs and whether it is done.
 
-    ``progress`` is ``project_progress(project)``. Each step: ``key``, ``title``, ``done``, ``status`` (what is
+    ``progress`` is ``project_progress(project)``, ``units_review`` ``corpus.units.selectors.units_to_review(project)``
+    (the units that look wrong, and how many; read by the caller: the units feature sits above this one). Each step: ``key``, ``title``, ``done``, ``status`` (what is
     there now) and the page that does it (``url_name``, with the anchor ``fragment``).
     """
     roles = dict(Membership.objects.filter(project=project).values_list("role").annotate(count=Count("id")))
@@ -152,13 +154,20 @@ def setup_steps(project, progress: dict) -> list[dict]:
     qualification = progress["qualification_turns"]
     version = project.protocol_version
     protocol_name = (f"{version.document.get('name', 'protocol')} (version {version.number})" if version is not None
-                     else "CogniBench's built-in protocol")
+                     else "CogniBench's built-in protocol, the default, not chosen yet")
+    units, units_count = units_review
     return [
         {"key": "import", "title": "Import the data", "done": progress["turns"] > 0,
          "status": f"{progress['turns']} turns, {progress['sentences']} sentences" if progress["turns"] else
                    "No turns yet.",
          "url_name": "import_upload", "action": "Import a file"},
-        {"key": "protocol", "title": "Choose the protocol", "done": True,
+        {"key": "units", "title": "Review units", "done": progress["turns"] > 0 and not units_count,
+         "status": (f"{units_count} unit{'s' if units_count != 1 else ''} may hold several sentences or be too long "
+                    f"(over {LONG_UNIT_CHARS} characters): split them on their turn's page." if units_count else
+                    "Every unit reads as one sentence." if progress["turns"] else "Import data first."),
+         "units": units, "url_name": "turn_list", "action": "All turns"},
+        # Done once the lead chose one (a version is set): the built-in default is no choice.
+        {"key": "protocol", "title": "Choose the protocol", "done": version is not None,
          "status": f"{protocol_name}, {project.get_protocol_mode_display().lower()}; evidence "
                    f"{'required' if project.require_evidence else 'optional'}; pre-labels "
                    f"{'shown' if project.show_prelabels else 'hidden'} to annotators (settings).",

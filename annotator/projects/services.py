@@ -11,8 +11,10 @@ from django.utils.text import slugify
 
 from ..access import forget_roles, may_create_projects
 from ..models import Membership, Project, ProjectInvite, UnitFlag
+from ..domain.protocol_document import ProtocolDocumentError
 from ..domain.vocabulary import Role
 from ..work.assignment import assignment_release
+from .protocol_services import protocol_set
 from .selectors import RemovalEffects, invite_is_open, people_addable_by, removal_effects
 
 # One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
@@ -115,8 +117,10 @@ def _free_slug(wanted: str) -> str:
 
 
 @transaction.atomic
-def project_create(*, creator, name: str, slug: str = "", **settings) -> Project:
-    """A new project led by ``creator``, who must hold ``annotator.add_project`` (``may_create_projects``)."""
+@transaction.atomic
+def project_create(*, creator, name: str, slug: str = "", protocol_document=None, **settings) -> Project:
+    """A new project led by ``creator``, who must hold ``annotator.add_project`` (``may_create_projects``), with
+    ``protocol_document`` as its first protocol version when given (a refused document creates nothing)."""
     if not may_create_projects(creator):
         raise PermissionDenied("Creating projects is for people the site administrator allows to.")
     name = (name or "").strip()
@@ -129,6 +133,12 @@ def project_create(*, creator, name: str, slug: str = "", **settings) -> Project
     project.full_clean()
     project.save()
     Membership.objects.create(project=project, user=creator, role=Role.LEAD)
+    if protocol_document is not None:
+        try:
+            protocol_set(project, protocol_document, user=creator)
+        except ProtocolDocumentError as refused:
+            raise ValidationError({"protocol_file": [f"{where} {message}" for where, message in refused.problems]}) from None
+        project.refresh_from_db(fields=["protocol_version"])
     return project
 
 

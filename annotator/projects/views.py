@@ -1,6 +1,7 @@
 from django.shortcuts import render
 
 from ..access import access_project, is_lead, may_create_projects
+from ..corpus.units.selectors import units_to_review
 from .selectors import annotator_counts, project_list_for, project_progress, setup_steps
 
 
@@ -12,10 +13,12 @@ def home(request):
 def project_detail(request, slug):
     project = access_project(request.user, slug)
     progress = project_progress(project)
+    lead = is_lead(request.user, project)
+    units_review = units_to_review(project) if lead and progress["turns"] else ([], 0)
     context = {
         "project": project,
         "progress": progress,
         "mine": annotator_counts(project, request.user),
-        "steps": setup_steps(project, progress) if is_lead(request.user, project) else None,
+        "steps": setup_steps(project, progress, units_review) if lead else None,
     }
     return render(request, "annotator/project_detail.html", context)

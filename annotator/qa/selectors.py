@@ -11,7 +11,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from .. import access
-from ..models import Assignment, Feedback, GuidelineExample, Membership, QualificationResult, Question, QuestionMessage, SentenceAnnotation, Turn
+from ..models import Assignment, Feedback, Membership, QualificationResult, Question, QuestionMessage, SentenceAnnotation, Turn
 from ..domain.vocabulary import Role
 
 PER = 500  # CogniBench reports QA instances per 500 statements (Table 1).
@@ -116,11 +116,6 @@ def unread_answer_count(user, project=None) -> int:
 
 def question_thread(question):
     return question.messages.select_related("author")
-
-
-def guideline_examples_at(project, step):
-    """The examples every annotator sees at ``step`` (imported or promoted from questions)."""
-    return GuidelineExample.objects.filter(project=project, step=step).order_by("position", "id")
 
 
 # --- Feedback --------------------------------------------------------------
@@ -363,11 +358,6 @@ def qa_report(project) -> dict:
         "by_annotator": qa_measures_by_annotator(project, per_assignment),
         "by_week": qa_measures_by_week(project, per_assignment),
     }
-
-
-def qa_measures_by_project(projects) -> list[dict]:
-    """One row per project, e.g. a sequential and an independent project on the same data."""
-    return [{"project": project, **qa_measures(project)} for project in projects]
 
 
 # --- Qualification ------------------------------------------------------------

@@ -59,15 +59,8 @@ SLOTS_REFUSED_MESSAGE = (
 )
 
 
-def unfinished_work(project: Project, user):
-    """The user's unfinished work assignments in the project, oldest first."""
-    return Assignment.objects.filter(
-        project=project, annotator=user, is_qualification=False, status__in=strategy.UNFINISHED,
-    ).order_by("assigned_at", "id")
-
-
 def assignment_current(project: Project, user) -> Assignment | None:
-    """The user's oldest unfinished work assignment in the project (``unfinished_work``'s first), if any."""
+    """The user's oldest unfinished work assignment in the project, if any."""
     found = _CURRENT.fetch_one([project.pk, user.pk, *strategy.UNFINISHED])
     return None if found is None else found[0]
 

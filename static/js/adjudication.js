@@ -1,5 +1,6 @@
 // Adjudication screen keyboard: j/k move between disputes, 1/2 (or y/n) answer, u undo,
-// a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field.
+// a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field; once every dispute
+// of the turn is decided, n or Enter opens the next turn.
 //
 // The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
 // (#protocol-data, annotator/domain/protocol.py describe(), walked by protocol_walk.js): every key changes the walk
@@ -192,6 +193,13 @@ function start() {
       else if (event.key === "Enter" && !event.shiftKey && target.matches("[data-reason]")) { event.preventDefault(); save(); }
       return;
     }
+    // Every dispute of the turn decided: n or Enter opens the next turn of the queue (or the queue itself), so a
+    // keyboard user is never left on a finished turn. Enter on a focused link or button keeps its own meaning.
+    if (!openDisputes().length && (event.key === "n" || (event.key === "Enter" && !target.matches("button, a, summary, input")))) {
+      const onward = document.querySelector("#turn-done a");
+      if (onward) { event.preventDefault(); window.location.assign(onward.href); }
+      return;
+    }
     if (target.closest("[data-dispute]") && target.closest("[data-dispute]") !== active()) {
       activate(target.closest("[data-dispute]"), false);
     }
@@ -246,9 +254,10 @@ function start() {
       if (goto) { goto.classList.remove("open"); }
       const done = document.getElementById("turn-done");
       if (done) { done.hidden = openDisputes().length > 0; }
+      if (done && !done.hidden) { const onward = done.querySelector("a"); if (onward) { onward.focus(); } }
       const count = document.getElementById("open-dispute-count");
       if (count) { const n = openDisputes().length; count.textContent = n + " open dispute" + (n === 1 ? "" : "s"); }
-      activate(nextOpenAfter(swapped.id) || swapped);
+      if (openDisputes().length) { activate(nextOpenAfter(swapped.id) || openDisputes()[0]); } else { activate(swapped, false); }
       return;
     }
     if (protocol) {

@@ -23,7 +23,18 @@ function start() {
         drawNode(protocol, node.then[answer.value])))));
   }
 
-  function drawWalk(protocol, box, path) {
+  // Keys that answer some question (1-9, y, n): one that does not apply to the question shown is refused with a
+  // short message, as the annotation screen refuses it, instead of doing nothing without a word.
+  const ANSWER_KEY = /^[1-9yn]$/;
+
+  function refusal(protocol, next, key) {
+    if (!next) { return key + " does not apply: the walk has reached a label. u takes the last answer back, r starts again."; }
+    const answers = protocol.step(next).answers;
+    const keys = answers.map((a) => a.key).concat(answers.filter((a) => a.yn).map((a) => a.yn));
+    return key + " does not apply to this question: its keys are " + keys.join(", ") + ".";
+  }
+
+  function drawWalk(protocol, box, path, message) {
     const next = protocol.nextStep(path);
     const answered = Object.keys(protocol.ordered(path)).map((stepId) => {
       const step = protocol.step(stepId);
@@ -35,6 +46,7 @@ function start() {
          h("p", null, protocol.step(next).answers.map((a) => h("span", { class: "protocol-answer" }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " ", a.label, " ")))]
       : [h("p", { "data-testid": "walk-label" }, "Label: ", chip(protocol, protocol.labelOf(path)))];
     box.replaceChildren(h("ol", { class: "protocol-path" }, answered), ...current,
+      message ? h("p", { class: "walk-refused", role: "alert", "data-testid": "walk-refused" }, message) : null,
       h("p", { class: "muted" }, kbd("u"), " takes the last answer back, ", kbd("r"), " starts again."));
   }
 
@@ -51,16 +63,17 @@ function start() {
     box.addEventListener("keydown", (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey) { return; }
       const key = event.key;
+      let message = "";
       if (key === "u") { path = protocol.undo(path); }
       else if (key === "r") { path = {}; }
       else {
         const next = protocol.nextStep(path);
         const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
-        if (!option) { return; }
-        path = protocol.answer(path, next, option.value) || path;
+        if (!option && !ANSWER_KEY.test(key)) { return; }
+        if (option) { path = protocol.answer(path, next, option.value) || path; } else { message = refusal(protocol, next, key); }
       }
       event.preventDefault();
-      drawWalk(protocol, box, path);
+      drawWalk(protocol, box, path, message);
     });
   }
 

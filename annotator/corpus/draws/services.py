@@ -173,11 +173,6 @@ def draws_progress(project: Project, *, source_job_id: int | None = None, blind_
     return [DrawProgress(draw, by_draw[draw.pk]) for draw in draws]
 
 
-def drawn_turn_ids(project: Project):
-    """Ids of the project's turns that some draw took (a subquery)."""
-    return DrawnTurn.objects.filter(draw__project=project).values("turn_id")
-
-
 def draws_of_turns(turn_ids) -> dict[int, list[dict]]:
     """turn id -> the draws that took it, oldest first: ``{"id", "strategy", "job"}`` (for exports)."""
     out: dict[int, list[dict]] = {}
@@ -187,7 +182,3 @@ def draws_of_turns(turn_ids) -> dict[int, list[dict]]:
     ):
         out.setdefault(turn_id, []).append({"id": draw_id, "strategy": strategy, "job": job_id})
     return out
-
-
-def turn_is_drawn(turn_id: int) -> bool:
-    return DrawnTurn.objects.filter(turn_id=turn_id).exists()

@@ -6,11 +6,16 @@ judgement away); a lead reads everyone's, except on the turns they hold an unsub
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from dataclasses import dataclass
 
-from annotator.access import blind_turn_ids
+from django.core.cache import cache
+from django.db.models import Count, Max, Q
+
+from annotator.access import blind_turn_ids, neutral_turn_name
+from annotator.domain.languages import text_language
+from annotator.domain.segmentation import unit_review_reasons
 from annotator.domain.units import Unit, changed_units
-from annotator.models import SegmentationChange, Turn, UnitFlag
+from annotator.models import SegmentationChange, Sentence, Turn, UnitFlag
 
 
 def own_flags(user, turn) -> dict[int, dict]:
@@ -79,3 +84,38 @@ def segmentation_changes(turn) -> list[SegmentationChange]:
         after = [Unit(**unit) for unit in change.after]
         change.gone, change.new = changed_units(before, after)
     return changes
+
+
+# --- units worth a lead's look (the project guide's "Review units" step) ----------------------------------------
+
+@dataclass(frozen=True)
+class UnitToReview:
+    turn_id: int
+    turn_name: str
+    index: int  # the unit's number in its turn, from 0
+    text: str
+    reasons: tuple[str, ...]
+
+
+def units_to_review(project, *, limit: int = 20) -> tuple[list[UnitToReview], int]:
+    """The project's units that look wrong (``segmentation.unit_review_reasons``: very long, or several sentence
+    ends in one), the first ``limit`` in turn order, and how many there are in all.
+
+    Reading every unit of a large project costs a second or more, so the answer is kept in the cache until the
+    units change: the key holds their count, the highest unit id and the number of splits and merges."""
+    shape = Sentence.objects.filter(turn__dialogue__project=project).aggregate(count=Count("id"), last=Max("id"))
+    changes = SegmentationChange.objects.filter(turn__dialogue__project=project).count()
+    key = f"units-to-review:{project.pk}:{shape['count']}:{shape['last']}:{changes}:{project.default_language}"
+    found = cache.get(key)
+    if found is None:
+        found = []
+        rows = (Sentence.objects.filter(turn__dialogue__project=project)
+                .order_by("turn__dialogue_id", "turn__index", "index")
+                .values_list("turn_id", "index", "text", "turn__dialogue__language"))
+        for turn_id, index, text, language in rows.iterator(chunk_size=2000):
+            reasons = unit_review_reasons(text, text_language(language, project.default_language) or "en")
+            if reasons:
+                # The neutral name: a lead holding a slot on the turn is blind to its record id (access.py).
+                found.append(UnitToReview(turn_id, neutral_turn_name(turn_id), index, text, tuple(reasons)))
+        cache.set(key, found, timeout=24 * 3600)
+    return found[:limit], len(found)
