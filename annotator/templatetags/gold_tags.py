@@ -10,8 +10,8 @@ from ..domain.protocol_document import default_protocol
 from ..domain.protocol_groups import reading
 
 register = template.Library()
-_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
+_COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
 def _protocol(protocol):
@@ -60,7 +60,7 @@ def label_styles(protocol=None):
     if found is None:
         read = reading(protocol)
         rules = [(label, colour) for label, colour in read.label_colours.items()
-                 if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
+                 if _IDENTIFIER.fullmatch(label) and colour and _COLOUR.fullmatch(colour)]
         found = _STYLES[protocol.checksum] = format_html_join(
             "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
             [(label, colour, readable_text_colour(colour)) for label, colour in rules]) if rules else ""
