@@ -14,7 +14,7 @@ from django.db import transaction
 from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
 from ..domain.protocol_validation import bounded
 from ..models import Assignment, Project, ProtocolVersion
-from .protocol_reading import check_protocol_bounds, load_protocol_bounded
+from .protocol_reading import ProtocolTextError, check_protocol_bounds, load_protocol_bounded
 from .protocols import project_has_annotations, protocol_for
 
 
@@ -41,7 +41,10 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
     protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then."""
     new = load_protocol_bounded(document)  # within PROTOCOL_MAX_CHARS / _DEPTH, whichever route it came by
     if label_mapping is not None:
-        check_protocol_bounds(label_mapping)
+        try:
+            check_protocol_bounds(label_mapping)
+        except ProtocolTextError as refused:
+            raise ProtocolDocumentError([("/label_mapping", f"the label mapping {refused.reason}")]) from None
     with transaction.atomic():
         project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version
