@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .protocol_cache import ProtocolCache
+
 NEUTRAL_COLOUR = "#5d4037"
 
 
@@ -115,16 +117,13 @@ class Reading:
             for step, value in path.items()))
 
 
-_BY_CHECKSUM: dict = {}
+_BY_CHECKSUM: ProtocolCache[Reading] = ProtocolCache()
 
 
 def reading(protocol) -> Reading:
     """The protocol's reading, computed once per distinct document (its checksum: two projects may hold
     different documents under the same id and version)."""
-    found = _BY_CHECKSUM.get(protocol.checksum)
-    if found is None:
-        found = _BY_CHECKSUM[protocol.checksum] = _read(protocol.document)
-    return found
+    return _BY_CHECKSUM.get_or_make(protocol.checksum, lambda: _read(protocol.document))
 
 
 def _paths(document: dict) -> dict:

@@ -7,12 +7,16 @@ tree has no cycle, every step is asked and every label reached by some path, no 
 screen, groups name known labels, every evaluation view has a positive label, and in independent mode every
 label is reached by exactly one path. A path is a JSON pointer into the document (``/steps/2/answers/1/next``).
 
-The problems are listed, never raised one at a time: a lead fixing a document sees all of them at once.
+The problems are listed, never raised one at a time: a lead fixing a document sees all of them at once, up
+to ``MAX_PROBLEMS`` (then one line says how many more), each message cut to ``MAX_MESSAGE`` characters and a
+value it quotes to ``MAX_QUOTE``: a refusal stays a few kilobytes whatever the document.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import reprlib
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -29,7 +33,32 @@ SCREEN_KEYS = {
     "y": "answers yes in sequential mode", "n": "answers no in sequential mode",
 }
 
+MAX_PROBLEMS = 50  # problems listed in one refusal; the rest are counted
+MAX_MESSAGE = 300  # characters of one problem's message (and of its path)
+MAX_QUOTE = 80  # characters of a value a message quotes
+
 Problem = tuple[str, str]
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxlevel, _QUOTE.maxlist, _QUOTE.maxdict = 2, 3, 3
+_QUOTE.maxstring = _QUOTE.maxother = _QUOTE.maxlong = 40
+
+
+def quoted(value) -> str:
+    """``repr(value)``, cut short whatever its size (reprlib never walks the whole value)."""
+    return cut(_QUOTE.repr(value), MAX_QUOTE)
+
+
+def cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def bounded(problems: list[Problem]) -> list[Problem]:
+    """At most MAX_PROBLEMS problems, each cut to MAX_MESSAGE characters, then one line counting the rest."""
+    kept = [(cut(where), cut(message)) for where, message in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        kept.append(("/", f"and {len(problems) - MAX_PROBLEMS:,} more problem(s), not listed"))
+    return kept
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +68,20 @@ def schema() -> dict:
 
 @lru_cache(maxsize=1)
 def _validator():
-    return jsonschema.Draft202012Validator(schema())
+    whole_strings = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _whole_string_pattern})
+    return whole_strings(schema())
+
+
+def _whole_string_pattern(validator, pattern, instance, _schema):
+    """The schema's patterns are ECMA-262's, where ``$`` ends the string; Python's ``$`` also matches before a
+    final newline, so ``"faithful\\n"`` would pass next to ``"faithful"``. Here a pattern matches whole strings."""
+    if validator.is_type(instance, "string") and not re.search(_anchored(pattern), instance):
+        yield jsonschema.ValidationError(f"{quoted(instance)} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=64)
+def _anchored(pattern: str) -> str:
+    return pattern[:-1] + r"\Z" if pattern.endswith("$") and not pattern.endswith(r"\$") else pattern
 
 
 def pointer(*parts) -> str:
@@ -51,7 +93,7 @@ def problems_of(document) -> list[Problem]:
     if not isinstance(document, dict):
         return [("/", "a protocol document is a JSON object")]
     shape = _shape_problems(document)
-    return shape if shape else _meaning_problems(document)
+    return bounded(shape if shape else _meaning_problems(document))
 
 
 def _shape_problems(document: dict) -> list[Problem]:
@@ -68,12 +110,19 @@ def _shape_problems(document: dict) -> list[Problem]:
         elif error.validator == "minLength":
             message = "must not be empty"
         elif error.validator == "pattern":
-            message = f"{error.instance!r} does not match {error.validator_value} ({_PATTERN_HINTS.get(error.validator_value, 'see docs/protocols.md')})"
+            message = f"{quoted(error.instance)} does not match {error.validator_value} ({_PATTERN_HINTS.get(error.validator_value, 'see docs/protocols.md')})"
+        elif error.validator == "maxLength" and isinstance(error.instance, str):
+            message = f"has {len(error.instance):,} characters; at most {error.validator_value:,}"
+        elif error.validator in _QUOTING:  # jsonschema's own message repeats the whole value: quote it cut
+            message = _QUOTING[error.validator].format(quoted(error.instance), quoted(error.validator_value))
         else:
             message = error.message
         found.append((where, message))
     return sorted(set(found), key=lambda problem: _sort_key(problem[0]))
 
+
+_QUOTING = {"type": "{} is not of type {}", "enum": "{} is not one of {}", "const": "{} is not {}",
+            "uniqueItems": "{} has non-unique elements"}
 
 _PATTERN_HINTS = {
     "^[a-z][a-z0-9_]{0,19}$": "an identifier: a lower-case letter, then letters, digits or _; at most 20",

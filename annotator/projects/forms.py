@@ -2,28 +2,22 @@
 
 import json
 
-import yaml
 from django import forms
 from django.core.exceptions import ValidationError
 
 from ..domain.protocol_document import PROTOCOLS_DIR, shipped_names
 from .protocol_mapping import mapping_from_fields
+from .protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 
-MAX_DOCUMENT = 500_000  # characters of a protocol document (the shipped ones are under 20,000)
+UTF8_BYTES_PER_CHAR = 4  # an upload's size in bytes, before it is decoded: at most 4 per character
 
 
-def _json(text: str, what: str):
+def _read(text: str, what: str, format: str = "json"):
+    """The data of ``text`` within the protocol limits (protocol_reading), or a form error naming the field."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValidationError(f"The {what} is not JSON: {error.msg} (line {error.lineno}, column {error.colno}).") from None
-
-
-def _yaml(text: str):
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ValidationError(f"The file is not YAML: {error}") from None
+        return read_protocol_text(text, format)
+    except ProtocolTextError as refused:
+        raise ValidationError(f"The {what} {refused.reason}.") from None
 
 
 class ProtocolForm(forms.Form):
@@ -33,7 +27,8 @@ class ProtocolForm(forms.Form):
     source = forms.ChoiceField(choices=[(SHIPPED, "A shipped protocol"), (EDITED, "The document below (or a file)")],
                                initial=EDITED, widget=forms.RadioSelect)
     shipped = forms.ChoiceField(required=False, label="Shipped protocol")
-    document = forms.CharField(required=False, max_length=MAX_DOCUMENT, strip=False, label="Protocol document (JSON)",
+    # The document's length is checked with its reading (PROTOCOL_MAX_CHARS), as on every other route.
+    document = forms.CharField(required=False, strip=False, label="Protocol document (JSON)",
                                widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code"}))
     file = forms.FileField(required=False, label="Or upload a document (.json, or .yaml)")
     label_mapping = forms.CharField(
@@ -47,8 +42,10 @@ class ProtocolForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
-        if upload and upload.size > MAX_DOCUMENT:
-            raise ValidationError(f"The file is larger than {MAX_DOCUMENT:,} bytes.")
+        max_chars = protocol_limits()[0]
+        if upload and upload.size > UTF8_BYTES_PER_CHAR * max_chars:
+            raise ValidationError(f"The file is {upload.size:,} bytes long; a protocol document is at most "
+                                  f"{max_chars:,} characters (PROTOCOL_MAX_CHARS).")
         return upload
 
     def clean(self):
@@ -65,15 +62,12 @@ class ProtocolForm(forms.Form):
             except UnicodeDecodeError:
                 raise ValidationError({"file": "The file is not UTF-8 text."}) from None
             try:
-                if cleaned["file"].name.lower().endswith((".yaml", ".yml")):
-                    cleaned["parsed"] = _yaml(text)
-                else:
-                    cleaned["parsed"] = _json(text, "file")
+                cleaned["parsed"] = _read(text, "file", format_of(cleaned["file"].name))
             except ValidationError as error:
                 raise ValidationError({"file": error.messages}) from None
         elif cleaned.get("document", "").strip():
             try:
-                cleaned["parsed"] = _json(cleaned["document"], "document")
+                cleaned["parsed"] = _read(cleaned["document"], "document")
             except ValidationError as error:
                 raise ValidationError({"document": error.messages}) from None
         else:
@@ -81,7 +75,7 @@ class ProtocolForm(forms.Form):
         mapping_text = cleaned.get("label_mapping", "").strip()
         if mapping_text:  # the JSON, when written, rather than the selects
             try:
-                cleaned["mapping"] = _json(mapping_text, "label mapping")
+                cleaned["mapping"] = _read(mapping_text, "label mapping")
             except ValidationError as error:
                 raise ValidationError({"label_mapping": error.messages}) from None
         else:
@@ -92,7 +86,7 @@ class ProtocolForm(forms.Form):
 class ProtocolPreviewForm(forms.Form):
     """The text being edited, for the live preview (nothing is saved)."""
 
-    document = forms.CharField(required=False, max_length=MAX_DOCUMENT, strip=False)
+    document = forms.CharField(required=False, strip=False)  # read within the limits by the view
     shipped = forms.ChoiceField(required=False)
     source = forms.ChoiceField(required=False, choices=[("", "—"), *ProtocolForm.base_fields["source"].choices])
 

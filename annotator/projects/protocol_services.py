@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError, load_protocol
+from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
+from ..domain.protocol_validation import bounded
 from ..models import Assignment, Project, ProtocolVersion
+from .protocol_reading import ProtocolTextError, check_protocol_bounds, load_protocol_bounded
 from .protocols import project_has_annotations, protocol_for
 
 
@@ -31,13 +33,18 @@ def mapping_problems(old: Protocol, new: Protocol, mapping) -> list[tuple[str, s
     for label in mapping:
         if label not in old.labels:
             found.append((f"/label_mapping/{label}", f"{label!r} is not a label of the current version"))
-    return found
+    return bounded(found)
 
 
 def protocol_set(project: Project, document, *, user=None, label_mapping=None) -> ProtocolVersion | None:
     """Make ``document`` the project's protocol. Returns the new version (None when it equals the current
     protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then."""
-    new = load_protocol(document)
+    new = load_protocol_bounded(document)  # within PROTOCOL_MAX_CHARS / _DEPTH, whichever route it came by
+    if label_mapping is not None:
+        try:
+            check_protocol_bounds(label_mapping)
+        except ProtocolTextError as refused:
+            raise ProtocolDocumentError([("/label_mapping", f"the label mapping {refused.reason}")]) from None
     with transaction.atomic():
         project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version

@@ -13,6 +13,7 @@ from ..views.common import bad_request
 from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
 from .forms import ProtocolForm, ProtocolPreviewForm
 from .protocol_mapping import MAPPING_FIELD, mapping_rows
+from .protocol_reading import read_protocol_text
 from .protocol_services import protocol_set
 from .protocols import project_has_annotations, protocol_for, protocol_versions
 
@@ -61,14 +62,12 @@ def protocol_preview(request, slug):
         if form.cleaned_data["source"] == ProtocolForm.SHIPPED and form.cleaned_data["shipped"]:
             document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
         else:
-            document = json.loads(form.cleaned_data["document"] or "null")
+            document = read_protocol_text(form.cleaned_data["document"] or "null")
         new = load_protocol(document)
         description = new.describe()
         if project_has_annotations(project):  # a new version: the lead says where each label's meaning carries over
             rows = mapping_rows(protocol_for(project), new)
-    except json.JSONDecodeError as error:
-        problems = [("/", f"not JSON: {error.msg} (line {error.lineno}, column {error.colno})")]
-    except ProtocolDocumentError as refused:
+    except ProtocolDocumentError as refused:  # unreadable text (ProtocolTextError) too
         problems = refused.problems
     return render(request, "projects/partials/protocol_preview.html", {"preview": _preview(description, problems, rows)})
 

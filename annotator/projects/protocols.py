@@ -7,13 +7,14 @@ keyed by its row id: after the first call for a version, ``protocol_for`` costs 
 
 from __future__ import annotations
 
+from ..domain.protocol_cache import ProtocolCache
 from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol
 from ..domain.vocabulary import ProtocolMode
 
 # Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
 # rolled-back transactions do reuse them, clear this (tests/conftest.py). Where the row is at hand, its
-# checksum is compared anyway.
-_loaded: dict[int, Protocol] = {}
+# checksum is compared anyway. Bounded (least recently used out): every version a process saw used to stay.
+_loaded: ProtocolCache[Protocol] = ProtocolCache()
 
 
 def protocol_for(project) -> Protocol:
@@ -33,7 +34,7 @@ def protocol_of_version(version) -> Protocol:
         return COGNIBENCH
     known = _loaded.get(version.pk)
     if known is None or known.checksum != version.checksum:
-        known = _loaded[version.pk] = load_protocol(version.document)
+        known = _loaded.put(version.pk, load_protocol(version.document))
     return known
 
 

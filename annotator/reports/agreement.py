@@ -63,7 +63,7 @@ def _week(expression: str) -> str:
 
 EPOCH_MONDAY = datetime.date(1970, 1, 5)
 SLOTS = 64  # label codes are packed as annotator_id * SLOTS + label index (a protocol has at most 40 labels)
-_LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}\Z")
 
 
 def _sql_labels(labels) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ from django.db.models import Count
 
 from ..models import Assignment, GoldEvent, SentenceAnnotation
 
-_LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_LABEL_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}\Z")
 
 
 def _literal(label: str) -> str:

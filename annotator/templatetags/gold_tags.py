@@ -6,12 +6,13 @@ from django import template
 from django.utils.html import format_html_join
 
 from ..domain.colours import readable_text_colour
+from ..domain.protocol_cache import ProtocolCache
 from ..domain.protocol_document import default_protocol
 from ..domain.protocol_groups import reading
 
 register = template.Library()
-_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
-_COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")
+_COLOUR = re.compile(r"#[0-9a-fA-F]{6}")
 
 
 def _protocol(protocol):
@@ -56,18 +57,19 @@ def label_styles(protocol=None):
     """A ``<style>`` giving every label of the page's protocol its document colour as a chip (``chip-<id>``)."""
     protocol = _protocol(protocol)
     # Written once per protocol document (its checksum, as ``reading``): every annotation screen asks for them.
-    found = _STYLES.get(protocol.checksum)
-    if found is None:
-        read = reading(protocol)
-        rules = [(label, colour) for label, colour in read.label_colours.items()
-                 if _IDENTIFIER.match(label) and colour and _COLOUR.match(colour)]
-        found = _STYLES[protocol.checksum] = format_html_join(
-            "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
-            [(label, colour, readable_text_colour(colour)) for label, colour in rules]) if rules else ""
-    return found
+    return _STYLES.get_or_make(protocol.checksum, lambda: _styles(protocol))
 
 
-_STYLES: dict[str, str] = {}
+def _styles(protocol) -> str:
+    read = reading(protocol)
+    rules = [(label, colour) for label, colour in read.label_colours.items()
+             if _IDENTIFIER.fullmatch(label) and colour and _COLOUR.fullmatch(colour)]
+    return format_html_join(
+        "", '<style>.chip-{0}{{background:{1};color:{2}}} .chip-border-{0}{{border-left-color:{1} !important}}</style>',
+        [(label, colour, readable_text_colour(colour)) for label, colour in rules]) if rules else ""
+
+
+_STYLES: ProtocolCache[str] = ProtocolCache()  # bounded: every version a process saw used to stay
 
 
 @register.filter

@@ -21,6 +21,7 @@ from django.utils.safestring import mark_safe
 from .. import extensions
 from ..domain.evidence import to_browser_offset
 from ..domain.languages import UNSPACED_RANGES, text_attributes, text_language
+from ..domain.protocol_cache import ProtocolCache
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for_assignment
 from .services import evidence_required
@@ -100,18 +101,19 @@ def annotation_page_data(assignment, state: dict) -> dict:
     }
 
 
-_DESCRIPTIONS: dict[str, str] = {}  # by protocol document (its checksum)
+_DESCRIPTIONS: ProtocolCache[str] = ProtocolCache()  # by protocol document (its checksum), bounded
 
 
 def _description_json(assignment) -> str:
     """The project's protocol as data (``describe``), each node marked with whether its answers need evidence;
     as JSON, written once per protocol document (both are read from the document alone)."""
     protocol = protocol_for_assignment(assignment)
-    found = _DESCRIPTIONS.get(protocol.checksum)
-    if found is None:
+
+    def describe() -> str:
         described = protocol.describe(node_extras=lambda path: {"evidence": evidence_required(protocol, path)})
-        found = _DESCRIPTIONS[protocol.checksum] = json.dumps(described, cls=DjangoJSONEncoder)
-    return found
+        return json.dumps(described, cls=DjangoJSONEncoder)
+
+    return _DESCRIPTIONS.get_or_make(protocol.checksum, describe)
 
 
 def _prelabels(project, assignment) -> dict[int, dict]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from annotator.domain.protocol_cache import ProtocolCache
 from annotator.domain.protocol_groups import EvaluationView, Family, reading
 from annotator.projects.protocols import protocol_of_version
 
@@ -83,14 +84,11 @@ class Scoring:
         return next((family for family in self.families if labels <= set(family.labels)), None)
 
 
-_BY_CHECKSUM: dict = {}
+_BY_CHECKSUM: ProtocolCache[Scoring] = ProtocolCache()
 
 
 def scoring(protocol) -> Scoring:
-    found = _BY_CHECKSUM.get(protocol.checksum)
-    if found is None:
-        found = _BY_CHECKSUM[protocol.checksum] = _read(protocol)
-    return found
+    return _BY_CHECKSUM.get_or_make(protocol.checksum, lambda: _read(protocol))
 
 
 def _reachable(read) -> dict:

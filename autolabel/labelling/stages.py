@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from annotator.domain.protocol_cache import ProtocolCache
 from annotator.domain.protocol_document import Protocol, default_protocol
 from annotator.domain.protocol_groups import reading
 
@@ -185,16 +186,13 @@ def tie_break_order(protocol: Protocol) -> tuple[str, ...]:
             + tuple(label for label in protocol.labels if label not in hallucinated and label not in counted))
 
 
-_CACHE: dict[str, Stages] = {}
+_CACHE: ProtocolCache[Stages] = ProtocolCache()
 
 
 def stages_of(protocol: Protocol | None = None) -> Stages:
     """The stages of ``protocol`` (the built-in default when None), computed once per document."""
     protocol = protocol or default_protocol()
-    found = _CACHE.get(protocol.checksum)
-    if found is None:
-        found = _CACHE[protocol.checksum] = Stages(protocol)
-    return found
+    return _CACHE.get_or_make(protocol.checksum, lambda: Stages(protocol))
 
 
 def stage_two_numbers(stages: Stages, stage1_tags: Sequence[tuple[int, str]]) -> list[int]:

@@ -194,6 +194,11 @@ IMPORT_MAX_REFERENCE_CHARS = int(os.environ.get("IMPORT_MAX_REFERENCE_CHARS", 20
 # A response longer than this is refused before it is cut into units (Punkt takes ~2 s on 70,000 characters of
 # one-word sentences, and stops with a time-out on 700,000); the real samples' longest response is 2,024.
 IMPORT_MAX_RESPONSE_CHARS = int(os.environ.get("IMPORT_MAX_RESPONSE_CHARS", 50_000))
+# A protocol document (README, "Configuration"; docs/protocols.md, "Limits"), on every route that takes one (the
+# protocol page, the API, protocol_set, a JSONL header): at most this many characters (its text, and written as
+# compact JSON: every annotation screen embeds it) and this deep a nesting. The shipped ones: under 10,000, 6 deep.
+PROTOCOL_MAX_CHARS = int(os.environ.get("PROTOCOL_MAX_CHARS", 500_000))
+PROTOCOL_MAX_DEPTH = int(os.environ.get("PROTOCOL_MAX_DEPTH", 12))
 
 # --- Celery -----------------------------------------------------------------
 # Default broker: kombu's filesystem transport. It needs no server process and

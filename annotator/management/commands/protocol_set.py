@@ -9,27 +9,33 @@ problem on stderr and nothing saved. Once the project has annotations, ``--label
 label of the current version, the new label it carries over to (or null): docs/protocols.md.
 """
 
-import json
-
-import yaml
 from django.core.management.base import BaseCommand, CommandError
 
 from ...domain.protocol_document import ProtocolDocumentError
 from ...models import Project
+from ...projects.protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 from ...projects.protocol_services import protocol_set
 from ._importing import DATA_COMMAND_CHECKS
 
 
 def read_json(path: str, what: str):
-    """A JSON file, or YAML when the name ends in .yaml / .yml (the same document, written as YAML)."""
-    as_yaml = path.lower().endswith((".yaml", ".yml"))
+    """A JSON file, or YAML when the name ends in .yaml / .yml (the same document, written as YAML), read
+    within the protocol limits (PROTOCOL_MAX_CHARS, PROTOCOL_MAX_DEPTH; no YAML aliases)."""
+    max_chars = protocol_limits()[0]
     try:
         with open(path, encoding="utf-8") as handle:
-            return yaml.safe_load(handle) if as_yaml else json.load(handle)
+            text = handle.read(max_chars + 1)  # one past the limit is enough to refuse it, unread
     except OSError as error:
         raise CommandError(f"{path}: cannot read the {what}: {error.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise CommandError(f"{path}: the {what} is not {'YAML' if as_yaml else 'JSON'}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path}: the {what} is not UTF-8 text: {error.reason} at byte {error.start}") from None
+    if len(text) > max_chars:
+        raise CommandError(f"{path}: the {what} is longer than {max_chars:,} characters; at most {max_chars:,} are "
+                           "accepted (PROTOCOL_MAX_CHARS)", returncode=1)
+    try:
+        return read_protocol_text(text, format_of(path))
+    except ProtocolTextError as refused:
+        raise CommandError(f"{path}: the {what} {refused.reason}", returncode=1) from None
 
 
 class Command(BaseCommand):

@@ -13,7 +13,8 @@ from pathlib import Path
 import orjson
 
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
-from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError, load_protocol
+from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
+from annotator.projects.protocol_reading import load_protocol_bounded
 from annotator.corpus.imports.importers import MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, canonical_paths, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from annotator.corpus.imports.importers.reading import refuse_deep
 from annotator.corpus.imports.importers.segmenting import record_language, refuse_bad_units, studio_units
@@ -301,7 +302,7 @@ def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
     if not isinstance(obj, dict) or set(obj) != {"protocol"}:
         return None  # a turn that happens to have a "protocol" field first: read as a turn
     try:
-        return load_protocol(obj["protocol"])
+        return load_protocol_bounded(obj["protocol"])  # the limits of every route (PROTOCOL_MAX_CHARS, _DEPTH)
     except ProtocolDocumentError as refused:
         problems = "; ".join(f"{where}: {message}" for where, message in refused.problems)
         raise ImportFormatError(name or path.name, "line 1", "protocol", f"the protocol document does not hold: {problems}") from None
