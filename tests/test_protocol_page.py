@@ -161,3 +161,17 @@ def test_a_label_left_unchosen_is_named_as_missing(project, lead):
     assert "<code>/label_mapping/invented</code> label &#x27;invented&#x27; of the current version needs a mapping" \
         in answer.content.decode()
     assert Project.objects.get(pk=project.pk).protocol_version_id is None
+
+
+def test_the_editor_takes_yaml_as_a_loaded_file_leaves_it(project, lead):
+    """The page loads a chosen .yaml file into the editor as it is; the preview and the set read it as YAML."""
+    import yaml
+
+    text = yaml.safe_dump(FACE4RAG.document, allow_unicode=True, sort_keys=False)
+    preview = lead.post(reverse("project_protocol_preview", args=[project.slug]),
+                        {"source": "edited", "document": text, "document_format": "yaml"}).content.decode()
+    assert json.loads(unescape(preview.split('data-description="')[1].split('"')[0])) == FACE4RAG.describe()
+    assert lead.post(page(project), {"source": "edited", "document": text}).status_code == 302  # read as YAML
+    assert Project.objects.get(pk=project.pk).protocol_version.document == FACE4RAG.document
+    refused = lead.post(page(project), {"source": "edited", "document": "name: [unclosed", "document_format": "yaml"})
+    assert refused.status_code == 400 and "not YAML" in refused.content.decode()

@@ -51,3 +51,28 @@ def test_a_lead_walks_the_preview_with_the_keys_and_it_follows_the_editor(page_f
     page.locator("#id_document").fill('{"id": "x"}')
     expect(page.get_by_test_id("preview-problems")).to_contain_text("'name' is a required property")
     assert not violations, violations
+
+
+def test_a_chosen_file_is_loaded_into_the_editor_and_previewed_and_set_only_on_confirmation(page_for, tmp_path):
+    """Issue 41, item 4: choosing a file does not set it; the editor and the walkable preview show it first."""
+    import yaml
+
+    from annotator.models import Project
+
+    project = ProjectFactory()
+    lead = member(project, Role.LEAD)
+    face4rag = load_shipped("face4rag")
+    upload = tmp_path / "face4rag.yaml"
+    upload.write_text(yaml.safe_dump(face4rag.document, allow_unicode=True, sort_keys=False))
+    page = page_for(lead)
+    page.set_default_timeout(60_000)
+    page.goto(f"/p/{project.slug}/protocol/")
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence relevant?")
+    page.locator("#id_file").set_input_files(str(upload))
+    expect(page.get_by_test_id("file-loaded")).to_contain_text("face4rag.yaml is in the editor")
+    expect(page.locator("#id_document")).to_have_value(upload.read_text())
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence consistent with the reference?")
+    assert Project.objects.get(pk=project.pk).protocol_version_id is None  # previewed, not set
+    page.get_by_role("button", name="Set the protocol").click()
+    expect(page.get_by_test_id("protocol-current")).to_contain_text(face4rag.name)
+    assert Project.objects.get(pk=project.pk).protocol_version.document == face4rag.document

@@ -20,6 +20,14 @@ def _read(text: str, what: str, format: str = "json"):
         raise ValidationError(f"The {what} {refused.reason}.") from None
 
 
+def document_format(text: str, chosen: str = "") -> str:
+    """The format the editor's text is read in: the one the page set when it loaded a file, else JSON when the
+    text starts with "{" (or "[", or "null": what JSON's own errors then explain), else YAML."""
+    if chosen:
+        return chosen
+    return "json" if text.lstrip()[:1] in ("{", "[", "n", "") else "yaml"
+
+
 class ProtocolForm(forms.Form):
     """A protocol document from a shipped one, an uploaded file or the text area (in that order of choice)."""
 
@@ -28,9 +36,14 @@ class ProtocolForm(forms.Form):
                                initial=EDITED, widget=forms.RadioSelect)
     shipped = forms.ChoiceField(required=False, label="Shipped protocol")
     # The document's length is checked with its reading (PROTOCOL_MAX_CHARS), as on every other route.
-    document = forms.CharField(required=False, strip=False, label="Protocol document (JSON)",
+    document = forms.CharField(required=False, strip=False, label="Protocol document (JSON or YAML)",
                                widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false", "class": "code"}))
-    file = forms.FileField(required=False, label="Or upload a document (.json, or .yaml)")
+    # How the text above is written: set by the page when it loads a chosen file into the editor (a .yaml file
+    # stays YAML there); empty: JSON when the text starts with "{", else YAML.
+    document_format = forms.ChoiceField(required=False, choices=[("", "—"), ("json", "JSON"), ("yaml", "YAML")],
+                                        widget=forms.HiddenInput)
+    file = forms.FileField(required=False, label="Or load a file into the editor (.json, or .yaml): you see it and its "
+                                                 "preview before you set it")
     label_mapping = forms.CharField(
         required=False, max_length=20_000, label="Label mapping (JSON), once the project has annotations",
         help_text='Instead of the selects: for each label of the current version, the new label it carries over to, or null: {"old_label": "new_label", "dropped_label": null}',
@@ -67,7 +80,8 @@ class ProtocolForm(forms.Form):
                 raise ValidationError({"file": error.messages}) from None
         elif cleaned.get("document", "").strip():
             try:
-                cleaned["parsed"] = _read(cleaned["document"], "document")
+                cleaned["parsed"] = _read(cleaned["document"], "document",
+                                          document_format(cleaned["document"], cleaned.get("document_format")))
             except ValidationError as error:
                 raise ValidationError({"document": error.messages}) from None
         else:
@@ -87,6 +101,7 @@ class ProtocolPreviewForm(forms.Form):
     """The text being edited, for the live preview (nothing is saved)."""
 
     document = forms.CharField(required=False, strip=False)  # read within the limits by the view
+    document_format = ProtocolForm.base_fields["document_format"]
     shipped = forms.ChoiceField(required=False)
     source = forms.ChoiceField(required=False, choices=[("", "—"), *ProtocolForm.base_fields["source"].choices])
 

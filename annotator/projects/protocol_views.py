@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from ..access import access_project_as_lead
 from ..views.common import bad_request
 from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
-from .forms import ProtocolForm, ProtocolPreviewForm
+from .forms import ProtocolForm, ProtocolPreviewForm, document_format
 from .protocol_mapping import MAPPING_FIELD, mapping_rows
 from .protocol_reading import read_protocol_text
 from .protocol_services import protocol_set
@@ -62,7 +62,8 @@ def protocol_preview(request, slug):
         if form.cleaned_data["source"] == ProtocolForm.SHIPPED and form.cleaned_data["shipped"]:
             document = json.loads((PROTOCOLS_DIR / f"{form.cleaned_data['shipped']}.json").read_text())
         else:
-            document = read_protocol_text(form.cleaned_data["document"] or "null")
+            text = form.cleaned_data["document"] or "null"
+            document = read_protocol_text(text, document_format(text, form.cleaned_data.get("document_format")))
         new = load_protocol(document)
         description = new.describe()
         if project_has_annotations(project):  # a new version: the lead says where each label's meaning carries over

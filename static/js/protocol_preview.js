@@ -77,6 +77,33 @@ function start() {
     });
   }
 
+  // A chosen file is loaded into the editor, not sent: the preview then shows it, and it is set only when the lead
+  // presses "Set the protocol" (the text is what is sent, as read from the file; a .yaml file stays YAML).
+  function loadChosenFile(input) {
+    const file = input.files && input.files[0];
+    const editor = document.getElementById("id_document");
+    if (!file || !editor) { return; }
+    file.text().then((text) => {
+      editor.value = text;
+      const format = document.getElementById("id_document_format");
+      if (format) { format.value = /\.ya?ml$/i.test(file.name) ? "yaml" : "json"; }
+      const edited = document.querySelector('input[name=source][value=edited]');
+      if (edited) { edited.checked = true; }
+      input.value = "";  // what is set is the editor's text, previewed
+      const said = document.getElementById("file-loaded");
+      if (said) { said.textContent = file.name + " is in the editor and its preview; nothing is set until you press Set the protocol."; said.hidden = false; }
+      editor.dispatchEvent(new Event("input", { bubbles: true }));
+    });
+  }
+
+  document.addEventListener("change", (event) => {
+    if (event.target && event.target.id === "id_file") { loadChosenFile(event.target); }
+  });
+  // Typing in the editor makes it the document again: its format is read from the text, not the file's name.
+  document.addEventListener("input", (event) => {
+    const format = document.getElementById("id_document_format");
+    if (event.isTrusted && event.target && event.target.id === "id_document" && format) { format.value = ""; }
+  });
   document.addEventListener("DOMContentLoaded", () => init(document));
   document.addEventListener("htmx:load", (event) => init(event.detail.elt));
 }
