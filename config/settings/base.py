@@ -68,6 +68,8 @@ MIDDLEWARE = [
     # django-csp's, with the header built once per policy (annotator/middleware.py).
     "annotator.middleware.StaticPolicyCSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A job the broker refused: 503 with the reason, not a 500 (annotator.queue, annotator/middleware.py).
+    "annotator.middleware.BrokerUnavailableMiddleware",
     # Last: it turns a locked-out sign-in into the lock-out answer (annotator.auth_backend.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]

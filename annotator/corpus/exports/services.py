@@ -24,7 +24,8 @@ def export_job_create(project, fmt: str, user) -> ExportJob:
     if refusal := format_refusal(project, fmt):
         raise ValueError(refusal)
     job = ExportJob.objects.create(project=project, format=fmt, created_by=user)
-    task_send_after_commit("annotator.export_job_run", job.pk)
+    # A broker that refuses it marks the job failed with the reason and raises BrokerUnavailable (answered 503).
+    task_send_after_commit("annotator.export_job_run", job.pk, job=ExportJob.objects.filter(pk=job.pk))
     return job
 
 

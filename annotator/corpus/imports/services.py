@@ -29,7 +29,7 @@ from annotator.corpus.imports.importers.jsonl import protocol_header
 from annotator.models import ImportBatch, Project
 from annotator.corpus.imports.reading import file_sha256, parse_files
 from annotator.corpus.imports.records import Progress, records_import
-from annotator.queue import task_send_after_commit
+from annotator.queue import BrokerUnavailable, task_send_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -175,6 +175,8 @@ def import_batch_start(project: Project, kind: str, upload, second_upload=None, 
     The caller has checked the files (``importers.uploads.uploads_problems``). They are stored
     in the private storage under unguessable names; the batch keeps their original names. The
     job starts after commit; if the batch cannot be saved, the files stored for it are deleted.
+    A broker that refuses the job leaves the batch failed with the reason and raises
+    ``BrokerUnavailable`` (the views answer 503).
     """
     files = [upload] + ([second_upload] if second_upload else [])
     batch = ImportBatch(project=project, kind=kind, filename=", ".join(Path(f.name).name for f in files),
@@ -185,6 +187,8 @@ def import_batch_start(project: Project, kind: str, upload, second_upload=None, 
         with transaction.atomic():
             batch.save()
             import_batch_enqueue(batch)
+    except BrokerUnavailable:
+        raise  # the batch is kept, failed with the reason, its files with it (as any failed import's)
     except BaseException:
         upload_files_delete(batch)
         raise
@@ -199,7 +203,7 @@ def upload_files_delete(batch: ImportBatch) -> None:
 
 
 def import_batch_enqueue(batch: ImportBatch) -> None:
-    task_send_after_commit("annotator.import_batch_run", batch.pk)
+    task_send_after_commit("annotator.import_batch_run", batch.pk, job=ImportBatch.objects.filter(pk=batch.pk))
 
 
 def _finish(batch, summary):
