@@ -233,6 +233,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# An import's or export's worker renews its lease this often (a third of it); a job whose lease lapsed is taken
+# up by another worker's watchdog within half a lease more, or failed once JOB_MAX_ATTEMPTS workers stopped
+# under it (annotator/leases.py). The tests shorten the lease through the environment.
+JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "30"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 
 # --- Cache ------------------------------------------------------------------
 # Shared by the web server and the Celery workers: a job reports its progress
