@@ -17,6 +17,9 @@ every worker re-enqueues a job whose lease lapsed).
   transaction of the dead worker left nothing behind; the next one starts from the beginning.
 - A worker ends a job only if it still holds it (``job_still_held``, inside the job's last transaction): one
   whose lease another took over (it was presumed dead) rolls its work back with ``LeaseLost``.
+
+The row locks are ``FOR NO KEY UPDATE`` on PostgreSQL: a running import's rows point at its batch, which holds
+a key-share lock on the batch's row until the import commits, and a plain ``FOR UPDATE`` would wait for that.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def job_take_up(model, pk: int, owner: str, *, gave_up: str):
     (``gave_up``, the reason recorded, when ``JOB_MAX_ATTEMPTS`` workers already stopped under it)."""
     now = timezone.now()
     with transaction.atomic():
-        job = model.objects.select_for_update().filter(pk=pk).first()
+        job = model.objects.select_for_update(no_key=True).filter(pk=pk).first()
         if job is None or job.status in FINISHED:
             return None
         if job.status == RUNNING and job.lease_owner and job.lease_owner != owner:
@@ -115,7 +118,7 @@ def lease_kept(job, owner: str):
 def job_still_held(model, pk: int, owner: str) -> None:
     """Inside the job's last transaction: raise ``LeaseLost`` if another worker took it over meanwhile (the
     row stays locked until the transaction ends, so nobody takes it over between this and the commit)."""
-    holder = model.objects.select_for_update().filter(pk=pk).values_list("lease_owner", flat=True).first()
+    holder = model.objects.select_for_update(no_key=True).filter(pk=pk).values_list("lease_owner", flat=True).first()
     if holder != owner:
         raise LeaseLost(f"{model._meta.verbose_name} {pk} is now run by {holder or 'nobody'}")
 
@@ -137,7 +140,7 @@ def jobs_orphaned(model, *, gave_up: str) -> list[int]:
     resend = []
     for seen in lapsed:
         with transaction.atomic():
-            job = model.objects.select_for_update().filter(
+            job = model.objects.select_for_update(no_key=True).filter(
                 pk=seen.pk, status=RUNNING, lease_owner=seen.lease_owner, lease_until__lt=now).first()
             if job is None or lease_alive(job):
                 continue  # taken up or renewed meanwhile
