@@ -86,7 +86,8 @@ def job_take_up(model, pk: int, owner: str, *, gave_up: str):
 
 
 def _fail(job, reason: str) -> None:
-    job.status, job.error, job.finished_at, job.lease_owner, job.lease_until = "failed", reason, timezone.now(), "", None
+    job.status, job.error, job.finished_at = "failed", reason, timezone.now()
+    job.lease_owner, job.lease_until = "", None
     job.save(update_fields=["status", "error", "finished_at", "lease_owner", "lease_until"])
     logger.warning("%s %s failed: %s", job._meta.verbose_name, job.pk, reason)
 
