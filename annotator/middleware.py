@@ -115,12 +115,17 @@ class BrokerUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
+        from django.contrib.messages import get_messages
         from django.template.loader import render_to_string
 
         from annotator.queue import BrokerUnavailable
 
         if not isinstance(exception, BrokerUnavailable):
             return None
+        # A view that ran to its end before the commit said the job was queued (the admin's "Import #n is
+        # queued"): that message must not greet the person on their next page. Reading the messages drops them.
+        for _message in get_messages(request):
+            pass
         if request.path.startswith("/api/"):
             return JsonResponse({"status": 503, "code": "broker_unavailable", "detail": str(exception)}, status=503)
         if getattr(request, "htmx", False):

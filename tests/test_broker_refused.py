@@ -91,6 +91,8 @@ def test_the_admin_add_import_batch_answers_503(client, broker_refuses):
     response = client.post(reverse("admin:annotator_importbatch_add"),
                            {"project": project.pk, "kind": "jsonl", "upload": jsonl_upload()})
     assert_refused_and_failed(response, ImportBatch.objects.get(project=project))
+    # The admin had said "Import #n … is queued" before the commit: not on the next page.
+    assert "is queued" not in client.get(reverse("admin:annotator_importbatch_changelist")).content.decode()
 
 
 def test_the_api_upload_answers_503_in_the_api_error_shape(broker_refuses):
