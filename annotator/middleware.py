@@ -4,7 +4,7 @@ from csp.constants import HEADER, HEADER_REPORT_ONLY
 from csp.middleware import CheckableLazyObject, CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.functional import SimpleLazyObject, empty
 
 NUL_IN_QUERY = "A query parameter contains a NUL character (\\u0000), which no field of this site accepts."
@@ -96,3 +96,39 @@ class UnwrapEvaluatedUserMiddleware:
         if isinstance(user, SimpleLazyObject) and user._wrapped is not empty:
             request.user = user._wrapped
         return None
+
+
+class BrokerUnavailableMiddleware:
+    """Answer 503 with the reason when a view's job could not be queued (``annotator.queue.BrokerUnavailable``).
+
+    Every route that starts a job (an import on the project page or in the admin, an export, an auto-label or
+    extraction job) sends it inside the request, after its commit; a broker that refuses the message raised
+    out of the view as a 500, and the job stayed "pending" for ever. The job is marked failed with the reason
+    by then (``annotator.queue``); here the person is told, whatever the page. The API answers in its own error
+    shape (``api.exceptions``) before this is reached.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from django.contrib.messages import get_messages
+        from django.template.loader import render_to_string
+
+        from annotator.queue import BrokerUnavailable
+
+        if not isinstance(exception, BrokerUnavailable):
+            return None
+        # A view that ran to its end before the commit said the job was queued (the admin's "Import #n is
+        # queued"): that message must not greet the person on their next page. Reading the messages drops them.
+        for _message in get_messages(request):
+            pass
+        if request.path.startswith("/api/"):
+            return JsonResponse({"status": 503, "code": "broker_unavailable", "detail": str(exception)}, status=503)
+        if getattr(request, "htmx", False):
+            return HttpResponse(str(exception), status=503, content_type="text/plain; charset=utf-8")
+        return HttpResponse(render_to_string("errors/broker_unavailable.html", {"reason": str(exception)}),
+                            status=503)

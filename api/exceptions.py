@@ -19,6 +19,13 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from annotator.domain.protocol_document import ProtocolError
+from annotator.queue import BrokerUnavailable
+
+
+class ServiceUnavailable(exceptions.APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The service cannot do this right now; try again in a moment."
+    default_code = "broker_unavailable"
 
 
 class Conflict(exceptions.APIException):
@@ -91,6 +98,9 @@ def _translate(exc):
         return exceptions.ValidationError(detail)
     if isinstance(exc, ProtocolError):
         return exceptions.ValidationError({"answer": [str(exc)]})
+    if isinstance(exc, BrokerUnavailable):
+        # The job was not queued (the broker refused it) and is recorded as failed with this reason.
+        return ServiceUnavailable(str(exc))
     if isinstance(exc, Http404):
         return exceptions.NotFound()
     if isinstance(exc, DjangoPermissionDenied):

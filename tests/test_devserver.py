@@ -1,4 +1,5 @@
-"""`manage.py devserver`: web server and worker come up, the URL answers, Ctrl-C stops every child."""
+"""`manage.py devserver`: web server and worker come up, the URL answers, a killed worker is started again while the
+site keeps serving, Ctrl-C stops every child."""
 
 import os
 import signal
@@ -8,6 +9,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -22,7 +24,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
+def devserver_start(tmp_path):
+    """`manage.py devserver` as `make run` starts it, on a database of the test's own; returns (process, port)."""
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "VAR_DIR": str(tmp_path / "var"),
            "CELERY_BROKER_URL": "filesystem://", "CACHE_URL": ""}
     env.pop("TEST_DATABASE_NAME", None)
@@ -41,6 +44,26 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
         [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
          "os.execv(sys.argv[1], sys.argv[1:])", *argv],
         cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    return process, port
+
+
+def child_pids(process):
+    return [int(line.split()[0]) for line in subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(process.pid)], capture_output=True, text=True).stdout.splitlines()]
+
+
+def devserver_stop(process):
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(60)
+    except subprocess.TimeoutExpired:
+        process.terminate()  # not left running beside the rest of the suite (SIGTERM stops its children)
+        process.wait(30)
+        raise
+
+
+def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
+    process, port = devserver_start(tmp_path)
     try:
         wait_until(lambda: "Press Ctrl-C to stop." in (tmp_path / "out.txt").read_text(), timeout=90,
                    message="devserver banner")
@@ -55,19 +78,39 @@ def test_devserver_serves_and_stops_its_children_on_ctrl_c(tmp_path):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/")
         assert not_found.value.code in (302, 404)
         assert b"URLconf" not in not_found.value.read()  # no debug page listing every URL
-        children = [int(line.split()[0]) for line in subprocess.run(
-            ["ps", "-o", "pid=", "--ppid", str(process.pid)], capture_output=True, text=True).stdout.splitlines()]
+        children = child_pids(process)
         assert len(children) == 2  # web server and worker
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(60)
-        except subprocess.TimeoutExpired:
-            process.terminate()  # not left running beside the rest of the suite (SIGTERM stops its children)
-            process.wait(30)
-            raise
+        devserver_stop(process)
     assert "Stopped the web server, the worker" in (tmp_path / "out.txt").read_text()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in children):
         time.sleep(0.2)
     assert not [pid for pid in children if os.path.exists(f"/proc/{pid}")]
+
+
+def test_a_killed_worker_is_started_again_and_the_site_keeps_serving(tmp_path):
+    process, port = devserver_start(tmp_path)
+    out = tmp_path / "out.txt"
+    worker_log = tmp_path / "var" / "devserver-worker.log"
+    try:
+        wait_until(lambda: "Press Ctrl-C to stop." in out.read_text(), timeout=90, message="devserver banner")
+        wait_until(lambda: "ready." in worker_log.read_text(), timeout=60, message="the worker to be ready")
+        [worker] = [pid for pid in child_pids(process) if b"celery" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+        [web] = [pid for pid in child_pids(process) if pid != worker]
+        os.kill(worker, signal.SIGKILL)
+
+        wait_until(lambda: "starting it again" in out.read_text(), timeout=30, message="the restart on the console")
+        console = out.read_text()
+        assert "the worker process stopped (exit -9)" in console
+        wait_until(lambda: len(child_pids(process)) == 2 and worker not in child_pids(process), timeout=30,
+                   message="a new worker process")
+        assert process.poll() is None and web in child_pids(process)
+        # Its log says why it starts again, and the new worker comes up after that line.
+        wait_until(lambda: "ready." in worker_log.read_text().split("starting it again")[-1], timeout=60,
+                   message="the new worker to be ready")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/") as response:
+            assert response.status == 200
+    finally:
+        devserver_stop(process)
+    assert "Stopped the web server, the worker" in out.read_text()

@@ -39,6 +39,11 @@ class ImportBatch(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The worker running it and until when it is presumed alive (annotator/leases.py); how many workers took it up.
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Workers that took it up (one, unless a worker died under it).")
 
     class Meta:
         ordering = ["-created_at"]

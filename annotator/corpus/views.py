@@ -21,6 +21,7 @@ from ..models import ExportJob, ImportBatch, Turn
 from annotator.corpus.imports import selectors
 from annotator.corpus.exports.services import export_job_create, export_job_progress
 from annotator.corpus.imports.services import import_batch_progress, import_batch_start
+from ..leases import job_lease_lapsed
 from ..templatetags.import_tags import import_file_names
 from ..views.common import bad_request, blind_refusal
 
@@ -100,7 +101,7 @@ def import_status(request, slug, batch_id):
     project = access_project_as_lead(request.user, slug)
     batch = get_object_or_404(ImportBatch, pk=batch_id, project=project)
     context = {"project": project, "batch": batch, "progress": import_batch_progress(batch),
-               "no_worker": job_waits_for_a_worker(batch)}
+               "no_worker": job_waits_for_a_worker(batch), "worker_stopped": job_lease_lapsed(batch)}
     if request.htmx:
         return render(request, "data/partials/import_status.html", context)
     return render(request, "data/import_status.html", context)
@@ -128,7 +129,8 @@ def export_job_status(request, slug, job_id):
     job.progress = export_job_progress(job)
     percent = 100 if job.status == ExportJob.Status.DONE else (
         round(100 * job.progress / job.total) if job.total else 0)
-    context = {"project": project, "job": job, "percent": percent, "no_worker": job_waits_for_a_worker(job)}
+    context = {"project": project, "job": job, "percent": percent, "no_worker": job_waits_for_a_worker(job),
+               "worker_stopped": job_lease_lapsed(job)}
     if request.htmx:
         return render(request, "data/partials/export_job_status.html", context)
     return render(request, "data/export_job_status.html", context)

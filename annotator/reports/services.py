@@ -6,7 +6,7 @@ import time
 
 from django.core.cache import cache
 
-from annotator.queue import task_send_after_commit
+from annotator.queue import BrokerUnavailable, task_send_after_commit
 
 # A refresh no worker has finished after this long (no worker running, or it died) is done by the page
 # itself on the next full view: an older report is never shown for longer than that.
@@ -18,7 +18,11 @@ def report_refresh_request(project, version: str) -> bool:
     key = f"reports-refresh:{project.pk}:{version}"
     now = time.time()
     if cache.add(key, now, timeout=3600):
-        task_send_after_commit("annotator.reports_refresh", project.pk)
+        try:
+            task_send_after_commit("annotator.reports_refresh", project.pk)
+        except BrokerUnavailable:  # no worker will compute it: the page does, and asks again next time
+            cache.delete(key)
+            return False
         return True
     asked = cache.get(key)
     return asked is not None and now - asked < REFRESH_PATIENCE_SECONDS

@@ -93,7 +93,7 @@ def extraction_job_prepare(job: ExtractionJob) -> ExtractionJob:
 
 
 def extraction_job_enqueue(job_id: int):
-    task_send_after_commit("autolabel.extract_triplets", job_id)
+    task_send_after_commit("autolabel.extract_triplets", job_id, job=ExtractionJob.objects.filter(pk=job_id))
 
 
 def extraction_job_cancel(job: ExtractionJob) -> ExtractionJob:

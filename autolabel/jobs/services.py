@@ -132,7 +132,7 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
 
 
 def job_enqueue(job_id: int):
-    task_send("autolabel.run_job", job_id)
+    task_send("autolabel.run_job", job_id, job=AutoLabelJob.objects.filter(pk=job_id))  # refused: failed, 503
 
 
 def job_cancel(job: AutoLabelJob) -> AutoLabelJob:

@@ -68,6 +68,8 @@ MIDDLEWARE = [
     # django-csp's, with the header built once per policy (annotator/middleware.py).
     "annotator.middleware.StaticPolicyCSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A job the broker refused: 503 with the reason, not a 500 (annotator.queue, annotator/middleware.py).
+    "annotator.middleware.BrokerUnavailableMiddleware",
     # Last: it turns a locked-out sign-in into the lock-out answer (annotator.auth_backend.lockout_response).
     "axes.middleware.AxesMiddleware",
 ]
@@ -236,6 +238,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# An import's or export's worker renews its lease this often (a third of it); a job whose lease lapsed is taken
+# up by another worker's watchdog within half a lease more, or failed once JOB_MAX_ATTEMPTS workers stopped
+# under it (annotator/leases.py). The tests shorten the lease through the environment.
+JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "30"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 
 # --- Cache ------------------------------------------------------------------
 # Shared by the web server and the Celery workers: a job reports its progress

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
@@ -29,9 +30,15 @@ from annotator.corpus.imports.importers.jsonl import protocol_header
 from annotator.models import ImportBatch, Project
 from annotator.corpus.imports.reading import file_sha256, parse_files
 from annotator.corpus.imports.records import Progress, records_import
-from annotator.queue import task_send_after_commit
+from annotator.leases import (LeaseLost, job_release, job_still_held, job_take_up, jobs_orphaned, lease_kept,
+                              lease_owner)
+from annotator.queue import BrokerUnavailable, task_send_after_commit
 
 logger = logging.getLogger(__name__)
+
+IMPORT_GAVE_UP = ("The worker running this import stopped {} times before it finished (killed, or out of memory?): "
+                  "nothing was imported (an import is all or nothing). The workers' logs say more; upload the file "
+                  "again to retry.")
 
 
 def import_files(
@@ -84,13 +91,15 @@ def import_run(
     batch: ImportBatch | None = None,
     progress: Progress | None = None,
     display_names: list[str] | None = None,
+    owner: str | None = None,
 ) -> tuple[ImportSummary, ImportBatch | None]:
     """Import files as one ImportBatch (the unit of per-batch filters and reports).
 
     Without ``batch`` (command line) a batch is created, and dropped again when
     the import changed nothing, so that re-importing a file leaves the database
-    exactly as it was. With ``batch`` (an upload job) its status, summary and
-    error are updated. Raises ImportFormatError after marking the batch failed.
+    exactly as it was. With ``batch`` (an upload job, held by the worker ``owner``)
+    its summary and error are updated. Raises ImportFormatError after marking the
+    batch failed.
     """
     paths = [Path(p) for p in paths]
     names = display_names or [p.name for p in paths]
@@ -107,21 +116,25 @@ def import_run(
                 return summary, None
             _finish(batch, summary)
         return summary, batch
-    batch.status = ImportBatch.Status.RUNNING
     batch.sha256 = batch.sha256 or file_sha256(paths)
-    batch.save(update_fields=["status", "sha256"])
+    ImportBatch.objects.filter(pk=batch.pk).update(sha256=batch.sha256)
     if progress is not None:
         progress(0, 0)
     try:
-        summary = import_files(project, kind, paths, batch=batch, actor=actor, progress=progress,
-                               display_names=names)
+        # The records and the batch's "done" in one transaction, and only while this worker holds the batch:
+        # a worker presumed dead whose batch another took over rolls its import back (LeaseLost).
+        with transaction.atomic():
+            summary = import_files(project, kind, paths, batch=batch, actor=actor, progress=progress,
+                                   display_names=names)
+            if owner is not None:
+                job_still_held(ImportBatch, batch.pk, owner)
+            _finish(batch, summary)
     except (ImportFormatError, ValueError) as exc:
-        batch.status = ImportBatch.Status.FAILED
-        batch.error = str(exc)
-        batch.finished_at = timezone.now()
-        batch.save(update_fields=["status", "error", "finished_at"])
+        ImportBatch.objects.filter(pk=batch.pk, **({"lease_owner": owner} if owner else {})).update(
+            status=ImportBatch.Status.FAILED, error=str(exc), finished_at=timezone.now(), lease_owner="",
+            lease_until=None)
+        batch.refresh_from_db()
         raise
-    _finish(batch, summary)
     return summary, batch
 
 
@@ -129,11 +142,18 @@ def import_progress_key(batch: ImportBatch) -> str:
     return f"import-progress:{batch.pk}:{batch.created_at.timestamp():.6f}"
 
 
-def import_batch_execute(batch_id: int) -> ImportBatch:
-    """Run an uploaded ImportBatch (the Celery job's body); failures end up in ``batch.error``."""
-    batch = ImportBatch.objects.select_related("project", "created_by").get(pk=batch_id)
-    if batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED):
-        return batch  # a redelivered job does not run twice
+def import_batch_execute(batch_id: int, owner: str | None = None) -> ImportBatch | None:
+    """Run an uploaded ImportBatch (the Celery job's body); failures end up in ``batch.error``.
+
+    The worker takes the batch up first (``annotator.leases``): a batch that is finished, or held by a live
+    worker, is left alone (None). While it imports, its lease is renewed; killed, it leaves no record behind
+    (one transaction) and its batch is taken up again by another worker, or failed after JOB_MAX_ATTEMPTS.
+    """
+    owner = owner or lease_owner()
+    batch = job_take_up(ImportBatch, batch_id, owner, gave_up=IMPORT_GAVE_UP.format(settings.JOB_MAX_ATTEMPTS))
+    if batch is None:
+        return None
+    batch = ImportBatch.objects.select_related("project", "created_by").get(pk=batch.pk)
     paths = [batch.upload.path] + ([batch.second_upload.path] if batch.second_upload else [])
     names = [name.strip() for name in batch.filename.split(",")]
     if len(names) != len(paths):
@@ -144,15 +164,18 @@ def import_batch_execute(batch_id: int) -> ImportBatch:
         cache.set(key, (done, total), timeout=24 * 3600)
 
     try:
-        import_run(batch.project, batch.kind, paths, batch=batch, actor=batch.created_by, progress=progress,
-                   display_names=names)
+        with lease_kept(batch, owner):
+            import_run(batch.project, batch.kind, paths, batch=batch, actor=batch.created_by, progress=progress,
+                       display_names=names, owner=owner)
     except (ImportFormatError, ValueError):
         pass  # import_run recorded the error on the batch
+    except LeaseLost as lost:
+        logger.warning("import batch %s: %s; this worker's import was rolled back", batch.pk, lost)
+        return None
     except Exception as exc:
         logger.exception("import batch %s failed", batch.pk)
-        ImportBatch.objects.filter(pk=batch.pk).update(
-            status=ImportBatch.Status.FAILED, error=f"internal error: {exc}", finished_at=timezone.now()
-        )
+        job_release(ImportBatch, batch.pk, owner, status=ImportBatch.Status.FAILED, error=f"internal error: {exc}",
+                    finished_at=timezone.now())
     finally:
         cache.delete(key)
     batch.refresh_from_db()
@@ -175,6 +198,8 @@ def import_batch_start(project: Project, kind: str, upload, second_upload=None, 
     The caller has checked the files (``importers.uploads.uploads_problems``). They are stored
     in the private storage under unguessable names; the batch keeps their original names. The
     job starts after commit; if the batch cannot be saved, the files stored for it are deleted.
+    A broker that refuses the job leaves the batch failed with the reason and raises
+    ``BrokerUnavailable`` (the views answer 503).
     """
     files = [upload] + ([second_upload] if second_upload else [])
     batch = ImportBatch(project=project, kind=kind, filename=", ".join(Path(f.name).name for f in files),
@@ -185,6 +210,8 @@ def import_batch_start(project: Project, kind: str, upload, second_upload=None, 
         with transaction.atomic():
             batch.save()
             import_batch_enqueue(batch)
+    except BrokerUnavailable:
+        raise  # the batch is kept, failed with the reason, its files with it (as any failed import's)
     except BaseException:
         upload_files_delete(batch)
         raise
@@ -199,7 +226,7 @@ def upload_files_delete(batch: ImportBatch) -> None:
 
 
 def import_batch_enqueue(batch: ImportBatch) -> None:
-    task_send_after_commit("annotator.import_batch_run", batch.pk)
+    task_send_after_commit("annotator.import_batch_run", batch.pk, job=ImportBatch.objects.filter(pk=batch.pk))
 
 
 def _finish(batch, summary):
@@ -208,7 +235,14 @@ def _finish(batch, summary):
     batch.progress = batch.total = summary.turns + summary.duplicates
     batch.finished_at = timezone.now()
     batch.error = ""
-    batch.save(update_fields=["status", "summary", "progress", "total", "finished_at", "error"])
+    batch.lease_owner, batch.lease_until = "", None
+    batch.save(update_fields=["status", "summary", "progress", "total", "finished_at", "error", "lease_owner",
+                              "lease_until"])
 
+
+
+def import_batches_orphaned() -> list[int]:
+    """Running batches whose worker died: released for another worker (the ids, to send again) or failed."""
+    return jobs_orphaned(ImportBatch, gave_up=IMPORT_GAVE_UP.format(settings.JOB_MAX_ATTEMPTS))
 
 __all__ = ["ImportFormatError", "ImportSummary", "file_sha256", "import_files", "import_run", "parse_files", "records_import"]

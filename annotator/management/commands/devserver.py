@@ -1,4 +1,9 @@
-"""One command for a developer or a demo: web server + Celery worker (+ baseline LLM server)."""
+"""One command for a developer or a demo: web server + Celery worker (+ baseline LLM server).
+
+The web server is the site: if it stops, everything stops. The worker and the LLM server are helpers: one
+that stops is started again (said on the console and in its log), and the site keeps serving; a job its
+worker was running is taken up again by the new worker once its lease lapses (docs/reliability.md).
+"""
 
 import json
 import os
@@ -13,11 +18,19 @@ from django.conf import settings
 from django.core.management import get_commands, load_command_class
 from django.core.management.base import BaseCommand, CommandError
 
+# The processes started again when they stop; the web server is not among them (it is the site).
+RESTARTED = ("worker", "llm")
+# A helper that stops within this many seconds of its start is started again only after a pause that doubles
+# each time (up to RESTART_PAUSE_MAX), so that one that cannot start does not spin.
+QUICK_EXIT_SECONDS = 10
+RESTART_PAUSE_MAX = 30
+
 
 class Command(BaseCommand):
     help = (
         "Start the web server, a Celery worker and, when the run_baseline_llm command exists, the offline "
-        "baseline LLM server; print the URL and the demo logins; stop them all on Ctrl-C."
+        "baseline LLM server; print the URL and the demo logins; start the worker or the LLM server again if it "
+        "stops; stop them all on Ctrl-C."
     )
 
     def add_arguments(self, parser):
@@ -29,15 +42,22 @@ class Command(BaseCommand):
     def handle(self, *args, port, host, concurrency, no_llm, **options):
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         children = []
+        argvs, started_at, pauses = {}, {}, {}
 
-        def start(name, argv):
+        def start(name, argv, replacing=None):
             log = open(settings.VAR_DIR / f"devserver-{name}.log", "ab")
             # The settings this command runs with, named explicitly: the Celery app (and wsgi/asgi) default to
             # production settings, which refuse to start without a SECRET_KEY.
             env = dict(os.environ, PYTHONUNBUFFERED="1", DJANGO_SETTINGS_MODULE=settings.SETTINGS_MODULE)
             process = subprocess.Popen(argv, cwd=settings.BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
                                        start_new_session=True, env=env)
-            children.append((name, process, log.name))
+            log.close()  # the child holds its own copy
+            if replacing is None:
+                children.append((name, process, log.name))
+            else:
+                children[replacing] = (name, process, log.name)
+            argvs[name] = argv
+            started_at[name] = time.monotonic()
             return process
 
         def stop(*_):
@@ -72,9 +92,14 @@ class Command(BaseCommand):
             self.print_banner(host, port, llm_url, children)
             parent = os.getppid()
             while True:
-                for name, process, log in children:
-                    if process.poll() is not None:
+                for index, (name, process, log) in enumerate(children):
+                    if process.poll() is None:
+                        continue
+                    if name not in RESTARTED:
                         raise CommandError(f"the {name} process stopped (exit {process.returncode}); see {log}")
+                    pause = self.say_restart(name, process, log, time.monotonic() - started_at[name], pauses)
+                    time.sleep(pause)
+                    start(name, argvs[name], replacing=index)
                 if os.getppid() != parent:
                     # Whoever started us (e.g. make, killed by a timeout) is gone: stop with it.
                     raise KeyboardInterrupt
@@ -84,6 +109,18 @@ class Command(BaseCommand):
         finally:
             stop()
             self.stdout.write("Stopped the web server, the worker" + (" and the LLM server." if len(children) > 2 else "."))
+
+    def say_restart(self, name, process, log, lived, pauses):
+        """Say on the console and in its log that a stopped helper is started again; returns the pause first."""
+        pause = min(RESTART_PAUSE_MAX, 2 * pauses.get(name, 0.5)) if lived < QUICK_EXIT_SECONDS else 0
+        pauses[name] = pause or 0.5
+        message = (f"the {name} process stopped (exit {process.returncode}) after {lived:.0f} s; "
+                   f"starting it again{f' in {pause:.0f} s' if pause else ''} (its log: {log})")
+        self.stderr.write(self.style.WARNING(f"devserver: {message}"))
+        self.stderr.flush()
+        with open(log, "a") as handle:
+            handle.write(f"\n[devserver {time.strftime('%Y-%m-%d %H:%M:%S')}] {message}\n")
+        return pause
 
     def baseline_llm_argv(self, manage):
         """The baseline server listens where OPENAI_BASE_URL points, when its command takes --port."""
