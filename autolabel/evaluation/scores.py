@@ -111,21 +111,25 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
+def exact_f1(correct: int, predicted: int, gold: int) -> float | None:
+    """F1 from the word counts themselves, unrounded: 2·correct / (predicted + gold), which is the harmonic mean
+    of precision and recall; 0 when nothing gold-positive was found, undefined with no gold-positive words."""
+    if not gold:
+        return None
+    return 2 * correct / (predicted + gold)
+
+
 def f1_from_counts(correct: int, predicted: int, gold: int) -> dict:
-    """Precision, recall and F1 (rounded to 4 places) from word counts, with the conventions above."""
-    precision = _ratio(correct, predicted)
-    recall = _ratio(correct, gold)
-    f1 = None
-    if recall is not None:
-        if precision is None or precision + recall == 0:
-            f1 = 0.0
-        else:
-            f1 = round(2 * precision * recall / (precision + recall), 4)
-    return {"precision": precision, "recall": recall, "f1": f1}
+    """Precision, recall and F1 from word counts, with the conventions above. Each is computed from the counts
+    and rounded to 4 places only here, where it is reported (F1 from rounded P and R drifted by 1e-4)."""
+    f1 = exact_f1(correct, predicted, gold)
+    return {"precision": _ratio(correct, predicted), "recall": _ratio(correct, gold),
+            "f1": None if f1 is None else round(f1, 4)}
 
 
 def macro_f1(f1s) -> float | None:
-    """The macro: the mean of its views' F1 (CogniBench's "Overall": factual and cognitive), undefined if one is."""
+    """The macro: the mean of its views' F1 (CogniBench's "Overall": factual and cognitive), undefined if one is.
+    Give it the unrounded F1s (``exact_f1``); it rounds once."""
     f1s = list(f1s)
     if not f1s or any(f1 is None for f1 in f1s):
         return None
@@ -136,7 +140,8 @@ def item_flags(protocol, item: Item, threshold: int) -> dict[str, tuple[bool, bo
     """Per view of the protocol, (gold positive, predicted positive) of one sentence at one threshold."""
     read = scoring(protocol)
     decided = decision(item.votes, threshold, protocol)
-    return {view.id: (item.gold in view.positive, read.predicted_positive(view, decided)) for view in read.views}
+    return {view.id: (item.gold in view.positive, read.in_scope(view, item.gold) and read.predicted_positive(view, decided))
+            for view in read.views}
 
 
 def _scores(protocol, items: Iterable[Item], predicted) -> dict:
@@ -158,7 +163,9 @@ def _scores(protocol, items: Iterable[Item], predicted) -> dict:
             "correct_words": t["tp"], "predicted_words": t["predicted"], "gold_words": t["gold"],
         }
     if read.macro_id:
-        scores[read.macro_id] = {"f1": macro_f1(scores[view]["f1"] for view in read.macro_views),
+        exact = {view: exact_f1(totals[view]["tp"], totals[view]["predicted"], totals[view]["gold"])
+                 for view in read.macro_views}
+        scores[read.macro_id] = {"f1": macro_f1(exact.values()),
                                  **{f"{view}_f1": scores[view]["f1"] for view in read.macro_views}}
     if read.pooled and LEGACY_POOLED not in scores:
         scores[LEGACY_POOLED] = scores[read.pooled]
@@ -171,8 +178,9 @@ def detection_scores(protocol, items: Iterable[Item], threshold: int) -> dict:
 
 
 def _flag_all(protocol, flag: bool):
-    views = scoring(protocol).views
-    return lambda item: {view.id: (item.gold in view.positive, flag) for view in views}
+    read = scoring(protocol)
+    return lambda item: {view.id: (item.gold in view.positive, flag and read.in_scope(view, item.gold))
+                         for view in read.views}
 
 
 def baseline_scores(protocol, items: Sequence[Item]) -> dict:
@@ -238,7 +246,10 @@ def evaluate(protocol, items: Sequence[Item], samples: int, threshold: int) -> d
         "words": sum(item.words for item in items),
         "samples": samples,
         "threshold": threshold,
-        "views": [{"id": view, "name": read.names[view]} for view in read.view_ids],
+        # A view's scope (the gold labels it counts) when narrower than every label, else None.
+        "views": [{"id": view.id, "name": read.names[view.id],
+                   "scope": [label for label in read.labels if label in view.scope] if read.narrow(view) else None}
+                  for view in read.views],
         "macro": {"id": read.macro_id, "name": read.names[read.macro_id], "views": list(read.macro_views)}
         if read.macro_id else None,
         "thresholds": {t: detection_scores(protocol, items, t) for t in range(1, max(samples, 1) + 1)},
