@@ -217,3 +217,70 @@ def test_an_export_carries_the_stage_one_answer_and_round_trips_pre_labels(tmp_p
     call_command("export_gold", "--project", "copy", "--format", "jsonl", "--out", str(second), stdout=StringIO())
     assert second.read_bytes() == first.read_bytes()
     assert protocol_for(Project.objects.get(slug="copy")) == protocol_for(project)
+
+
+# --- item 9: per-step agreement after a version change; the version the evaluation's figures are in ------------
+
+def _shared_degree_version() -> dict:
+    """Version 2 of the RAGTruth-like protocol: one "evident or subtle?" step after conflict and after baseless,
+    so its labels evident and subtle are each reached by two paths (through conflict and through baseless)."""
+    document = json.loads(json.dumps(RAGTRUTH_LIKE))
+    document["version"] = 2
+    document["modes"] = ["sequential"]  # a label reached by two paths cannot be picked at once
+    nature = next(step for step in document["steps"] if step["id"] == "nature")
+    for answer in nature["answers"]:
+        answer["next"] = "degree"
+    document["steps"] = [step for step in document["steps"] if not step["id"].endswith("_degree")] + [
+        {"id": "degree", "question": "Evident or subtle?", "definition": "", "guideline": "", "answers": [
+            {"value": "evident", "label": "Evident", "key": "1", "yn": "", "yields": "evident"},
+            {"value": "subtle", "label": "Subtle", "key": "2", "yn": "", "yields": "subtle"}]}]
+    document["labels"] = document["labels"][:2] + [
+        {"id": "evident", "name": "Evident", "definition": "", "examples": [], "colour": "#c62828", "key": "3"},
+        {"id": "subtle", "name": "Subtle", "definition": "", "examples": [], "colour": "#ef6c00", "key": "4"}]
+    document["groups"] = {"hallucination": ["evident", "subtle"], "families": [],
+                          "evaluation": {"views": [{"id": "any", "name": "any", "positive": ["evident", "subtle"]}]},
+                          "agreement_steps": ["claim", "supported", "nature", "degree"], "stage_two_steps": ["degree"],
+                          "severity": [], "error_type": []}
+    return document
+
+
+V2_MAPPING = {"no_claim": "no_claim", "supported": "supported", "evident_conflict": "evident",
+              "evident_baseless": "evident", "subtle_conflict": "subtle", "subtle_baseless": "subtle"}
+
+
+def test_per_step_agreement_says_how_many_sentences_a_step_left_out_after_a_version_change(client):
+    from tests.factories_workspace import annotators, numbered_sentences, project_with_turns
+    from tests.test_protocol_versions_counted import label_turn
+
+    project, _ = project_with_turns(1, sentences=numbered_sentences(4), overlap=2)
+    lead = member(project, Role.LEAD, username="lead-steps")
+    protocol_set(project, RAGTRUTH_LIKE, user=lead)
+    first, second = annotators(project, 2)
+    label_turn(project, first, ["evident_conflict", "evident_baseless", "subtle_conflict", "supported"], RAGTRUTH_LIKE)
+    label_turn(project, second, ["evident_conflict", "evident_conflict", "subtle_conflict", "supported"], RAGTRUTH_LIKE)
+    client.force_login(lead)
+
+    def nature_row():
+        rows = list(csv.reader(io.StringIO(client.get(f"/p/{project.slug}/reports/agreement.csv").content.decode())))
+        header = rows[0]
+        row = next(r for r in rows[1:] if "Conflict or baseless?" in r[0])
+        return int(row[header.index("Units")]), int(row[header.index("Left out (label reached by several paths)")])
+
+    assert nature_row() == (3, 0)  # version 1: the three unsupported claims, each label on one path
+    project.refresh_from_db()
+    protocol_set(project, _shared_degree_version(), user=lead, label_mapping=V2_MAPPING)
+    # Version 2: the carried labels (evident, evident, subtle) are each reached through conflict and through
+    # baseless, so they give no answer to "Conflict or baseless?": the step compares none, and says it left 3 out.
+    assert nature_row() == (0, 3)
+
+
+def test_the_evaluation_page_names_the_version_its_figures_are_in(client):
+    project, lead, job = _ragtruth_job(drawn=False)
+    project.refresh_from_db()
+    protocol_set(project, _shared_degree_version(), user=lead, label_mapping=V2_MAPPING)
+    client.force_login(lead)
+    html = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk])).content.decode()
+    assert (f"RAGTruth-like (held-out style) protocol v1 (project version 1, the version job #{job.pk} labelled "
+            "with); the project now follows RAGTruth-like (held-out style) v2 (project version 2), whose figures "
+            "these are not.") in html
+    assert "RAGTruth-like macro (conflict, baseless)" in html  # version 1's macro, named as version 1's
