@@ -94,5 +94,7 @@ def rater_rows(rater: dict) -> list[dict]:
 
 
 def comparison_rows(protocol, report: dict) -> list[dict]:
-    names = scoring(protocol).names
-    return [{"name": names[view], "view": view, **figures} for view, figures in report["views"].items()]
+    read = scoring(protocol)
+    notes = {view.id: scope_note(protocol, view) for view in read.views}
+    return [{"name": read.names[view], "view": view, "scope_note": notes.get(view, ""), **figures}
+            for view, figures in report["views"].items()]
