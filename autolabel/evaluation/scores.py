@@ -4,7 +4,11 @@ Hallucination detection is scored at the sentence level, weighted by words:
 
     recall    = words of gold-positive sentences that were predicted positive / words of gold-positive sentences
     precision = words of predicted-positive sentences that are gold-positive / words of predicted-positive sentences
-    F1        = harmonic mean
+    F1        = 2 · correct words / (predicted words + gold words), the harmonic mean, from the counts (each
+                figure is rounded to 4 places only when reported; the macro averages the unrounded F1s)
+
+(docs/autolabel.md, *Definitions*). A sentence counts in a view only when its gold label is within the view's
+``scope`` (every label by default): outside it, a prediction is no false alarm of that view.
 
 per evaluation view of the project's protocol (its document's ``groups.evaluation.views``): a sentence is
 gold-positive in a view when its gold label is one of the view's positive labels, and predicted positive as
@@ -15,8 +19,8 @@ speculative); a prediction counts in the factual or the cognitive view when its 
 
 The document's macro (CogniBench's Table 3 "Overall", ``cognibench_overall``) is the mean of its views' F1,
 undefined when one of them is; it is not the pooled figure. The pooled view (the one whose positive labels are
-the whole hallucination group) keeps a second key, ``overall``, its old name, so existing API clients keep
-working.
+the whole hallucination group, over every label; derived from that group when the document declares none)
+keeps a second key, ``overall``, its old name, so existing API clients keep working and every protocol has it.
 
 When there are gold-positive words and none is predicted, precision is undefined and F1 is 0 by convention
 (nothing found of what was there to find); with no gold-positive words at all, recall and F1 are undefined.
