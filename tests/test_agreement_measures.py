@@ -157,5 +157,5 @@ def test_a_variable_measured_on_fewer_than_two_units_is_not_a_figure():
     for _ in range(3):
         table[LABEL_INDEX["faithful"], LABEL_INDEX["faithful"]] += 1
     result = variable_measures(COGNIBENCH, {(1, 2): table})
-    assert result["grounded"] == {"alpha": None, "percent": None, "units": 1, "kappa": None}
+    assert result["grounded"] == {"alpha": None, "percent": None, "units": 1, "kappa": None, "left_out": 0}
     assert result["label"]["units"] == 4 and result["label"]["percent"] == 0.75

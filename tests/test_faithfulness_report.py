@@ -167,7 +167,7 @@ def test_the_command_prints_the_documented_json(world):
     # The measures, named and titled from the CogniBench document (the project's protocol).
     assert data["measures"] == [
         {"id": "hallucination_rate", "title": "Hallucination rate (all sentences)"},
-        {"id": "cognitive_share", "title": "Share of cognitive statements (relevant sentences)"},
+        {"id": "cognitive_share", "title": "Share of cognitive statements (of the sentences in a family: factual, cognitive)"},
         {"id": "factual_hallucination_rate", "title": "Invented (factual sentences)"},
         {"id": "cognitive_hallucination_rate", "title": "Misleading or speculative (cognitive sentences)"}]
     assert list(data["overall"]) == ["sentences", "gold_sentences", "gold_turns", *MEASURE_KEYS]
@@ -184,9 +184,14 @@ def test_the_command_prints_the_documented_json(world):
             assert isinstance(figures["auto"], float)
             for value, interval in ((figures["gold_only"], figures["gold_only_ci95"]),
                                     (figures["corrected"], figures["corrected_ci95"])):
-                assert (value is None) == (interval is None)
-                if value is not None:
+                # An interval needs a value; a value has one only from two drawn turns with a non-zero
+                # denominator on (issue 39, item 3: model-b's cognitive sentences are on one drawn turn).
+                assert value is not None or interval is None
+                if interval is not None:
                     assert isinstance(value, float) and len(interval) == 2 and interval[0] <= value <= interval[1]
+    model_b = next(group for group in data["models"] if group["generator_model"] == "model-b")
+    assert model_b["cognitive_hallucination_rate"]["gold_only"] == 1.0
+    assert model_b["cognitive_hallucination_rate"]["gold_only_ci95"] is None
     assert data == json.loads(json.dumps(faithfulness_report(job)[0]))
 
 

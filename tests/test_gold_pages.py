@@ -200,7 +200,8 @@ def test_csv_downloads_raw_numbers_and_quotes_formulas(setup):
     response = client.get(f"/p/{setup['project'].slug}/reports/agreement.csv")
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["Variable", "Compared over", "Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa"]
+    assert rows[0] == ["Variable", "Compared over", "Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa",
+                       "Left out (label reached by several paths)"]
     assert float(rows[1][4]) == pytest.approx(2 / 3)
     models = list(csv.reader(io.StringIO(client.get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode())))
     assert models[1][0] == "'=SUM(1,2)"

@@ -101,9 +101,11 @@ def test_cognibench_groups_are_todays_sets():
     assert {f.id: set(f.labels) for f in COGNIBENCH.families} == {
         "factual": {"faithful", "invented"}, "cognitive": {"misleading", "speculative", "reliable", "unequivocal"}}
     views = {v.id: v for v in COGNIBENCH.evaluation_views}
-    assert views["factual"].positive == {"invented"} and set(views["factual"].scope) == {"faithful", "invented"}
+    # Every view over every label: CogniBench's Table 3 counts a detection whatever the sentence's gold kind
+    # (issue 39, item 1; docs/autolabel.md, Definitions).
+    assert views["factual"].positive == {"invented"} and set(views["factual"].scope) == set(COGNIBENCH.labels)
     assert views["cognitive"].positive == {"misleading", "speculative"}
-    assert set(views["cognitive"].scope) == {"misleading", "speculative", "reliable", "unequivocal"}
+    assert set(views["cognitive"].scope) == set(COGNIBENCH.labels)
     assert views["any_hallucination"].positive == COGNIBENCH.hallucination_labels
     assert COGNIBENCH.macro.id == "cognibench_overall" and COGNIBENCH.macro.views == ("factual", "cognitive")
     assert COGNIBENCH.agreement_steps == tuple(before.Step.values)

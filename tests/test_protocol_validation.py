@@ -121,6 +121,7 @@ def test_a_view_with_no_positive_label_is_refused():
 
 def test_a_positive_label_outside_its_view_is_refused():
     document = cognibench()
+    document["groups"]["evaluation"]["views"][1]["scope"] = ["faithful", "invented"]  # CogniBench's declare none
     document["groups"]["evaluation"]["views"][1]["positive"].append("misleading")
     assert problems(document) == [("/groups/evaluation/views/1/positive/1", "positive label 'misleading' is outside the view's scope")]
 

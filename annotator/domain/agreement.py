@@ -221,6 +221,9 @@ class Scheme:
     steps: tuple[str, ...]
     domains: dict
     matrices: dict
+    # step -> 0/1 per label: the label is reached by several paths that do not give one answer there (or do not
+    # all reach the step), so its sentences have no answer at the step and are left out of it (and counted).
+    unknown: dict = None
 
     @property
     def label_index(self) -> dict:
@@ -244,16 +247,33 @@ def scheme_of(protocol) -> Scheme:
 
 
 def _scheme(read) -> Scheme:
-    domains, matrices = {}, {}
+    domains, matrices, unknown = {}, {}, {}
     for step in read.agreement_steps:
         answers = read.step_answers[step]
         matrix = np.zeros((len(read.labels), len(answers)), dtype=np.int32)
+        unknown[step] = np.zeros(len(read.labels), dtype=np.int64)
         for i, label in enumerate(read.labels):
             given = {path.get(step) for path in read.label_paths.get(label, ())}
             if len(given) == 1 and None not in given:
                 matrix[i, answers.index(given.pop())] = 1
+            elif len(given) > 1:
+                unknown[step][i] = 1
         domains[step], matrices[step] = answers, matrix
-    return Scheme(labels=read.labels, steps=tuple(read.agreement_steps), domains=domains, matrices=matrices)
+    return Scheme(labels=read.labels, steps=tuple(read.agreement_steps), domains=domains, matrices=matrices,
+                  unknown=unknown)
+
+
+def left_out_of_step(counts: np.ndarray, weights: np.ndarray, step: str, scheme: Scheme) -> int:
+    """The units (sentences) a step leaves out because some rater's label is reached by several paths that
+    answer the step differently: the label says which way the rater ended, not which answer they gave there."""
+    if not len(counts) or scheme.unknown is None:
+        return 0
+    counts = np.asarray(counts)
+    unknown = counts @ scheme.unknown[step]
+    known = (counts @ scheme.matrices[step]).sum(axis=1)
+    # Only units the step would have compared: two raters or more would have answered it.
+    left_out = (unknown > 0) & (known + unknown >= 2)
+    return int(round(float(np.asarray(weights)[left_out].sum())))
 
 
 def step_counts(label_counts: np.ndarray, step: str, scheme: Scheme) -> np.ndarray:
@@ -353,5 +373,6 @@ def variable_measures(
         if m.units < MIN_UNITS:
             # One unit is no measure of agreement: shown as n/a, not as a 0.000 or 1.000 that looks like a finding.
             m, kappa = Measures(None, None, m.units), None
-        result[variable] = {**m.as_dict(), "kappa": kappa}
+        result[variable] = {**m.as_dict(), "kappa": kappa,
+                            "left_out": 0 if variable == "label" else left_out_of_step(counts, weights, variable, scheme)}
     return result

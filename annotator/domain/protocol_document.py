@@ -15,6 +15,7 @@ same object. CogniBench's protocol is the built-in default (``COGNIBENCH``).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -41,12 +42,37 @@ class ProtocolDocumentError(ValueError):
         super().__init__("; ".join(f"{where}: {message}" for where, message in self.problems))
 
 
+# The shipped documents as they were before issue 39, by the checksum of their canonical form: their evaluation
+# views declared a ``scope`` the code never applied, so every figure ever shown under them is the figure without
+# it (CogniBench's Table 3, docs/autolabel.md). Today's shipped documents declare no scope; a stored copy of an
+# older one (a project's protocol version, an export's header) is read as today's, which keeps every figure it
+# gave, and an import or ``protocol_set`` of it is "the same protocol" on a project that follows today's.
+SUPERSEDED_SHIPPED = {
+    "92ba363ffd46abad112fb562ac8ebb02010ba41010b1383e359c215e1f820e6a": "cognibench",
+    "85f436d6d81396103ad5dc9b55c6debfedfed953ff59954a007c701046448047": "cognibench_clinical",
+}
+
+
 def load_protocol(document) -> Protocol:
-    """The protocol of ``document``; raises ProtocolDocumentError naming every problem."""
+    """The protocol of ``document``; raises ProtocolDocumentError naming every problem. A superseded shipped
+    document is read as the shipped one of today (``SUPERSEDED_SHIPPED``)."""
     problems = problems_of(document)
     if problems:
         raise ProtocolDocumentError(problems)
-    return Protocol(_canonical(document))
+    protocol = Protocol(_canonical(document))
+    successor = SUPERSEDED_SHIPPED.get(protocol.checksum)
+    return _successor(successor) if successor else protocol
+
+
+@functools.lru_cache(maxsize=8)
+def _successor(name: str) -> Protocol:
+    return load_shipped(name)
+
+
+def read_checksum(stored_checksum: str) -> str:
+    """The checksum of the protocol a stored document is read as (itself, but for a superseded shipped one)."""
+    successor = SUPERSEDED_SHIPPED.get(stored_checksum)
+    return _successor(successor).checksum if successor else stored_checksum
 
 
 def load_shipped(name: str) -> Protocol:

@@ -101,13 +101,13 @@ class Reading:
         return any((step, value) in self.evidence_answers for step, value in path.items())
 
     @property
-    def relevant_labels(self) -> frozenset:
-        """The labels rates are taken over: those the macro's views count (CogniBench: every label but
-        irrelevant); every label when the macro or one of its views names no scope."""
-        scopes = [self.view(view_id) for view_id in self.macro]
-        if not scopes or any(view is None or view.scope is None for view in scopes):
+    def family_labels(self) -> frozenset:
+        """The labels of some family (CogniBench: every label but irrelevant, its "relevant" sentences): the
+        denominator of every family's share, and the labels the vote prefers, on a tie, to those outside every
+        family. Every label when the protocol has no family."""
+        if not self.families:
             return frozenset(self.labels)
-        return frozenset().union(*(view.scope for view in scopes))
+        return frozenset(label for family in self.families for label in family.labels)
 
     @property
     def supported_labels(self) -> frozenset:
@@ -115,6 +115,67 @@ class Reading:
         return frozenset(label for label in self.labels if label in self.evidence_labels or any(
             (step, value) in self.evidence_answers for path in self.label_paths.get(label, ())
             for step, value in path.items()))
+
+
+@dataclass(frozen=True)
+class Rate:
+    """One rate of the gold (the reports page) and of the faithfulness report, defined once for both:
+    sentences whose label is in ``numerator`` / sentences whose label is in ``denominator`` (None: every
+    sentence). ``denominator_name`` names the denominator wherever the figure is shown."""
+
+    id: str
+    title: str
+    numerator: frozenset
+    denominator: frozenset | None
+    denominator_name: str
+    header: str  # a table column's header: what it counts, over what
+    family: str = ""  # the family a share or a family's rate is about
+
+
+def shown_families(read: Reading) -> tuple:
+    """The families whose share is a figure: every family, but of exactly two only the second (the first's share
+    is one minus it)."""
+    return read.families[1:] if len(read.families) == 2 else read.families
+
+
+def rated_families(read: Reading) -> tuple:
+    """The families whose hallucination rate is a figure: those holding hallucination labels and others. A
+    family made only of hallucination labels has a rate of 1 by construction, measured by nothing."""
+    return tuple(family for family in read.families
+                 if set(family.labels) & read.hallucinated and not set(family.labels) <= read.hallucinated)
+
+
+def rates(read: Reading) -> tuple:
+    """Every rate, in the order the pages show them (docs/autolabel.md, *Definitions*):
+
+    - ``hallucination_rate``: sentences with a hallucination label / every sentence;
+    - ``<family>_share`` (``shown_families``): sentences of the family / sentences in some family;
+    - ``<family>_hallucination_rate`` (``rated_families``): the family's hallucinated sentences / its sentences.
+    """
+    in_families = read.family_labels
+    families_named = ", ".join(family.name.lower() for family in read.families)
+    found = [Rate("hallucination_rate", "Hallucination rate (all sentences)", read.hallucinated, None,
+                  "all sentences", "Hallucination rate (all sentences)")]
+    found += [Rate(f"{family.id}_share", f"Share of {family.name.lower()} statements (of the sentences in a family: "
+                                         f"{families_named})", frozenset(family.labels), in_families,
+                   f"sentences in a family ({families_named})", f"{family.name} share (of sentences in a family)",
+                   family.id)
+              for family in shown_families(read)]
+    for family in rated_families(read):
+        wrong = [label for label in family.labels if label in read.hallucinated]
+        title = " or ".join([read.label_name(wrong[0]), *(read.label_name(label).lower() for label in wrong[1:])])
+        found.append(Rate(f"{family.id}_hallucination_rate", f"{title} ({family.name.lower()} sentences)",
+                          frozenset(wrong), frozenset(family.labels), f"{family.name.lower()} sentences",
+                          f"{family.name} hallucination rate (of {family.name.lower()} sentences)", family.id))
+    return tuple(found)
+
+
+def rate_of(rate: Rate, counts: dict) -> float | None:
+    """A rate from gold label counts (label -> sentences); None when its denominator is 0."""
+    denominator = sum(counts.values()) if rate.denominator is None else \
+        sum(counts.get(label, 0) for label in rate.denominator)
+    numerator = sum(counts.get(label, 0) for label in rate.numerator)
+    return numerator / denominator if denominator else None
 
 
 _BY_CHECKSUM: ProtocolCache[Reading] = ProtocolCache()

@@ -8,7 +8,7 @@ keyed by its row id: after the first call for a version, ``protocol_for`` costs 
 from __future__ import annotations
 
 from ..domain.protocol_cache import ProtocolCache
-from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol
+from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol, read_checksum
 from ..domain.vocabulary import ProtocolMode
 
 # Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
@@ -33,14 +33,14 @@ def protocol_of_version(version) -> Protocol:
     if version is None:
         return COGNIBENCH
     known = _loaded.get(version.pk)
-    if known is None or known.checksum != version.checksum:
+    if known is None or known.checksum != read_checksum(version.checksum):
         known = _loaded.put(version.pk, load_protocol(version.document))
     return known
 
 
 def _stale(project, known: Protocol) -> bool:
     row = project._state.fields_cache.get("protocol_version")
-    return row is not None and row.checksum != known.checksum
+    return row is not None and read_checksum(row.checksum) != known.checksum
 
 
 def forget_loaded_protocols() -> None:
@@ -84,6 +84,23 @@ def protocol_caption(project) -> str:
         text += (f"; work begun before then follows {previous.name} v{previous.version} (project version "
                  f"{version.previous.number}); gold, agreement and the gold figures of the reports page count its "
                  "labels as the mapping carries them over")
+    return text
+
+
+def version_caption(project, version, whose: str) -> str:
+    """One line naming the stored ``version`` (None: the built-in protocol) a page's figures are in, when that is
+    not necessarily the project's current one (a job's figures are in the version it labelled with); ``whose``
+    says why, e.g. "the version job #4 labelled with"."""
+    protocol = protocol_of_version(version)
+    if version is None:
+        text = f"{protocol.name} protocol v{protocol.version} (built-in, {whose})"
+    else:
+        text = f"{protocol.name} protocol v{protocol.version} (project version {version.number}, {whose})"
+    current = project.protocol_version_id
+    if current != (version.pk if version is not None else None):
+        now = protocol_for(project)
+        number = f"project version {project.protocol_version.number}" if current is not None else "built-in"
+        text += f"; the project now follows {now.name} v{now.version} ({number}), whose figures these are not"
     return text
 
 

@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
-from ..domain.protocol_groups import reading
+from ..domain.protocol_groups import rates, rate_of, reading, shown_families
 from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_caption, protocol_for
 from ..domain.vocabulary import ProtocolMode, Role
@@ -59,29 +59,17 @@ def _gold_rows(project, carry=None):
         return cursor.fetchall()
 
 
-def shown_families(read) -> tuple:
-    """The families whose share the rates show: all of them, but of two only the second (the first is the rest)."""
-    return read.families[1:] if len(read.families) == 2 else read.families
-
-
 def _rates(counts: dict, read) -> dict:
-    """Shares a group's gold labels give: each family's share of the relevant sentences (the labels the
-    protocol's macro counts) and the hallucination rate over them and within each family."""
-    total = sum(counts.values())
-    relevant_labels = read.relevant_labels
-    relevant = sum(counts.get(label, 0) for label in relevant_labels)
-    hallucinated = sum(counts.get(label, 0) for label in read.hallucinated & relevant_labels)
-    rates = {
-        "sentences": total,
-        "relevant": relevant,
-        "hallucination_rate": hallucinated / relevant if relevant else None,
+    """The rates a group's gold labels give, as ``protocol_groups.rates`` defines them (the faithfulness report
+    takes the same definitions): the hallucination rate over every sentence, each shown family's share of the
+    sentences in a family, and the rate within each family that holds hallucinations and other labels."""
+    figures = {
+        "sentences": sum(counts.values()),
+        "relevant": sum(counts.get(label, 0) for label in read.family_labels),
     }
-    for family in read.families:
-        in_family = sum(counts.get(label, 0) for label in family.labels)
-        wrong = sum(counts.get(label, 0) for label in family.labels if label in read.hallucinated)
-        rates[f"{family.id}_share"] = in_family / relevant if relevant else None
-        rates[f"{family.id}_hallucination_rate"] = wrong / in_family if in_family else None
-    return rates
+    for rate in rates(read):
+        figures[rate.id] = rate_of(rate, counts)
+    return figures
 
 
 def gold_breakdown(project) -> dict:
@@ -282,18 +270,18 @@ def project_report_or_older(project) -> tuple[dict | None, bool, str]:
 
 
 def rate_columns(read) -> list[tuple[str, str]]:
-    """(header, key) of the rate tables: sentences, relevant, the shown families' shares, the hallucination
-    rate, then the rate within each family (CogniBench: cognitive share, factual and cognitive rates)."""
-    return ([("Sentences with gold", "sentences"), ("Relevant", "relevant")]
-            + [(f"{family.name} share", f"{family.id}_share") for family in shown_families(read)]
-            + [("Hallucination rate", "hallucination_rate")]
-            + [(f"{family.name} hallucination rate", f"{family.id}_hallucination_rate") for family in read.families])
+    """(header, key) of the rate tables: sentences, those in a family, then every rate of
+    ``protocol_groups.rates`` with its denominator named (CogniBench: cognitive share, hallucination rate, the
+    factual and cognitive rates)."""
+    return ([("Sentences with gold", "sentences"), ("Sentences in a family", "relevant")]
+            + [(rate.header, rate.id) for rate in rates(read)])
 
 
 PERCENT_COLUMNS = {"Percent agreement", "Accuracy against gold", "Share of all", "Share within its kind",
                    "Hallucination rate"}
 MEASURE_COLUMNS = {"Krippendorff's alpha", "Cohen's kappa"}
-COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
+COUNT_COLUMNS = {"Units", "Own units left out", "Left out (label reached by several paths)", "Sentences compared", "Sentences with gold", "Sentences in a family",
+                 "Sentences", "QA instances",
                  "QA instances per 500 statements"}
 
 
@@ -310,8 +298,11 @@ def report_tables(report: dict, read, comparison: list[dict] | None = None) -> d
     tables = {
         "agreement": {
             "title": "Agreement per protocol step",
-            "header": ["Variable", "Compared over"] + measure_cols,
-            "rows": [[m["title"], m["scope"], m["units"], m["alpha"], m["percent"], m["kappa"]] for m in agreement["measures"]],
+            # "Left out": sentences a step could not count because a label given there is reached by several paths
+            # that answer the step differently (e.g. answers carried over to such a label from an older version).
+            "header": ["Variable", "Compared over"] + measure_cols + ["Left out (label reached by several paths)"],
+            "rows": [[m["title"], m["scope"], m["units"], m["alpha"], m["percent"], m["kappa"], m.get("left_out", 0)]
+                     for m in agreement["measures"]],
         },
         "weekly": {
             "title": "Agreement on the final label by week",
@@ -371,7 +362,7 @@ def report_tables(report: dict, read, comparison: list[dict] | None = None) -> d
         }
     for name, table in tables.items():
         table["kinds"] = [
-            "percent" if column in PERCENT_COLUMNS or column.endswith((" share", " hallucination rate"))
+            "percent" if column in PERCENT_COLUMNS or " share (" in column or " rate (" in column
             else "measure" if column in MEASURE_COLUMNS
             else "count" if column in COUNT_COLUMNS or (name == "confusion" and position > 0)
             else "text"

@@ -41,8 +41,9 @@ def _charts(report, read):
     step_names = [_short_name(m["variable"]) for m in measures]
     label_names = [read.label_name(label) for label in agreement["labels"]]
     weekly = agreement["weekly"]
-    rate_series = ([(f"{family.name} share", f"{family.id}_share", family.colour) for family in shown_families(read)]
-                   + [("Hallucination rate", "hallucination_rate", HALLUCINATION_COLOUR)])
+    rate_series = ([(f"{family.name} share (of sentences in a family)", f"{family.id}_share", family.colour)
+                    for family in shown_families(read)]
+                   + [("Hallucination rate (all sentences)", "hallucination_rate", HALLUCINATION_COLOUR)])
     rate_title = " and ".join([name for name, _, _ in rate_series[:-1]] + ["hallucination rate"])
     rate_title = rate_title[0].upper() + rate_title[1:]
 

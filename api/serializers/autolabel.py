@@ -20,9 +20,10 @@ class JobEvaluationSerializer(serializers.Serializer):
                   "CogniBench: any_hallucination, pooled over all hallucinated words; factual; cognitive): "
                   "word-weighted precision, recall, f1 (null when undefined; 0 when nothing is predicted of what "
                   "there is), correct_words, predicted_words, gold_words; the macro (CogniBench: "
-                  "cognibench_overall): f1 = mean of its views' F1 and <view>_f1 of each (CogniBench Table 3 "
-                  "'Overall'); overall: the former name of the pooled view, kept as an alias (it is not "
-                  "CogniBench's Overall).")
+                  "cognibench_overall): f1 = mean of its views' unrounded F1 and <view>_f1 of each (CogniBench "
+                  "Table 3 'Overall'); overall: the pooled view (every hallucination label, over every label), "
+                  "derived from the protocol's hallucination group when no view is it, on any protocol (it is not "
+                  "CogniBench's Overall). F1 = 2 correct / (predicted + gold) from the counts, rounded once.")
     baselines = serializers.DictField(
         child=serializers.DictField(),
         help_text="flag_every_sentence and flag_none, with the same views as a threshold (flag none: F1 0).")
@@ -39,7 +40,8 @@ class JobEvaluationSerializer(serializers.Serializer):
         help_text="With ?compare=: a and b (job ids), turns, sentences, words, only_a, only_b, resamples, seed, and per "
                   "view f1 and 95 % ci of a and b, and difference (b - a) with its ci and share_b_better.")
     views = serializers.ListField(child=serializers.DictField(), help_text="The protocol's evaluation views, in order: "
-                                  "id and name (project-defined, from the protocol's document).")
+                                  "id and name (project-defined, from the protocol's document), and scope: the gold "
+                                  "labels the view counts when narrower than every label, else null.")
     macro = serializers.DictField(allow_null=True, help_text="The protocol's macro: id, name and the views it "
                                   "averages (null when the protocol has none).")
     protocol = serializers.DictField(help_text="The protocol the figures were computed under: id, version, name.")

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from autolabel.evaluation.protocol_views import scoring
-from autolabel.evaluation.scores import Item, f1_from_counts, item_flags, macro_f1, vote_key
+from autolabel.evaluation.scores import Item, exact_f1, item_flags, vote_key
 
 RESAMPLES = 2000
 SEED = 20261125
@@ -85,11 +85,16 @@ def _interval(values: np.ndarray) -> list[float | None]:
 
 
 def _point(read, sums: np.ndarray) -> dict[str, float | None]:
-    """F1 per view of the full data, through ``evaluation``'s own function (rounded as the evaluation page)."""
-    scores = {view: f1_from_counts(*(int(x) for x in sums[v]))["f1"] for v, view in enumerate(read.view_ids)}
+    """F1 per view of the full data, through ``evaluation``'s own function, unrounded (rounded when reported)."""
+    scores = {view: exact_f1(*(int(x) for x in sums[v])) for v, view in enumerate(read.view_ids)}
     if read.macro_id:
-        scores[read.macro_id] = macro_f1(scores[view] for view in read.macro_views)
+        macro = [scores[view] for view in read.macro_views]
+        scores[read.macro_id] = None if any(f1 is None for f1 in macro) else sum(macro) / len(macro)
     return scores
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def compare(
@@ -127,11 +132,11 @@ def compare(
     for v, view in enumerate(compared):
         difference = None
         if point_a[view] is not None and point_b[view] is not None:
-            difference = round(point_b[view] - point_a[view], 4)
+            difference = _rounded(point_b[view] - point_a[view])
         diff_draws = draws_b[:, v] - draws_a[:, v]
         views[view] = {
-            "a": {"f1": point_a[view], "ci": _interval(draws_a[:, v])},
-            "b": {"f1": point_b[view], "ci": _interval(draws_b[:, v])},
+            "a": {"f1": _rounded(point_a[view]), "ci": _interval(draws_a[:, v])},
+            "b": {"f1": _rounded(point_b[view]), "ci": _interval(draws_b[:, v])},
             "difference": {"f1": difference, "ci": _interval(diff_draws),
                            "share_b_better": _share_positive(diff_draws)},
         }

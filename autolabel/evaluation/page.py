@@ -8,12 +8,23 @@ from autolabel.evaluation.protocol_views import scoring
 from autolabel.evaluation.scores import BASELINES
 
 
+def scope_note(protocol, view) -> str:
+    """What a view with a narrower scope counts, said beside its figures ("" for a view over every label)."""
+    if not scoring(protocol).narrow(view):
+        return ""
+    inside = [protocol.label_name(label) for label in protocol.labels if label in view.scope]
+    return (f"{view.name}: counts only the sentences whose gold is {', '.join(inside)}; a prediction on any other "
+            f"sentence is no false alarm there, so its precision is not over every sentence it flagged")
+
+
 def detection_header(protocol) -> dict:
-    """The detection table's columns: the macro (its name, or None) and each view's name, from the document."""
+    """The detection table's columns: the macro (its name, or None) and each view's name, from the document, with
+    the note of a view whose scope is narrower than every label."""
     read = scoring(protocol)
+    views = [{"name": read.names[view.id], "scope_note": scope_note(protocol, view)} for view in read.views]
     return {"macro": read.names[read.macro_id] if read.macro_id else None,
             "macro_views": [read.names[view] for view in read.macro_views],
-            "views": [read.names[view] for view in read.view_ids]}
+            "views": views, "scope_notes": [view["scope_note"] for view in views if view["scope_note"]]}
 
 
 def _view_cells(read, scores: dict) -> dict:
@@ -83,5 +94,7 @@ def rater_rows(rater: dict) -> list[dict]:
 
 
 def comparison_rows(protocol, report: dict) -> list[dict]:
-    names = scoring(protocol).names
-    return [{"name": names[view], "view": view, **figures} for view, figures in report["views"].items()]
+    read = scoring(protocol)
+    notes = {view.id: scope_note(protocol, view) for view in read.views}
+    return [{"name": read.names[view], "view": view, "scope_note": notes.get(view, ""), **figures}
+            for view, figures in report["views"].items()]

@@ -10,7 +10,11 @@ the few questions the scores ask of one sentence, once per document (``scoring(p
   stage 2 failed) still has a verdict (hallucinated or not) and the answer its samples gave at stage one (its
   *kind*); it could stand for any label of that verdict reachable through that answer, and it counts in a view
   when every one of those labels is positive there. CogniBench: "hallucinated, cognitive" is positive in the
-  cognitive view and the pooled one, not in the factual view; the old code counted it the same way.
+  cognitive view and the pooled one, not in the factual view; the old code counted it the same way;
+- does the sentence count in a view at all? Its gold label is within the view's ``scope`` (every label when the
+  document names none);
+- which view is the pooled one (every hallucination label positive, every label in scope, reported as
+  ``overall`` too)? The document's, or one derived from its hallucination group when it declares none.
 
 ``job_protocol(job)`` is the one place the evaluation and the faithfulness report get a job's protocol.
 """
@@ -21,17 +25,26 @@ from dataclasses import dataclass
 
 from annotator.domain.protocol_cache import ProtocolCache
 from annotator.domain.protocol_groups import EvaluationView, Family, reading
-from annotator.projects.protocols import protocol_of_version
+from annotator.projects.protocols import protocol_of_version, version_caption
 
 # The pooled view keeps this second name in the reports (it was called so before the macro existed), so that
 # existing clients keep reading it.
 LEGACY_POOLED = "overall"
+# The pooled view derived from ``groups.hallucination`` when the document declares none (its id is
+# ``overall`` unless a view of the document already has that id).
+DERIVED_POOLED = "any_hallucination_derived"
+DERIVED_POOLED_NAME = "any hallucination (pooled, from the hallucination group)"
 
 
 def job_protocol(job):
     """The protocol a job's predictions are scored against: the version it labelled with (recorded at its
     creation; built-in for a job older than that record, when the pre-labeler spoke CogniBench only)."""
     return protocol_of_version(job.protocol_version)
+
+
+def job_protocol_caption(job) -> str:
+    """The line naming the protocol version a job's figures are in: the job's, not the project's current one."""
+    return version_caption(job.project, job.protocol_version, f"the version job #{job.pk} labelled with")
 
 
 @dataclass(frozen=True)
@@ -69,6 +82,18 @@ class Scoring:
         label when it has none)."""
         labels = self.kind_labels(kind) or frozenset(self.labels)
         return frozenset(label for label in labels if (label in self.hallucinated) == bool(hallucinated))
+
+    @staticmethod
+    def in_scope(view: EvaluationView, gold: str) -> bool:
+        """Whether a sentence counts in a view at all: its gold label is within the view's ``scope`` (every label
+        when the document gives none). Outside it a sentence is neither gold- nor predicted-positive there: a
+        prediction on it is no false alarm of that view (docs/autolabel.md, *Definitions*)."""
+        return view.scope is None or gold in view.scope
+
+    def narrow(self, view: EvaluationView) -> bool:
+        """Whether a view's scope leaves some label out (its figures then count fewer sentences than the pooled
+        view's, and the pages say so beside them)."""
+        return view.scope is not None and not set(self.labels) <= view.scope
 
     def predicted_positive(self, view: EvaluationView, decided) -> bool:
         if decided.label:
@@ -122,9 +147,18 @@ def _read(protocol) -> Scoring:
     names = {view.id: view.name for view in read.views}
     if macro:
         names[macro.id] = macro.name
-    pooled = next((view.id for view in read.views if view.positive == read.hallucinated), "")
+    views = read.views
+    pooled = next((view.id for view in views if view.positive == read.hallucinated and view.scope is None
+                   or view.positive == read.hallucinated and set(read.labels) <= view.scope), "")
+    if not pooled and read.hallucinated:
+        # The document names no view of every hallucination label: the pooled view is derived from its
+        # hallucination group, so that ``overall`` (any hallucination, pooled) exists on every protocol.
+        taken = {view.id for view in views}
+        pooled = LEGACY_POOLED if LEGACY_POOLED not in taken else DERIVED_POOLED
+        views = views + (EvaluationView(pooled, DERIVED_POOLED_NAME, read.hallucinated, None),)
+        names[pooled] = DERIVED_POOLED_NAME
     return Scoring(
-        views=read.views, names=names, macro_id=macro.id if macro else "",
+        views=views, names=names, macro_id=macro.id if macro else "",
         macro_views=tuple(macro.views) if macro else (), pooled=pooled, hallucinated=read.hallucinated,
         labels=read.labels, families=read.families, reachable=_reachable(read),
     )

@@ -4,7 +4,11 @@ Hallucination detection is scored at the sentence level, weighted by words:
 
     recall    = words of gold-positive sentences that were predicted positive / words of gold-positive sentences
     precision = words of predicted-positive sentences that are gold-positive / words of predicted-positive sentences
-    F1        = harmonic mean
+    F1        = 2 · correct words / (predicted words + gold words), the harmonic mean, from the counts (each
+                figure is rounded to 4 places only when reported; the macro averages the unrounded F1s)
+
+(docs/autolabel.md, *Definitions*). A sentence counts in a view only when its gold label is within the view's
+``scope`` (every label by default): outside it, a prediction is no false alarm of that view.
 
 per evaluation view of the project's protocol (its document's ``groups.evaluation.views``): a sentence is
 gold-positive in a view when its gold label is one of the view's positive labels, and predicted positive as
@@ -15,8 +19,8 @@ speculative); a prediction counts in the factual or the cognitive view when its 
 
 The document's macro (CogniBench's Table 3 "Overall", ``cognibench_overall``) is the mean of its views' F1,
 undefined when one of them is; it is not the pooled figure. The pooled view (the one whose positive labels are
-the whole hallucination group) keeps a second key, ``overall``, its old name, so existing API clients keep
-working.
+the whole hallucination group, over every label; derived from that group when the document declares none)
+keeps a second key, ``overall``, its old name, so existing API clients keep working and every protocol has it.
 
 When there are gold-positive words and none is predicted, precision is undefined and F1 is 0 by convention
 (nothing found of what was there to find); with no gold-positive words at all, recall and F1 are undefined.
@@ -111,21 +115,25 @@ def _ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
+def exact_f1(correct: int, predicted: int, gold: int) -> float | None:
+    """F1 from the word counts themselves, unrounded: 2·correct / (predicted + gold), which is the harmonic mean
+    of precision and recall; 0 when nothing gold-positive was found, undefined with no gold-positive words."""
+    if not gold:
+        return None
+    return 2 * correct / (predicted + gold)
+
+
 def f1_from_counts(correct: int, predicted: int, gold: int) -> dict:
-    """Precision, recall and F1 (rounded to 4 places) from word counts, with the conventions above."""
-    precision = _ratio(correct, predicted)
-    recall = _ratio(correct, gold)
-    f1 = None
-    if recall is not None:
-        if precision is None or precision + recall == 0:
-            f1 = 0.0
-        else:
-            f1 = round(2 * precision * recall / (precision + recall), 4)
-    return {"precision": precision, "recall": recall, "f1": f1}
+    """Precision, recall and F1 from word counts, with the conventions above. Each is computed from the counts
+    and rounded to 4 places only here, where it is reported (F1 from rounded P and R drifted by 1e-4)."""
+    f1 = exact_f1(correct, predicted, gold)
+    return {"precision": _ratio(correct, predicted), "recall": _ratio(correct, gold),
+            "f1": None if f1 is None else round(f1, 4)}
 
 
 def macro_f1(f1s) -> float | None:
-    """The macro: the mean of its views' F1 (CogniBench's "Overall": factual and cognitive), undefined if one is."""
+    """The macro: the mean of its views' F1 (CogniBench's "Overall": factual and cognitive), undefined if one is.
+    Give it the unrounded F1s (``exact_f1``); it rounds once."""
     f1s = list(f1s)
     if not f1s or any(f1 is None for f1 in f1s):
         return None
@@ -136,7 +144,8 @@ def item_flags(protocol, item: Item, threshold: int) -> dict[str, tuple[bool, bo
     """Per view of the protocol, (gold positive, predicted positive) of one sentence at one threshold."""
     read = scoring(protocol)
     decided = decision(item.votes, threshold, protocol)
-    return {view.id: (item.gold in view.positive, read.predicted_positive(view, decided)) for view in read.views}
+    return {view.id: (item.gold in view.positive, read.in_scope(view, item.gold) and read.predicted_positive(view, decided))
+            for view in read.views}
 
 
 def _scores(protocol, items: Iterable[Item], predicted) -> dict:
@@ -158,7 +167,9 @@ def _scores(protocol, items: Iterable[Item], predicted) -> dict:
             "correct_words": t["tp"], "predicted_words": t["predicted"], "gold_words": t["gold"],
         }
     if read.macro_id:
-        scores[read.macro_id] = {"f1": macro_f1(scores[view]["f1"] for view in read.macro_views),
+        exact = {view: exact_f1(totals[view]["tp"], totals[view]["predicted"], totals[view]["gold"])
+                 for view in read.macro_views}
+        scores[read.macro_id] = {"f1": macro_f1(exact.values()),
                                  **{f"{view}_f1": scores[view]["f1"] for view in read.macro_views}}
     if read.pooled and LEGACY_POOLED not in scores:
         scores[LEGACY_POOLED] = scores[read.pooled]
@@ -171,8 +182,9 @@ def detection_scores(protocol, items: Iterable[Item], threshold: int) -> dict:
 
 
 def _flag_all(protocol, flag: bool):
-    views = scoring(protocol).views
-    return lambda item: {view.id: (item.gold in view.positive, flag) for view in views}
+    read = scoring(protocol)
+    return lambda item: {view.id: (item.gold in view.positive, flag and read.in_scope(view, item.gold))
+                         for view in read.views}
 
 
 def baseline_scores(protocol, items: Sequence[Item]) -> dict:
@@ -238,7 +250,10 @@ def evaluate(protocol, items: Sequence[Item], samples: int, threshold: int) -> d
         "words": sum(item.words for item in items),
         "samples": samples,
         "threshold": threshold,
-        "views": [{"id": view, "name": read.names[view]} for view in read.view_ids],
+        # A view's scope (the gold labels it counts) when narrower than every label, else None.
+        "views": [{"id": view.id, "name": read.names[view.id],
+                   "scope": [label for label in read.labels if label in view.scope] if read.narrow(view) else None}
+                  for view in read.views],
         "macro": {"id": read.macro_id, "name": read.names[read.macro_id], "views": list(read.macro_views)}
         if read.macro_id else None,
         "thresholds": {t: detection_scores(protocol, items, t) for t in range(1, max(samples, 1) + 1)},

@@ -11,7 +11,7 @@ from annotator.views.common import bad_request, blind_refusal
 from autolabel.evaluation import page as evaluation_page
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.evaluation.forms import CompareQueryForm
-from autolabel.evaluation.protocol_views import job_protocol
+from autolabel.evaluation.protocol_views import job_protocol, job_protocol_caption
 from autolabel.jobs.selectors import job_of_project
 
 
@@ -26,7 +26,7 @@ def job_evaluation(request, slug, job_id):
     calibration = calibration_selectors.job_calibration(job)
     rater = calibration_selectors.job_rater_agreement(job)
     return render(request, "autolabel/job_evaluation.html", {
-        "project": project, "job": job, "report": report,
+        "project": project, "job": job, "report": report, "protocol_caption": job_protocol_caption(job),
         "header": evaluation_page.detection_header(protocol),
         "confusions": evaluation_page.confusion_panels(protocol, report),
         "rows": evaluation_page.detection_rows(protocol, report, job.threshold),

@@ -63,6 +63,8 @@ def interval_chart(title: str, groups: list[tuple[str, dict]], *, width: int = 5
                     f'<line x1="{x - 5:.1f}" x2="{x + 5:.1f}" y1="{y(interval[0]):.1f}" y2="{y(interval[0]):.1f}" stroke="{colour}"/>'
                     f'<line x1="{x - 5:.1f}" x2="{x + 5:.1f}" y1="{y(interval[1]):.1f}" y2="{y(interval[1]):.1f}" stroke="{colour}"/>'
                 )
+            elif interval_key:
+                tip += " (no interval: too few drawn turns)"
             parts.append(f'<circle cx="{x:.1f}" cy="{y(value):.1f}" r="4" fill="{colour}"><title>{escape(tip)}</title></circle>')
         label = name if len(name) <= 18 else name[:17] + "…"
         parts.append(f'<text x="{left + group_w * (i + 0.5):.1f}" y="{height - bottom + 16}" text-anchor="middle">'

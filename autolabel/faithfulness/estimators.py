@@ -38,8 +38,11 @@ Three estimates, each a ratio of means, so a turn with more sentences weighs mor
 Intervals are ``estimate ± 1.96·sd`` (normal, 95 %), clipped to [0, 1] like the estimates (all measures
 are proportions). They estimate the generator model's rate on turns like the job's (the turns as a sample
 of what the model writes), which also covers the job's own turns (that variance is smaller).
-They need at least ``MIN_CALIBRATION_TURNS`` calibration turns with a non-zero denominator; below about 30
-turns the normal approximation makes them too narrow.
+They need at least ``MIN_CALIBRATION_TURNS`` calibration turns with a non-zero denominator (a turn whose
+denominator is 0, e.g. no cognitive sentence for the cognitive hallucination rate, says nothing of the
+ratio's spread): below that the estimate is still given but its interval is None, and the page says "too few
+drawn turns" (one drawn sentence gave [1.0, 1.0] before). Below about 30 turns the normal approximation makes
+them too narrow.
 """
 
 from __future__ import annotations
@@ -80,14 +83,25 @@ def _covariance(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.cov(x, y, ddof=1)[0, 1]) if len(x) > 1 else 0.0
 
 
+def interval_turns(yb: np.ndarray) -> int:
+    """The calibration turns an interval rests on: those with a non-zero denominator."""
+    return int((np.asarray(yb) > 0).sum())
+
+
+def has_interval(yb: np.ndarray) -> bool:
+    """Whether the documented rule allows an interval: ``MIN_CALIBRATION_TURNS`` turns with a non-zero denominator."""
+    return interval_turns(yb) >= MIN_CALIBRATION_TURNS
+
+
 def gold_only(ya: np.ndarray, yb: np.ndarray) -> tuple[float | None, tuple[float, float] | None, float | None]:
-    """(ratio, 95 % interval, variance) from the gold of the calibration turns, turns as clusters."""
+    """(ratio, 95 % interval, variance) from the gold of the calibration turns, turns as clusters; the interval
+    None below the rule of ``has_interval``."""
     n = len(ya)
     if n < MIN_CALIBRATION_TURNS or yb.sum() <= 0:
         return None, None, None
     ratio = float(ya.sum() / yb.sum())
     variance = _variance(ya - ratio * yb) / (n * float(yb.mean()) ** 2)
-    return _clip(ratio), _interval(ratio, variance), variance
+    return _clip(ratio), (_interval(ratio, variance) if has_interval(yb) else None), variance
 
 
 def power_tuned_c(ya, yb, fa_l, fb_l, ratio: float, n: int, big_n: int) -> float:
@@ -127,7 +141,7 @@ def prediction_powered(fa, fb, calibrated, ya, yb, *, tune: bool = True):
         variance += c * c * _variance(fa_u - ratio * fb_u) / unlabelled
     variance /= mean_b ** 2
     power = c / (1 - n / big_n) if n < big_n else 0.0
-    return _clip(ratio), _interval(ratio, variance), power
+    return _clip(ratio), (_interval(ratio, variance) if has_interval(yb) else None), power
 
 
 def estimate_ratio(fa, fb, calibrated, ya, yb, *, tune: bool = True) -> RatioEstimate:

@@ -9,11 +9,14 @@ their sentences: ``faithfulness_counts``) and the turns of the job's random draw
     group = {"sentences": int, "gold_sentences": int, "gold_turns": int,
              "<measure>": {"auto", "gold_only", "gold_only_ci95", "corrected", "corrected_ci95"}, ...}
 
-Floats are rounded to 4 decimals. The measures come from the project's protocol (``measures(protocol)``): the
-hallucination rate (its hallucination group, over all sentences), the share of each family but the first among
-the sentences in some family (the first's share is one minus the others'), and per family the share of its
-sentences that are hallucinated. CogniBench: ``hallucination_rate``, ``cognitive_share``,
-``factual_hallucination_rate``, ``cognitive_hallucination_rate``, as before protocols were documents.
+Floats are rounded to 4 decimals. The measures come from the project's protocol (``measures(protocol)``), as
+``annotator.domain.protocol_groups.rates`` defines them for this report and the reports page alike: the
+hallucination rate (its hallucination group, over all sentences), each shown family's share of the sentences in
+some family (of exactly two families only the second: the first's share is one minus it), and per family
+holding hallucinations and other labels the share of its sentences that are hallucinated (a family made only of
+hallucination labels has a rate of 1 by construction, and is left out). CogniBench: ``hallucination_rate``,
+``cognitive_share``, ``factual_hallucination_rate``, ``cognitive_hallucination_rate``, as before protocols were
+documents.
 
 Only the gold of turns drawn at random for this job is used: gold chosen any other way (qualification
 turns, disputes, an uncertainty draw, a lead's picks) would bias the correction. It is counted and
@@ -37,7 +40,9 @@ from annotator.domain.vocabulary import DrawStrategy
 from annotator.models import DrawnTurn, GoldLabel
 from annotator.projects.protocol_mapping import version_carry
 
-from autolabel.evaluation.protocol_views import job_protocol, scoring
+from annotator.domain.protocol_groups import rates, reading
+
+from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.faithfulness.estimators import estimate_ratio
 from autolabel.models import JobTurn
 from autolabel.faithfulness.counts import TurnTable, hallucinated_in, read_turn_table
@@ -52,17 +57,17 @@ class Measure:
 
 
 def measures(protocol) -> tuple:
-    """The report's measures under ``protocol``, named and titled from its document."""
-    read = scoring(protocol)
-    found = [Measure("hallucination_rate", "Hallucination rate (all sentences)", "hallucinated", "sentences")]
-    found += [Measure(f"{family.id}_share", f"Share of {family.name.lower()} statements (relevant sentences)",
-                      family.id, "relevant") for family in read.families[1:]]
-    for family in read.families:
-        wrong = [protocol.label_name(label) for label in family.labels if label in read.hallucinated]
-        if wrong:
-            title = " or ".join([wrong[0], *(name.lower() for name in wrong[1:])])
-            found.append(Measure(f"{family.id}_hallucination_rate", f"{title} ({family.name.lower()} sentences)",
-                                 hallucinated_in(family.id), family.id))
+    """The report's measures under ``protocol``: the rates of ``protocol_groups.rates`` (the reports page's
+    too, one definition), each as the per-turn counts it divides."""
+    found = []
+    for rate in rates(reading(protocol)):
+        if rate.id == "hallucination_rate":
+            numerator, denominator = "hallucinated", "sentences"
+        elif rate.id.endswith("_share"):
+            numerator, denominator = rate.family, "relevant"  # the sentences in some family (counts.py)
+        else:
+            numerator, denominator = hallucinated_in(rate.family), rate.family
+        found.append(Measure(rate.id, rate.title, numerator, denominator))
     return tuple(found)
 
 

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_safe
 from annotator.access import access_project_as_lead
 from annotator.views.common import blind_refusal, csv_writer
 
+from autolabel.evaluation.protocol_views import job_protocol_caption
 from autolabel.faithfulness.chart import interval_chart
 from autolabel.faithfulness.report import faithfulness_report
 from autolabel.models import AutoLabelJob
@@ -39,16 +40,23 @@ def _percent(value) -> str:
     return "–" if value is None else f"{100 * value:.1f} %"
 
 
-def _range(interval) -> str:
-    return "–" if interval is None else f"{100 * interval[0]:.1f} – {100 * interval[1]:.1f} %"
+TOO_FEW = "too few drawn turns"
+
+
+def _range(interval, estimate) -> str:
+    """The interval; for an estimate without one, why (fewer than two drawn turns with a non-zero denominator)."""
+    if interval is None:
+        return TOO_FEW if estimate is not None else "–"
+    return f"{100 * interval[0]:.1f} – {100 * interval[1]:.1f} %"
 
 
 def _table_row(name, group, figures) -> dict:
     """The table shows percentages (the CSV and the JSON keep the proportions, to 4 decimals)."""
     return {"name": name, "sentences": f"{group['sentences']:,}", "gold_sentences": f"{group['gold_sentences']:,}",
             "auto": _percent(figures["auto"]), "gold_only": _percent(figures["gold_only"]),
-            "gold_only_ci95": _range(figures["gold_only_ci95"]), "corrected": _percent(figures["corrected"]),
-            "corrected_ci95": _range(figures["corrected_ci95"])}
+            "gold_only_ci95": _range(figures["gold_only_ci95"], figures["gold_only"]),
+            "corrected": _percent(figures["corrected"]),
+            "corrected_ci95": _range(figures["corrected_ci95"], figures["corrected"])}
 
 
 @require_safe
@@ -68,6 +76,7 @@ def job_faithfulness(request, slug, job_id):
         })
     return render(request, "autolabel/faithfulness.html", {
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
+        "protocol_caption": job_protocol_caption(job),
         "sentences": f"{report['overall']['sentences']:,}",
         "few_turns": 0 < calibration.turns < 30, "draw_url": reverse("autolabel:job_checks", args=[project.slug, job.pk]),
     })

@@ -177,10 +177,10 @@ class Stages:
 
 def tie_break_order(protocol: Protocol) -> tuple[str, ...]:
     """The vote's order on equal counts, each part in document order: hallucinated labels first, so that a tie is
-    resolved towards flagging for review; then the labels the evaluation counts; last those it leaves out
+    resolved towards flagging for review; then the labels of some family; last those outside every family
     (CogniBench: irrelevant), so that a tie keeps a sentence in the figures rather than dropping it."""
     hallucinated = protocol.hallucination_labels
-    counted = reading(protocol).relevant_labels
+    counted = reading(protocol).family_labels
     return (tuple(label for label in protocol.labels if label in hallucinated)
             + tuple(label for label in protocol.labels if label not in hallucinated and label in counted)
             + tuple(label for label in protocol.labels if label not in hallucinated and label not in counted))

@@ -22,13 +22,14 @@ from annotator.models import Dialogue, Sentence, Turn
 from annotator.corpus.draws.services import draws_of_turns
 from annotator.corpus.exports.carried import ExportCarry
 from annotator.corpus.exports.stream import _rows, _rows_from_snapshot, _snapshot
-from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
+from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, PREDICTION_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
 
 CHUNK = 1000
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".
 # "gold" (a gold label of an older version that does not carry over) and "gold_given_under" (what an imported
 # gold label was given as) are the file's own, put back in the sentence's gold (annotator.corpus.exports.carried).
-_EXTRAS_WITH_A_PLACE = frozenset({"annotations", "adjudication", "decided_by", "gold", "gold_given_under"})
+_EXTRAS_WITH_A_PLACE = frozenset({"annotations", "adjudication", "decided_by", "gold", "gold_given_under",
+                                  "prediction"})
 GOLD_KEYS = ("label", "path", "provenance", "reason", "severity", "error_type", "decided_by")
 _NOTHING: dict = {}
 _NONE: tuple = ()
@@ -196,6 +197,10 @@ def _chunk(chunk, state):
                 sentence = {"index": s_index, "start": start, "end": end, "text": text, "gold": gold,
                             "annotations": list(live), "adjudication": adjudication}
             prediction = predictions.get(sentence_id)
+            if prediction is None and extra and extra.get("prediction"):
+                # Imported with the sentence (the exporting project's pre-label): written again as it came, unless
+                # a job of this project labelled the sentence since.
+                prediction = _shaped(extra["prediction"], PREDICTION_KEYS)
             if prediction is not None:
                 sentence["prediction"] = prediction
             out_sentences.append(sentence)

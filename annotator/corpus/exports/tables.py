@@ -36,6 +36,10 @@ ANNOTATION_KEYS = ("annotator", "label", "path", "note", "severity", "justificat
 ADJUDICATION_KEYS = ("adjudicator", "label", "path", "reason", "evidence")
 EVIDENCE_KEYS = ("start", "end", "text")
 TRIPLET_ANNOTATION_KEYS = ("annotator", "label")
+# A pre-label's keys, in the order the export writes them (an imported one is written again in this order, whatever
+# order the database kept its keys in).
+PREDICTION_KEYS = ("label", "hallucinated", "hallucinated_votes", "stage1_kind", "abstentions", "label_votes", "job",
+                   "model", "samples", "threshold")
 # What a label of an older protocol version was given as (annotator.corpus.exports.carried).
 GIVEN_UNDER_KEYS = ("version", "label", "path")
 
@@ -93,9 +97,12 @@ def _predictions(project, sentence_ids):
     """The latest finished LLM pre-label of each sentence (for analysis; not re-imported as a human label).
 
     The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
-    return {
+    return {  # in the order of PREDICTION_KEYS
         sentence_id: {
             "label": p.label, "hallucinated": p.hallucinated, "hallucinated_votes": p.hallucinated_votes,
+            # The stage-1 answer of the agreeing samples (the family it leads into): a pre-label without a label
+            # counts through it in the evaluation and the faithfulness report, so an export reproduces them.
+            "stage1_kind": p.stage1_kind,
             "abstentions": p.abstentions, "label_votes": _sorted(p.label_votes), "job": p.job_id,
             "model": p.job.model, "samples": p.job.samples, "threshold": p.job.threshold,
         }

@@ -47,7 +47,8 @@ class Command(BaseCommand):
             with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 for piece in pieces:
                     handle.write(piece)
-                    turns += format == "jsonl"
+                    # A turn is a line of its own; the protocol's header line is none (issue 39, item 8).
+                    turns += format == "jsonl" and not piece.startswith('{"protocol":')
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise CommandError(f"{out}: cannot write ({exc.strerror})") from None

@@ -43,8 +43,10 @@ class Command(BaseCommand):
         out("")
         out(f"{'Variable':<34} {'units':>8} {'alpha':>7} {'percent':>8} {'kappa':>7}  scope")
         for row in report["measures"]:
+            left_out = (f"  ({row['left_out']} left out: a label given there is reached by several paths)"
+                        if row.get("left_out") else "")
             out(f"{row['title']:<34} {row['units']:>8} {fmt(row['alpha']):>7} {pct(row['percent']):>8} "
-                f"{fmt(row['kappa']):>7}  {row['scope']}")
+                f"{fmt(row['kappa']):>7}  {row['scope']}{left_out}")
         out("")
         out("Annotator pairs")
         for row in report["pairs"]:

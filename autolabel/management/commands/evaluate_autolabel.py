@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.evaluation.protocol_views import job_protocol, scoring
 from autolabel.evaluation.scores import BASELINES
-from autolabel.evaluation.page import figure
+from autolabel.evaluation.page import figure, scope_note
 from autolabel.models import AutoLabelJob
 
 
@@ -63,6 +63,9 @@ class Command(BaseCommand):
         if read.pooled:
             w(f"{read.names[read.pooled]} = one F1 over every word of the protocol's hallucinations "
               "(called 'overall' before).")
+        for view in read.views:
+            if read.narrow(view):
+                w(f"* {scope_note(job_protocol(job), view)}.")
         w(f"{'threshold':>20}  {'view':<38} {'precision':>9} {'recall':>7} {'F1':>7}")
         rows = [(str(t), views) for t, views in report["thresholds"].items()]
         rows += [(BASELINES[key], report["baselines"][key]) for key in BASELINES]

@@ -48,4 +48,6 @@ def _fmt(value):
 def _with_interval(value, interval):
     if value is None:
         return "-"
+    if interval is None:  # fewer than two drawn turns with a non-zero denominator (estimators.has_interval)
+        return f"{value:.3f} [too few drawn turns]"
     return f"{value:.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"

@@ -207,6 +207,10 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
     adjudication = check.get(raw, "adjudication", dict, f"{field_name}.adjudication")
     if adjudication:
         extras["adjudication"] = adjudication
+    # A pre-label of the exporting project's job: kept with the sentence (and exported again), never a label.
+    prediction = check.get(raw, "prediction", dict, f"{field_name}.prediction")
+    if prediction:
+        extras["prediction"] = prediction
     extras.update(check.get(raw, "metadata", dict, f"{field_name}.metadata", {}))
     return SentenceRecord(index, start, end, text, gold=gold, extras=extras or None)
 
