@@ -1,7 +1,5 @@
 """Forms of the QA loop: asking, answering, promoting to the guideline, feedback, the review page's filters."""
 
-import json
-
 from django import forms
 from django.core.exceptions import ValidationError
 
@@ -9,6 +7,7 @@ from .services import MAX_BODY
 from ..forms.fields import (
     MAX_REQUEST_ID, MAX_TEXT, IdField, ProtocolChoicesForm, TextField, choice_field, protocol_choice_field,
 )
+from ..json_input import json_loads_limited
 
 
 class AskForm(forms.Form):
@@ -24,8 +23,8 @@ class AskForm(forms.Form):
         if not raw:
             return {}
         try:
-            path = json.loads(raw)
-        except ValueError:
+            path = json_loads_limited(raw)
+        except ValueError:  # not JSON, too deep (JSONInputError is one)
             raise ValidationError("The decision path could not be read.") from None
         if not isinstance(path, dict):
             raise ValidationError("The decision path could not be read.")

@@ -18,13 +18,12 @@ nothing written. 422 ``{"error", "sentence"}`` when a change is refused (a submi
 
 from __future__ import annotations
 
-import json
-
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
 from rest_framework.serializers import ValidationError
 
 from ..access import access_assignment, role_in
+from ..json_input import JSONInputError, json_loads_limited
 from .batch_save import ChangedSince, ChangeRefused, annotation_save_batch
 from .page import reference_offset_to_browser
 from .sync_serializers import first_error, validated_batch
@@ -45,9 +44,9 @@ def sync(request, assignment_id):
     if len(request.body) > MAX_BODY:
         return JsonResponse({"error": "The batch is too large."}, status=400)
     try:
-        data = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return JsonResponse({"error": "The body is not JSON."}, status=400)
+        data = json_loads_limited(request.body)
+    except JSONInputError as refused:  # not JSON, not UTF-8, nested too deep, an integer of too many digits
+        return JsonResponse({"error": str(refused)}, status=400)
     try:
         version, changes = validated_batch(assignment, data)
     except ValidationError as error:
