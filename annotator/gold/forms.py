@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 
 from ..domain.protocol_document import ProtocolError
 from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold
-from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field
+from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field, walked_protocol_field
 from ..json_input import json_loads_limited
 
 
@@ -21,6 +21,7 @@ class AdjudicationResolveForm(forms.Form):
     decision = forms.CharField(required=False, max_length=40)
     path = forms.CharField(required=False, max_length=1000)
     reason = TextField()
+    walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
 
     def clean_decision(self):
         decision = self.cleaned_data["decision"]

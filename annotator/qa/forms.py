@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from .services import MAX_BODY
 from ..forms.fields import (
     MAX_REQUEST_ID, MAX_TEXT, IdField, ProtocolChoicesForm, TextField, choice_field, protocol_choice_field,
+    walked_protocol_field,
 )
 from ..json_input import json_loads_limited
 
@@ -51,6 +52,7 @@ class AmendForm(ProtocolChoicesForm):
     protocol_fields = {"label": "label"}
     label = protocol_choice_field("label")  # blank: the service asks for one
     request_id = forms.CharField(required=False, max_length=MAX_REQUEST_ID)
+    walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
 
 
 class FeedbackForm(ProtocolChoicesForm):
