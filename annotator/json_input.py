@@ -1,11 +1,11 @@
-"""JSON read from a request, within limits: every route that parses a JSON body or field reads it here.
+"""JSON read from a request, within limits: every JSON body or field of a request is read here (but the text of a
+protocol document, read with the protocol's own limits).
 
 Python's ``json`` refuses what the app cannot read in ways that are not ``JSONDecodeError``: an array nested
 100,000 deep raises ``RecursionError`` (it reached views as a 500), and an integer of more than 4,300 digits a
 ``ValueError`` (Python's limit on converting digits, ``sys.get_int_max_str_digits``). Both are the client's
 mistake, so both are a ``JSONInputError``, as is data nested deeper than ``JSON_MAX_DEPTH`` (no body of the app
-nests past a dozen levels; a protocol document's own, tighter limit is ``PROTOCOL_MAX_DEPTH``) and a body longer
-than the caller's limit. The API reads its bodies through ``api.parsers.LimitedJSONParser`` (DRF's default
+nests past a dozen levels). The API reads its bodies through ``api.parsers.LimitedJSONParser`` (DRF's default
 parser), the pages' JSON routes (the annotation page's ``/a/<id>/sync/``, the walks sent by forms) call
 ``json_loads_limited`` themselves; each answers 400 with its own error body.
 """
@@ -28,19 +28,17 @@ def json_max_depth() -> int:
     return int(settings.JSON_MAX_DEPTH)
 
 
-def json_loads_limited(text: str | bytes, *, max_chars: int | None = None, max_depth: int | None = None):
+def json_loads_limited(text: str | bytes):
     """The data of ``text`` (bytes are read as UTF-8); raises ``JSONInputError`` for anything the app cannot read.
+    The caller bounds the length (the API's parser, the sync view's ``MAX_BODY``, a form field's ``max_length``).
 
     ``NaN`` and ``Infinity`` are refused, as DRF's strict JSON does: they are not JSON."""
-    if max_chars is not None and len(text) > max_chars:
-        raise JSONInputError(f"The body is {len(text):,} bytes or characters long; at most {max_chars:,} are "
-                             "accepted.")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as error:
             raise JSONInputError(f"The body is not UTF-8 text ({error.reason} at byte {error.start}).") from None
-    depth = json_max_depth() if max_depth is None else max_depth
+    depth = json_max_depth()
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
