@@ -92,6 +92,9 @@ def problems_of(document) -> list[Problem]:
     """Every problem of ``document``, in document order; empty when it holds."""
     if not isinstance(document, dict):
         return [("/", "a protocol document is a JSON object")]
+    nul = _nul_problems(document)
+    if nul:  # PostgreSQL's jsonb cannot hold a NUL: refused before anything reads the document
+        return nul
     shape = _shape_problems(document)
     return bounded(shape if shape else _meaning_problems(document))
 
@@ -328,3 +331,24 @@ def _check_groups(groups: dict, step_index, label_index, found) -> None:
         for position, name in enumerate(macro["views"]):
             if name not in view_ids:
                 found.append((pointer("groups", "evaluation", "macro", "views", position), f"unknown view {name!r}"))
+
+
+def _nul_problems(document: dict) -> list[Problem]:
+    """Every key and string of ``document`` holding a NUL character (``\\u0000``), by its path.
+
+    Walked with a stack, not recursion: the document may nest deeper than Python's recursion limit."""
+    found, stack = [], [((), document)]
+    while stack:
+        parts, value = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                found.append((pointer(*parts), "contains a NUL character (\\u0000), which cannot be stored"))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\x00" in key:
+                    found.append((pointer(*parts), f"the key {key!r} contains a NUL character (\\u0000), which cannot "
+                                                   "be stored"))
+                stack.append(((*parts, key), item))
+        elif isinstance(value, list):
+            stack.extend(((*parts, index), item) for index, item in enumerate(value))
+    return sorted(set(found), key=lambda problem: _sort_key(problem[0]))

@@ -112,3 +112,11 @@ def error_text(form) -> str:
         prefix = f"{field.label or name.replace('_', ' ').capitalize()}: " if field is not None else ""
         parts.append(prefix + " ".join(str(error) for error in errors))
     return " ".join(parts) or "The request could not be read."
+
+
+def walked_protocol_field():
+    """The checksum of the protocol document a page walks, sent with its save (a hidden field): the view compares
+    it with the project's current one (``views.common.protocol_changed_answer``), so that a page opened before a
+    lead changed the protocol is refused instead of having its walk read under another document. Blank (a
+    client that does not send it): not compared."""
+    return forms.CharField(required=False, max_length=64)

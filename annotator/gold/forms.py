@@ -1,13 +1,12 @@
 """Forms of adjudication and gold: deciding a dispute, overriding gold, reopening."""
 
-import json
-
 from django import forms
 from django.core.exceptions import ValidationError
 
 from ..domain.protocol_document import ProtocolError
 from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold
-from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field
+from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field, walked_protocol_field
+from ..json_input import json_loads_limited
 
 
 class AdjudicationResolveForm(forms.Form):
@@ -22,6 +21,7 @@ class AdjudicationResolveForm(forms.Form):
     decision = forms.CharField(required=False, max_length=40)
     path = forms.CharField(required=False, max_length=1000)
     reason = TextField()
+    walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
 
     def clean_decision(self):
         decision = self.cleaned_data["decision"]
@@ -45,8 +45,8 @@ class AdjudicationResolveForm(forms.Form):
 
     def _walked_path(self, text: str) -> dict:
         try:
-            path = json.loads(text or "null")
-        except ValueError:
+            path = json_loads_limited(text or "null")
+        except ValueError:  # not JSON, too deep (JSONInputError is one)
             path = None
         if not isinstance(path, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in path.items()):
             raise ValidationError({"path": "Answer the questions first: the walk is missing."})

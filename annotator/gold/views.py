@@ -15,7 +15,7 @@ from .selectors import adjudication_queue, adjudication_screen, dispute_for, gol
 from . import services as gold_services
 from .services import GoldError, has_annotated
 from ..projects.services import project_update_settings
-from ..views.common import bad_request, polled
+from ..views.common import bad_request, polled, protocol_changed_answer
 
 
 QUEUE_PAGE = 200  # oldest turns shown; deciding them brings the next ones up
@@ -116,10 +116,17 @@ def _judge_post(request, slug, adjudication_id, form_class):
     adjudication, refused = _adjudication_for_judge(request, project, adjudication_id)
     if refused:
         return project, adjudication, None, refused
-    form = form_class(request.POST, protocol=protocol_for(project))
-    if not form.is_valid():
-        return project, adjudication, form, bad_request(
-            request, form, back_url=reverse("gold_turn", args=[slug, adjudication.turn_id]))
+    protocol = protocol_for(project)
+    form = form_class(request.POST, protocol=protocol)
+    valid = form.is_valid()
+    back_url = reverse("gold_turn", args=[slug, adjudication.turn_id])
+    # A page that walked another protocol than the current one is refused first: its walk, read under this one,
+    # could name a label the adjudicator did not choose.
+    changed = protocol_changed_answer(request, form.cleaned_data.get("walked_protocol", ""), protocol, back_url)
+    if changed:
+        return project, adjudication, form, changed
+    if not valid:
+        return project, adjudication, form, bad_request(request, form, back_url=back_url)
     return project, adjudication, form, None
 
 

@@ -5,11 +5,17 @@ the project has annotations or gold, the current version is frozen: those record
 under the version they were made with (every slot without a version is stamped with the outgoing one), and
 the new version needs a mapping of each old label to the new label it carries over to, or to null where the
 meaning does not carry over. A path carries over as the new label's path.
+
+Before anything is labelled, the slots without a version follow the new document at once: their version moves
+on, so a page opened before the change (walking the outgoing document) is refused (409) and reloads, instead of
+having its walk read under the new document (a label the annotator did not choose). Every route that changes a
+protocol (the page, the API, ``protocol_set``, a JSONL file's header) comes here.
 """
 
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import F
 
 from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
 from ..domain.protocol_validation import bounded
@@ -54,6 +60,11 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
         # protocol" is done on a choice, not on a default).
         if new == old and current is not None:
             return None
+        # The slots that follow the project's current protocol (no version of their own), locked before the
+        # annotations are counted: a save in flight commits first and is counted, a later one waits and then
+        # finds the version it carries moved on.
+        following = Assignment.objects.filter(project=project, protocol_version__isnull=True)
+        list(following.select_for_update().values_list("pk", flat=True))
         frozen = project_has_annotations(project)
         if frozen:
             problems = mapping_problems(old, new, label_mapping)
@@ -61,7 +72,11 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
                 raise ProtocolDocumentError(problems)
             if current is None:  # the built-in protocol the records were made with gets a row of its own
                 current = _new_version(project, COGNIBENCH, None, {}, user)
-            Assignment.objects.filter(project=project, protocol_version__isnull=True).update(protocol_version=current)
+            following.update(protocol_version=current)
+        else:
+            # Their pages walk the outgoing document: the next save of such a page carries a version that is
+            # no longer the slot's, a 409, and the page reloads onto the new document (as after a split).
+            following.update(version=F("version") + 1)
         version = _new_version(project, new, current, dict(label_mapping or {}) if frozen else {}, user)
         project.protocol_version = version
         project.save(update_fields=["protocol_version"])

@@ -1,14 +1,14 @@
 """Forms of the QA loop: asking, answering, promoting to the guideline, feedback, the review page's filters."""
 
-import json
-
 from django import forms
 from django.core.exceptions import ValidationError
 
 from .services import MAX_BODY
 from ..forms.fields import (
     MAX_REQUEST_ID, MAX_TEXT, IdField, ProtocolChoicesForm, TextField, choice_field, protocol_choice_field,
+    walked_protocol_field,
 )
+from ..json_input import json_loads_limited
 
 
 class AskForm(forms.Form):
@@ -24,8 +24,8 @@ class AskForm(forms.Form):
         if not raw:
             return {}
         try:
-            path = json.loads(raw)
-        except ValueError:
+            path = json_loads_limited(raw)
+        except ValueError:  # not JSON, too deep (JSONInputError is one)
             raise ValidationError("The decision path could not be read.") from None
         if not isinstance(path, dict):
             raise ValidationError("The decision path could not be read.")
@@ -52,6 +52,7 @@ class AmendForm(ProtocolChoicesForm):
     protocol_fields = {"label": "label"}
     label = protocol_choice_field("label")  # blank: the service asks for one
     request_id = forms.CharField(required=False, max_length=MAX_REQUEST_ID)
+    walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
 
 
 class FeedbackForm(ProtocolChoicesForm):

@@ -17,7 +17,7 @@ from ..models import Question, Sentence, Turn
 from . import selectors as selectors
 from . import services as services
 from .services import QAError
-from ..views.common import bad_request, blind_refusal, csv_writer, polled
+from ..views.common import bad_request, blind_refusal, csv_writer, polled, protocol_changed_answer
 
 
 # --- Asking (from the annotation screen) --------------------------------------
@@ -206,8 +206,15 @@ def feedback_acknowledge(request, pk):
 def feedback_amend(request, pk):
     """The annotator amends the annotation the feedback is about (while the turn is not adjudicated)."""
     feedback = access_own_feedback(request.user, pk)
-    form = AmendForm(request.POST, protocol=protocol_for(feedback.project))
-    if not form.is_valid():
+    protocol = protocol_for(feedback.project)
+    form = AmendForm(request.POST, protocol=protocol)
+    valid = form.is_valid()
+    # A form that walked another protocol than the project's current one is refused first (409, the inbox reloads).
+    changed = protocol_changed_answer(request, form.cleaned_data.get("walked_protocol", ""), protocol,
+                                      reverse("qa:feedback_inbox"))
+    if changed:
+        return changed
+    if not valid:
         return bad_request(request, form, back_url=reverse("qa:feedback_inbox"))
     error = None
     try:

@@ -98,3 +98,20 @@ def csv_writer(stream):
     """The one way to write CSV for a download: every cell through `csv_cell`, every text cell quoted (a
     spreadsheet splitting on `;` or `|` keeps a quoted cell whole), numbers left bare."""
     return _GuardedWriter(stream)
+
+
+PROTOCOL_CHANGED = ("A project lead changed the project's protocol after this page was opened, so its questions were "
+                    "out of date: nothing was saved. The page now shows the current protocol; answer it again.")
+
+
+def protocol_changed_answer(request, walked: str, protocol, back_url: str) -> HttpResponse | None:
+    """None when the page walked ``protocol`` (or did not say which it walked); else the refusal: a 409 that
+    reloads the page (htmx's ``HX-Refresh``) onto the current protocol, the reason said on the page it loads."""
+    if not walked or walked == protocol.checksum:
+        return None
+    messages.warning(request, PROTOCOL_CHANGED)
+    if not request.htmx:
+        return redirect(back_url)
+    response = HttpResponse(PROTOCOL_CHANGED, status=409, content_type="text/plain; charset=utf-8")
+    response["HX-Refresh"] = "true"
+    return response

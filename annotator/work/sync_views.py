@@ -12,19 +12,18 @@ or since, so the page moves its queued changes made on the batch's version to ``
 always true; pages loaded before it was read it). ``evidence`` (the spans with their ids) comes back for the
 changes that sent evidence. A batch entirely applied before (its answer was lost) is answered so only while
 its last change is still the slot's version; once anything moved the version (another tab, a lead's split,
-merge, reset, reopen, release) it is a 409, like a batch made on a stale copy: ``{"error", "version"}``,
-nothing written. 422 ``{"error", "sentence"}`` when a change is refused (a submitted turn).
+merge, reset, reopen, release, a change of the protocol before anything was labelled) it is a 409, like a batch
+made on a stale copy: ``{"error", "version"}``, nothing written. 422 ``{"error", "sentence"}`` when a change is refused (a submitted turn).
 """
 
 from __future__ import annotations
-
-import json
 
 from django.http import Http404, JsonResponse
 from django.views.decorators.http import require_POST
 from rest_framework.serializers import ValidationError
 
 from ..access import access_assignment, role_in
+from ..json_input import JSONInputError, json_loads_limited
 from .batch_save import ChangedSince, ChangeRefused, annotation_save_batch
 from .page import reference_offset_to_browser
 from .sync_serializers import first_error, validated_batch
@@ -32,9 +31,10 @@ from .write import VersionConflict
 
 MAX_BODY = 1_000_000
 CHANGED_SINCE = ("This tab's changes were saved earlier, but since then the turn was changed in another tab or window "
-                 "(or its units by a project lead); the changes still kept here were not written. Reload to see what "
-                 "is saved.")
-STALE = "This turn was changed in another tab or window; nothing of this tab's unsaved work was written."
+                 "(or its units or the project's protocol by a project lead); the changes still kept here were not "
+                 "written. Reload to see what is saved.")
+STALE = ("This turn was changed in another tab or window (or its units or the project's protocol by a project lead); "
+         "nothing of this tab's unsaved work was written.")
 
 
 @require_POST
@@ -45,9 +45,9 @@ def sync(request, assignment_id):
     if len(request.body) > MAX_BODY:
         return JsonResponse({"error": "The batch is too large."}, status=400)
     try:
-        data = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return JsonResponse({"error": "The body is not JSON."}, status=400)
+        data = json_loads_limited(request.body)
+    except JSONInputError as refused:  # not JSON, not UTF-8, nested too deep, an integer of too many digits
+        return JsonResponse({"error": str(refused)}, status=400)
     try:
         version, changes = validated_batch(assignment, data)
     except ValidationError as error:

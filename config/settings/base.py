@@ -187,6 +187,10 @@ LOGOUT_REDIRECT_URL = "login"
 # Uploads larger than this go to a temporary file rather than memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# How deep objects and lists may nest in a JSON body or field (annotator/json_input.py): no body of the app nests
+# past a dozen levels; deeper is a 400 on every JSON route (Python's parser itself stops near 1,000 with a
+# RecursionError, which was a 500).
+JSON_MAX_DEPTH = int(os.environ.get("JSON_MAX_DEPTH", 32))
 # Imports (README, "Configuration"): an uploaded file larger than this is refused before it is
 # stored; a sentence or a reference longer than these refuses the import, naming it. The real
 # CogniBench and RefChecker samples peak at 806 characters per sentence and 6,270 per reference.
@@ -283,6 +287,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON within limits (depth, size, Python's integer digits): a 400 in the API's error body, never a 500.
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser", "rest_framework.parsers.FormParser",
+                               "rest_framework.parsers.MultiPartParser"],
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "api.pagination.PagePagination",
     "PAGE_SIZE": 50,

@@ -87,7 +87,9 @@ function start() {
   }
 
   // ---- the adjudicator's own walk ----------------------------------------------------------------
-  const draftKey = (id) => "adjudication-draft:" + id;
+  // A draft belongs to the protocol it was walked on: after a lead changes the protocol, the page (reloaded) starts
+  // the walk again rather than read the old answers under the new document.
+  const draftKey = (id) => "adjudication-draft:" + id + ":" + (container.dataset.protocolChecksum || "");
 
   function pathOf(card) {
     const id = card.dataset.dispute;

@@ -5,9 +5,10 @@
 // the annotator followed (a link with ?sentence=, not a reload) is kept, as is the sentence a reload the page made
 // itself asks to stay on (dropping a refused change reloads onto that sentence).
 //
-// After a conflict (another tab or window wrote this assignment since this tab's copy was made) nothing this tab
-// still holds can be saved: the page forgets it, reloads to show what is saved, and says on the new page which
-// sentences' changes were not kept (sessionStorage carries that across the reload, for this tab only).
+// After a conflict (another tab or window wrote this assignment since this tab's copy was made, or a lead split or
+// merged its units or changed the project's protocol) nothing this tab still holds can be saved: the page forgets
+// it, reloads to show what is saved, and says on the new page which sentences' changes were not kept
+// (sessionStorage carries that across the reload, for this tab only).
 
   const stayKey = (assignment) => "annotator-stay:" + assignment;
   const noticeKey = (assignment) => "annotator-conflict:" + assignment;
@@ -54,7 +55,8 @@
     const seen = new Map();
     changes.forEach((change) => seen.set(change.sentence, change));
     const lost = [...seen.values()].map(describe).filter(Boolean);
-    keep(noticeKey(assignment), "This assignment was changed in another tab or window, so this tab's copy was out of date. " +
+    keep(noticeKey(assignment), "This assignment was changed in another tab or window (or by a project lead: its units or " +
+      "the project's protocol), so this tab's copy was out of date. " +
       (lost.length ? "Not saved from this tab: " + lost.join("; ") + ". " : "") +
       "What you see now is what is saved; keys apply to it.");
   }

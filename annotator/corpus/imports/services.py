@@ -61,18 +61,19 @@ def import_files(
                           default_language=project.default_language)
     with transaction.atomic():
         if header is not None:
-            _adopt_protocol(project, header, (display_names or [paths[0].name])[0], actor)
+            summary.protocol_changed = _adopt_protocol(project, header, (display_names or [paths[0].name])[0], actor)
         records_import(project, records, summary=summary, batch=batch, actor=actor)
     return summary
 
 
-def _adopt_protocol(project: Project, protocol, filename: str, actor) -> None:
-    """A file exported with its protocol restores it in the project (unless the project already follows it)."""
+def _adopt_protocol(project: Project, protocol, filename: str, actor) -> str:
+    """A file exported with its protocol restores it in the project (unless the project already follows it).
+    Returns what changed, for the import's summary ("" when nothing did)."""
     current = protocol_for(project)
     if current == protocol:
-        return
+        return ""
     try:
-        protocol_set(project, protocol.document, user=actor)
+        version = protocol_set(project, protocol.document, user=actor)
     except ProtocolDocumentError:
         raise ImportFormatError(
             filename, "line 1", "protocol",
@@ -80,6 +81,11 @@ def _adopt_protocol(project: Project, protocol, filename: str, actor) -> None:
             f"v{current.version} and it has annotations: set the file's protocol first, with a label mapping "
             "(protocol_set --label-mapping, docs/protocols.md)") from None
     project.refresh_from_db(fields=["protocol_version"])
+    if version is None:
+        return ""
+    return (f"protocol changed: the project now follows the file's {protocol.name} v{protocol.version} (project "
+            f"version {version.number}) instead of {current.name} v{current.version} (pages opened before the "
+            "change reload onto it)")
 
 
 def import_run(

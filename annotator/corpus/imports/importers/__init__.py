@@ -301,10 +301,13 @@ class ImportSummary:
     inconsistencies: list[str] = field(default_factory=list)
     # Turns whose source gave no units, cut by the studio: segmenter name -> turns.
     segmented: dict[str, int] = field(default_factory=dict)
+    # The project's protocol replaced by the file's (its header line): what it was and what it is now, said first.
+    protocol_changed: str = ""
 
     @property
     def changed(self) -> bool:
-        return bool(self.dialogues or self.turns or self.sentences or self.labels or self.triplets)
+        return bool(self.dialogues or self.turns or self.sentences or self.labels or self.triplets
+                    or self.protocol_changed)
 
     def line(self) -> str:
         text = (
@@ -321,6 +324,8 @@ class ImportSummary:
         if self.not_carried_over:
             text += (f"; {self.not_carried_over} gold label{'s' if self.not_carried_over != 1 else ''} given under "
                      "an older protocol version that do not carry over to the file's kept as notes, not as gold")
+        if self.protocol_changed:
+            text = f"{self.protocol_changed}; {text}"
         if not self.changed and self.duplicates:
             text += " - nothing changed: every turn was already imported"
         elif not self.changed:
@@ -346,5 +351,6 @@ class ImportSummary:
             "not_carried_over": self.not_carried_over,
             "inconsistencies": self.inconsistencies,
             "segmented": dict(self.segmented),
+            "protocol_changed": self.protocol_changed,
             "line": self.line(),
         }
