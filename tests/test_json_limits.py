@@ -104,3 +104,18 @@ def test_json_max_depth_is_a_setting():
     with override_settings(JSON_MAX_DEPTH=5):
         answer = client_of().post("/api/v1/auth/token/", within, content_type="application/json")
         assert is_api_error(answer) and "JSON_MAX_DEPTH" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("name", BODIES)
+def test_the_protocol_page_and_its_preview_answer_a_400_naming_the_problem(name):
+    """The protocol page and its preview read the editor's text with the protocol's own limits
+    (``PROTOCOL_MAX_DEPTH``, Python's integer digits): a refusal listing the problem, never a 500."""
+    w = make_world()
+    lead = client_of(w.lead)
+    before = snapshot()
+    page = lead.post(reverse("project_protocol", args=[w.project.slug]), {"source": "edited", "document": BODIES[name]})
+    assert page.status_code == 400 and 'data-testid="protocol-form-errors"' in page.content.decode(), page.content[:300]
+    preview = lead.post(reverse("project_protocol_preview", args=[w.project.slug]),
+                        {"source": "edited", "document": BODIES[name]})
+    assert preview.status_code == 200 and 'data-testid="preview-problems"' in preview.content.decode()
+    assert snapshot() == before
