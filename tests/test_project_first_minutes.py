@@ -66,9 +66,13 @@ def test_the_protocol_step_is_done_on_a_choice_not_on_the_default(client):
     lead = member(project, Role.LEAD)
     client.force_login(lead)
     assert "To do" in step(client, project, "protocol") and "not chosen yet" in step(client, project, "protocol")
-    version = protocol_set(project, load_shipped("cognibench").document, user=lead)  # the lead keeps CogniBench
-    assert version is not None and version.number == 1
-    assert protocol_set(project, load_shipped("cognibench").document, user=lead) is None  # again: nothing changes
+    # A script (or an import's header) setting the same document is no choice: nothing changes.
+    assert protocol_set(project, load_shipped("cognibench").document, user=lead) is None
+    assert "To do" in step(client, project, "protocol")
+    # The lead keeps CogniBench on the Protocol page: that is a choice, and the project gets its first version.
+    assert client.post(f"/p/{project.slug}/protocol/", {"source": "shipped", "shipped": "cognibench"}).status_code == 302
+    assert project.__class__.objects.get(pk=project.pk).protocol_version.number == 1
+    assert protocol_set(project, load_shipped("cognibench").document, user=lead, chosen=True) is None  # again: nothing
     assert "Done" in step(client, project, "protocol")
 
 

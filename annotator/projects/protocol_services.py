@@ -42,9 +42,14 @@ def mapping_problems(old: Protocol, new: Protocol, mapping) -> list[tuple[str, s
     return bounded(found)
 
 
-def protocol_set(project: Project, document, *, user=None, label_mapping=None) -> ProtocolVersion | None:
+def protocol_set(project: Project, document, *, user=None, label_mapping=None,
+                 chosen: bool = False) -> ProtocolVersion | None:
     """Make ``document`` the project's protocol. Returns the new version (None when it equals the current
-    protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then."""
+    protocol: nothing changes). Raises ProtocolDocumentError naming every problem; nothing is saved then.
+
+    ``chosen``: a lead chose it (the Protocol page, a new project's form). On a project still on the built-in
+    default, choosing that same document gives the project its first version (the guide's "Choose the protocol"
+    is done on a choice, not on a default) and changes nothing else: the walk is the same."""
     new = load_protocol_bounded(document)  # within PROTOCOL_MAX_CHARS / _DEPTH, whichever route it came by
     if label_mapping is not None:
         try:
@@ -55,11 +60,13 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None) -
         project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version
         old = protocol_for(project)
-        # The same document changes nothing, except on a project still on the built-in default: setting that
-        # document is the lead's choice of it, and the project gets its first version (the guide's "Choose the
-        # protocol" is done on a choice, not on a default).
-        if new == old and current is not None:
-            return None
+        if new == old:
+            if current is not None or not chosen:
+                return None
+            version = _new_version(project, new, None, {}, user)
+            project.protocol_version = version
+            project.save(update_fields=["protocol_version"])
+            return version
         # The slots that follow the project's current protocol (no version of their own), locked before the
         # annotations are counted: a save in flight commits first and is counted, a later one waits and then
         # finds the version it carries moved on.

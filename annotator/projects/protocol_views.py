@@ -39,7 +39,7 @@ def protocol_page(request, slug):
         return render(request, "projects/protocol.html", _context(project, form), status=400)
     try:
         version = protocol_set(project, form.cleaned_data["parsed"], user=request.user,
-                               label_mapping=form.cleaned_data["mapping"])
+                               label_mapping=form.cleaned_data["mapping"], chosen=True)
     except ProtocolDocumentError as refused:
         return render(request, "projects/protocol.html", _context(project, form, refused.problems), status=400)
     if version is None:

@@ -135,7 +135,7 @@ def project_create(*, creator, name: str, slug: str = "", protocol_document=None
     Membership.objects.create(project=project, user=creator, role=Role.LEAD)
     if protocol_document is not None:
         try:
-            protocol_set(project, protocol_document, user=creator)
+            protocol_set(project, protocol_document, user=creator, chosen=True)
         except ProtocolDocumentError as refused:
             raise ValidationError({"protocol_file": [f"{where} {message}" for where, message in refused.problems]}) from None
         project.refresh_from_db(fields=["protocol_version"])
