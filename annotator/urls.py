@@ -8,6 +8,7 @@ from .corpus import views as data
 from annotator.corpus.units import views as units
 from .gold import views as gold
 from .projects import console_views as console
+from .projects import join_views as join
 from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
@@ -31,7 +32,9 @@ urlpatterns = [
     path("p/<slug:slug>/people/<int:user_id>/remove/", console.member_remove, name="project_member_remove"),
     path("p/<slug:slug>/invites/new/", console.invite_create, name="project_invite_create"),
     path("p/<slug:slug>/invites/<int:invite_id>/revoke/", console.invite_revoke, name="project_invite_revoke"),
-    path("join/<str:token>/", console.project_join, name="project_join"),
+    # An invite link: the token goes into the session, the page is /join/ (projects/join_views.py)
+    path("join/", join.invite_page, name="project_invite"),
+    path("join/<str:token>/", join.project_join, name="project_join"),
     path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
     path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)

@@ -158,6 +158,22 @@ class ProjectInvite(models.Model):
         return f"{self.get_role_display()} invite to {self.project}"
 
 
+class MembershipRemoval(models.Model):
+    """When someone was removed from a project: an invite link made before then no longer lets them back in
+    (a lead who removed them makes a new link, or adds them by username, to take them back)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="removals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    removed_at = models.DateTimeField()
+    removed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "user", "removed_at"], name="removal_by_member")]
+
+    def __str__(self):
+        return f"{self.user} removed from {self.project} at {self.removed_at:%Y-%m-%d %H:%M}"
+
+
 class GuidelineExample(models.Model):
     """A positive or negative example shown at one protocol step."""
 
