@@ -3,7 +3,7 @@ and the role, and a way in: sign in, or (unless the site turned it off) create a
 
 The token travels in one URL only, the link itself: ``/join/<token>/`` puts it in the session and redirects to
 ``/join/``, so it is not in the address bar, in the login redirect's ``next``, in the forms' actions, or in
-a Referer (these pages send none). What an invite page shows is the project's name and the role, nothing else.
+a Referer (the link's own answer sends none). What an invite page shows is the project's name and the role, nothing else.
 """
 
 from django.conf import settings
@@ -27,6 +27,8 @@ FORM_FIELDS = {"username", "password"}  # the service's error keys that name a f
 
 def _no_referrer(response):
     # Kept by SecurityMiddleware, which only fills the site's policy (same-origin) where a response has none.
+    # Only here: a page under "no-referrer" posts its forms with "Origin: null", which Django's CSRF check
+    # refuses; /join/ holds no token, and keeps the site's policy.
     response["Referrer-Policy"] = "no-referrer"
     return response
 
@@ -127,4 +129,4 @@ def _page(request, invite, is_open, *, signin_form=None, signup_form=None, wait=
     context = {"project_name": invite.project.name, "role": invite.get_role_display().lower(), "open": is_open,
                "form": ConfirmForm(), "signin_form": signin_form, "signup_form": signup_form,
                "wait_minutes": minutes}
-    return _no_referrer(render(request, "annotator/project_join.html", context, status=status))
+    return render(request, "annotator/project_join.html", context, status=status)
