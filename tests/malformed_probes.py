@@ -154,6 +154,8 @@ PROBES = {
     # The invite page of the link opened in this session (annotator/projects/join_views.py).
     ("project_invite", None): Probe("creator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",),
                                     session={"invite_token": "pilot-invite"}),
+    ("project_creators", None): Probe("administrator", {"username": SHORT}, {"username": "creator"}, ("username",)),
+    ("project_creator_revoke", None): Probe("administrator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
     ("project_protocol", None): Probe("lead", {"source": ENUM, "shipped": ENUM, "document": TEXT, "label_mapping": TEXT},
                                       {"source": "edited", "document": '{"id": "cognibench"}'}, ("source",)),
     # The preview judges the document's text (a 200 listing its problems is its answer); its form fields are probed.

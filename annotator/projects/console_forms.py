@@ -147,3 +147,7 @@ class InviteCreateForm(forms.Form):
 class InviteSignUpForm(UserCreationForm):
     """A new account on an invite page: a username and a password Django's validators accept (checked here and
     again by ``services.account_create_with_invite``, which makes the account: the view never calls save())."""
+
+
+class CreatorGrantForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Username")
