@@ -19,7 +19,7 @@ def _refuse_unless_administrator(user):
 
 def creators_page(request):
     _refuse_unless_administrator(request.user)
-    form = CreatorGrantForm(request.POST or None)
+    form = CreatorGrantForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:
             user = project_creator_grant(form.cleaned_data["username"])
