@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from annotator import models
 from annotator.domain.vocabulary import Role
-from tests.factories import ProjectFactory, TurnFactory, member
+from tests.factories import ProjectFactory, TurnFactory, UserFactory, member
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
@@ -62,3 +62,18 @@ def test_a_lead_copies_an_invite_link_and_a_newcomer_signs_up_through_it_without
     expect(page.get_by_role("heading", name="Pilot study")).to_be_visible()
     assert models.Membership.objects.get(project=project, user__username="nina").role == Role.ANNOTATOR
     assert not [url for url in visited if "/admin/" in url]
+
+
+def test_the_signed_out_invite_page_and_the_creators_page_have_no_serious_accessibility_violation(
+        page_for, signed_out_page):
+    from tests.test_accessibility_browser import violations_on
+
+    project = ProjectFactory(slug="pilot", name="Pilot")
+    invite = models.ProjectInvite.objects.create(project=project, token="t" * 43, role=Role.ADJUDICATOR,
+                                                 expires_at="2099-01-01T00:00:00Z")
+    found = violations_on(signed_out_page, f"/join/{invite.token}/")
+    expect(signed_out_page.get_by_role("heading", name="Join Pilot")).to_be_visible()
+    root = page_for(UserFactory(username="root", is_staff=True, is_superuser=True))
+    root.set_default_timeout(60_000)
+    found += violations_on(root, "/site/project-creators/")
+    assert not found, "\n".join(found)
