@@ -139,7 +139,8 @@ class Membership(models.Model):
 
 class ProjectInvite(models.Model):
     """A link a lead shares so that people join the project with a role, without the lead typing (or learning)
-    their username. Anyone signed in who opens the link before it expires or is revoked may join."""
+    their username. Whoever opens the link before it expires or is revoked may join: signed in, or by signing in
+    or up on the invite page (projects/join_views.py); not someone removed from the project since it was made."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
     # secrets.token_urlsafe(32): the link is the only key, so it must not be guessed.
