@@ -8,6 +8,8 @@ from .corpus import views as data
 from annotator.corpus.units import views as units
 from .gold import views as gold
 from .projects import console_views as console
+from .projects import join_views as join
+from .projects import creators_views as creators
 from .projects import protocol_views
 from .projects import views as home
 from .reports import views as reports
@@ -32,7 +34,12 @@ urlpatterns = [
     path("p/<slug:slug>/people/<int:user_id>/remove/", console.member_remove, name="project_member_remove"),
     path("p/<slug:slug>/invites/new/", console.invite_create, name="project_invite_create"),
     path("p/<slug:slug>/invites/<int:invite_id>/revoke/", console.invite_revoke, name="project_invite_revoke"),
-    path("join/<str:token>/", console.project_join, name="project_join"),
+    # An invite link: the token goes into the session, the page is /join/ (projects/join_views.py)
+    path("join/", join.invite_page, name="project_invite"),
+    # Site administrators: who may create projects (projects/creators_views.py)
+    path("site/project-creators/", creators.creators_page, name="project_creators"),
+    path("site/project-creators/<int:user_id>/revoke/", creators.creator_revoke, name="project_creator_revoke"),
+    path("join/<str:token>/", join.project_join, name="project_join"),
     path("help/protocol-format/", documentation.protocol_format, name="protocol_format"),
     path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
     path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),

@@ -30,6 +30,7 @@ class Probe:
     body: dict = field(default_factory=dict)  # well-formed values of the other fields
     required: tuple = ()  # fields whose absence is itself malformed (answered 400)
     path: dict = field(default_factory=dict)  # path parameters beyond the route's defaults
+    session: dict = field(default_factory=dict)  # what the client's session holds first (an opened invite link)
 
 
 SENTENCE_WRITE = {"sentence": ID, "version": NUMBER, "request_id": SHORT, "seconds": NUMBER}
@@ -151,7 +152,11 @@ PROBES = {
     ("project_invite_create", None): Probe("lead", {"role": ENUM, "days": NUMBER}, {"role": "annotator", "days": "7"},
                                            ("role", "days")),
     ("project_invite_revoke", None): Probe("lead", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
-    ("project_join", None): Probe("creator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
+    # The invite page of the link opened in this session (annotator/projects/join_views.py).
+    ("project_invite", None): Probe("creator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",),
+                                    session={"invite_token": "pilot-invite"}),
+    ("project_creators", None): Probe("administrator", {"username": SHORT}, {"username": "creator"}, ("username",)),
+    ("project_creator_revoke", None): Probe("administrator", {"confirm": ENUM}, {"confirm": "yes"}, ("confirm",)),
     ("project_protocol", None): Probe("lead", {"source": ENUM, "shipped": ENUM, "document": TEXT, "label_mapping": TEXT},
                                       {"source": "edited", "document": '{"id": "cognibench"}'}, ("source",)),
     # The preview judges the document's text (a 200 listing its problems is its answer); its form fields are probed.
@@ -169,6 +174,7 @@ READS_NO_POST = {
     "qa:qualification_result", "autolabel:job_detail", "autolabel:job_evaluation", "autolabel:turn_predictions",
     "autolabel:job_faithfulness", "autolabel:job_faithfulness_csv",
     "project_people",
+    "project_join",  # the link itself: it puts its token in the session and redirects, whatever the method
     "autolabel:job_comparison",  # GET only (405 to a POST); listed so that the walk probes it
 }
 

@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from annotator import models
 from annotator.domain.vocabulary import Label, Role
 from autolabel.models import AutoLabelJob, LLMProfile, PromptVersion
-from tests.factories import AssignmentFactory, member
+from tests.factories import AssignmentFactory, UserFactory, member
 from tests.factories_claims import turn_with_triplets, views_project
 from tests.factories_workspace import NO_PASSWORD, answer_label
 
@@ -57,8 +57,10 @@ def make_world():
     # Someone the site administrator lets create projects (and who is in no project yet: joins with the link).
     w.creator = member(views_project(slug="creators-own"), Role.LEAD, username="creator", password=NO_PASSWORD)
     w.creator.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="annotator"))
+    # A site administrator: the page "Who may create projects" is theirs.
+    w.administrator = UserFactory(username="site-admin", is_staff=True, is_superuser=True, password=NO_PASSWORD)
     w.users = {"lead": w.lead, "adjudicator": w.adjudicator, "annotator": w.annotator, "peer": w.peer,
-               "creator": w.creator}
+               "creator": w.creator, "administrator": w.administrator}
     return w
 
 

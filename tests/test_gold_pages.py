@@ -223,6 +223,22 @@ def test_csv_cells_with_a_formula_after_any_separator_stay_one_text_cell(setup, 
     assert "'" + model_name in list(csv.reader(io.StringIO(raw)))[1][0]
 
 
+@pytest.mark.parametrize("model_name", ["\n=1+1", " \n=cmd", "\r\n@SUM(1)", "\x0b-2+3", "\n\n+1", "x;\n=1", "\x00=1"])
+def test_csv_cells_whose_first_visible_character_starts_a_formula_are_guarded(setup, model_name):
+    """Issue 38 item 10: a spreadsheet skips leading line breaks, spaces and control characters; the first
+    character it sees decides whether the cell is a formula."""
+    setup["turn"].dialogue.__class__.objects.filter(pk=setup["turn"].dialogue_id).update(generator_model=model_name)
+    raw = client_for(setup["lead"]).get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode()
+    invisible = "".join(map(chr, range(33))) + "\x7f"
+    for separator in (",", ";"):
+        for row in csv.reader(io.StringIO(raw), delimiter=separator):
+            for cell in row:
+                if re.fullmatch(r"-?[0-9.eE+-]+", cell):
+                    continue
+                assert cell.lstrip(invisible)[:1] not in ("=", "+", "-", "@"), (separator, cell, raw)
+    assert list(csv.reader(io.StringIO(raw)))[1][0] == "'" + model_name
+
+
 def test_protocol_comparison_with_an_independent_project_on_the_same_data(setup):
     other = ProjectFactory(slug="amazon-independent", name="Amazon independent", protocol_mode=ProtocolMode.INDEPENDENT)
     member_lead = setup["lead"]

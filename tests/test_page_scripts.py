@@ -23,7 +23,10 @@ def test_the_annotation_adjudication_amend_and_protocol_pages_load_their_scripts
     for name in ("annotate.html", "adjudicate.html", "feedback_inbox.html", "protocol.html"):
         tags = re.findall(r"<script\b[^>]*src=\"\{% static 'js/[\w-]+\.js' %\}\"[^>]*>", text[name])
         assert tags and all('type="module"' in tag for tag in tags), (name, tags)
-    assert set(loaded) - CLASSIC <= {"annotation_page.js", "adjudication.js", "amend_walk.js", "protocol_preview.js"}, loaded
+    entry_points = {"annotation_page.js", "adjudication.js", "amend_walk.js", "protocol_preview.js",
+                    "copy_link.js"}  # the People page's Copy buttons
+    assert set(loaded) - CLASSIC <= entry_points, loaded
+    assert all('type="module"' in tag for tag in re.findall(r"<script\b[^>]*copy_link\.js[^>]*>", text["people.html"]))
 
 
 def test_no_project_script_shares_anything_through_window():

@@ -106,6 +106,10 @@ def test_malformed_posts_are_refused_without_a_5xx_and_write_nothing(key):
     failures = []
     for htmx in (False, True):
         client = client_for(w.users[probe.role], htmx)
+        if probe.session:
+            session = client.session
+            session.update(probe.session)
+            session.save()
         variants = list(malformed_bodies(w, probe, body_action))
         variants.append(("a JSON body", None, False))
         for description, body, needs_form in variants:

@@ -25,6 +25,10 @@ PUBLIC = {
     "api:token": {"post"},
     # The API's catch-all: a JSON 404 for a path that is no endpoint (nothing to protect).
     "api:not-found": set(METHODS),
+    # An invite link and its page: the project's name and the role, and a way to sign in or up
+    # (tests/test_invite_links.py shows they reveal nothing else, and nothing without a link).
+    "project_join": set(METHODS),
+    "project_invite": set(METHODS),
 }
 
 # Fragments htmx polls (badges, a question thread): after the session ends they answer an empty

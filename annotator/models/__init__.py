@@ -6,7 +6,7 @@ from annotator.corpus.draws.models import DrawnTurn, TurnDraw
 from annotator.corpus.exports.models import ExportJob
 from annotator.corpus.units.models import SegmentationChange, UnitFlag
 from ..gold.models import Adjudication, GoldEvent, GoldLabel, GoldVersion, TripletAdjudication, TripletGold
-from ..projects.models import GuidelineExample, Membership, Project, ProjectInvite, ProtocolVersion
+from ..projects.models import GuidelineExample, Membership, MembershipRemoval, Project, ProjectInvite, ProtocolVersion
 from ..qa.models import Feedback, QualificationResult, Question, QuestionMessage
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "GuidelineExample",
     "ImportBatch",
     "Membership",
+    "MembershipRemoval",
     "Project",
     "ProjectInvite",
     "ProtocolVersion",

@@ -1,6 +1,7 @@
 """The lead's console: a new project, its settings (each saying what it changes), its people and invite links."""
 
 from django import forms
+from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from ..domain.protocol_document import load_shipped, shipped_names
@@ -180,3 +181,12 @@ class ConfirmForm(forms.Form):
 class InviteCreateForm(forms.Form):
     role = forms.ChoiceField(choices=[(role.value, role.label) for role in INVITE_ROLES], label="They join as")
     days = forms.IntegerField(min_value=1, max_value=90, initial=INVITE_DAYS, label="Valid for (days)")
+
+
+class InviteSignUpForm(UserCreationForm):
+    """A new account on an invite page: a username and a password Django's validators accept (checked here and
+    again by ``services.account_create_with_invite``, which makes the account: the view never calls save())."""
+
+
+class CreatorGrantForm(forms.Form):
+    username = forms.CharField(max_length=150, label="Username")

@@ -1,9 +1,10 @@
 """The lead's console: create a project, change its settings, manage its people and invite links, in the app
 (no admin, no staff flag). Thin views: access getter, form, service, template."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponseForbidden
+from django.http import HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -14,7 +15,7 @@ from ..views.common import bad_request
 from . import services
 from .console_forms import (ConfirmForm, InviteCreateForm, MemberAddForm, MemberRoleForm, ProjectCreateForm,
                     ProjectSettingsForm)
-from .selectors import invite_by_token, invite_is_open, members_of, open_invites, removal_effects
+from .selectors import INVITES_AFTER_REMOVAL, members_of, open_invites, removal_effects
 
 NOT_ALLOWED_TO_CREATE = (
     "Creating projects is for people the site administrator allows to (the permission “Can add project”). "
@@ -76,6 +77,7 @@ def _people_page(request, project, *, add_form=None, invite_form=None, status=20
         "invite_form": invite_form or InviteCreateForm(),
         "invites": [(invite, request.build_absolute_uri(reverse("project_join", args=[invite.token])))
                     for invite in open_invites(project)],
+        "signup_allowed": settings.INVITE_SIGNUP,
     }
     return render(request, "annotator/people.html", context, status=status)
 
@@ -133,7 +135,8 @@ def member_remove(request, slug, user_id):
             messages.success(request, f"Removed {effects.summary()}")
         return redirect("project_people", slug=slug)
     context = {"project": project, "membership": membership, "effects": removal_effects(membership),
-               "form": ConfirmForm()}
+               "form": ConfirmForm(), "invites_after_removal": INVITES_AFTER_REMOVAL,
+               "open_invites": open_invites(project).count()}
     return render(request, "annotator/member_remove.html", context)
 
 
@@ -143,11 +146,15 @@ def invite_create(request, slug):
     form = InviteCreateForm(request.POST)
     if not form.is_valid():
         return _people_page(request, project, invite_form=form, status=400)
-    invite = services.invite_create(project, role=form.cleaned_data["role"], days=form.cleaned_data["days"],
-                                    actor=request.user)
-    messages.success(request, f"Invite link made: whoever opens it while signed in joins as "
-                              f"{invite.get_role_display().lower()} (until {invite.expires_at:%Y-%m-%d}).")
-    return redirect("project_people", slug=slug)
+    invite, new = services.invite_create(project, role=form.cleaned_data["role"], days=form.cleaned_data["days"],
+                                         actor=request.user)
+    role, until = invite.get_role_display().lower(), f"{invite.expires_at:%Y-%m-%d}"
+    if new:
+        messages.success(request, f"Invite link made: whoever opens it joins as {role} (until {until}).")
+    else:
+        messages.info(request, f"An open link for {role}s until {until} exists already; it is the one below "
+                               "(no second link was made).")
+    return redirect(f"{reverse('project_people', args=[slug])}#invite-{invite.pk}")
 
 
 @require_POST
@@ -159,26 +166,3 @@ def invite_revoke(request, slug, invite_id):
     services.invite_revoke(invite)
     messages.success(request, "Invite link revoked: it no longer lets anyone join.")
     return redirect("project_people", slug=slug)
-
-
-def project_join(request, token):
-    """Someone opens an invite link (signed in): GET says which project and role; POST joins."""
-    invite = invite_by_token(token)
-    if invite is None:
-        raise Http404("No such invite")
-    if request.method == "POST":
-        if not ConfirmForm(request.POST).is_valid():
-            return bad_request(request, "Confirm that you join.")
-        try:
-            membership, new = services.invite_accept(invite, request.user)
-        except ValidationError as error:
-            messages.error(request, _messages_of(error))
-            return redirect("home")
-        if new:
-            messages.success(request, f"You joined {invite.project.name} as {membership.get_role_display().lower()}.")
-        else:
-            messages.info(request, f"You are already in {invite.project.name} "
-                                   f"({membership.get_role_display().lower()}); your role is unchanged.")
-        return redirect("project_detail", slug=invite.project.slug)
-    context = {"invite": invite, "open": invite_is_open(invite), "form": ConfirmForm()}
-    return render(request, "annotator/project_join.html", context)

@@ -139,7 +139,8 @@ class Membership(models.Model):
 
 class ProjectInvite(models.Model):
     """A link a lead shares so that people join the project with a role, without the lead typing (or learning)
-    their username. Anyone signed in who opens the link before it expires or is revoked may join."""
+    their username. Whoever opens the link before it expires or is revoked may join: signed in, or by signing in
+    or up on the invite page (projects/join_views.py); not someone removed from the project since it was made."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invites")
     # secrets.token_urlsafe(32): the link is the only key, so it must not be guessed.
@@ -156,6 +157,22 @@ class ProjectInvite(models.Model):
 
     def __str__(self):
         return f"{self.get_role_display()} invite to {self.project}"
+
+
+class MembershipRemoval(models.Model):
+    """When someone was removed from a project: an invite link made before then no longer lets them back in
+    (a lead who removed them makes a new link, or adds them by username, to take them back)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="removals")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    removed_at = models.DateTimeField()
+    removed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "user", "removed_at"], name="removal_by_member")]
+
+    def __str__(self):
+        return f"{self.user} removed from {self.project} at {self.removed_at:%Y-%m-%d %H:%M}"
 
 
 class GuidelineExample(models.Model):

@@ -9,7 +9,7 @@ from django.utils import timezone
 from ..access import projects_for
 from ..domain.segmentation import LONG_UNIT_CHARS
 from ..domain.vocabulary import Role
-from ..models import Assignment, Membership, ProjectInvite, Sentence, Turn, UnitFlag
+from ..models import Assignment, Membership, MembershipRemoval, ProjectInvite, Sentence, Turn, UnitFlag
 
 
 # One definition of a project's size, wherever it is shown: the turns to annotate, apart from the qualification
@@ -72,6 +72,11 @@ def people_addable_by(user):
     return accounts.filter(memberships__project_id__in=led).distinct()
 
 
+# Said before a removal is confirmed and after it is done (invite_accept refuses such a link).
+INVITES_AFTER_REMOVAL = ("Invite links made before the removal no longer let them back in; to take them back, "
+                         "make a new link or add them by username.")
+
+
 @dataclass
 class RemovalEffects:
     """What removing a member does, shown to the lead before they confirm and after."""
@@ -101,7 +106,8 @@ class RemovalEffects:
                          "(the units stay as they are)")
         if not parts:
             parts.append("nothing to release: no unsubmitted turn and no open flag")
-        return f"{self.username}: " + "; ".join(parts) + ". Their submitted work stays."
+        return (f"{self.username}: " + "; ".join(parts) + ". Their submitted work stays. "
+                + INVITES_AFTER_REMOVAL)
 
 
 def removal_effects(membership) -> RemovalEffects:
@@ -130,6 +136,12 @@ def invite_by_token(token: str):
 
 def open_invites(project):
     return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now())
+
+
+def removed_since(invite, user) -> bool:
+    """Whether ``user`` was removed from the invite's project after the invite was made."""
+    return MembershipRemoval.objects.filter(project_id=invite.project_id, user_id=user.pk,
+                                            removed_at__gte=invite.created_at).exists()
 
 
 def members_of(project):

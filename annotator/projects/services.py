@@ -3,6 +3,9 @@
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import F
@@ -10,12 +13,13 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from ..access import forget_roles, may_create_projects
-from ..models import Membership, Project, ProjectInvite, UnitFlag
+from ..models import Membership, MembershipRemoval, Project, ProjectInvite, UnitFlag
 from ..domain.protocol_document import ProtocolDocumentError
 from ..domain.vocabulary import Role
 from ..work.assignment import assignment_release
 from .protocol_services import protocol_set
-from .selectors import RemovalEffects, invite_is_open, people_addable_by, removal_effects
+from .selectors import (RemovalEffects, invite_is_open, open_invites, people_addable_by, removal_effects,
+                        removed_since)
 
 # One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
 # otherwise a lead could tell the site's accounts apart by the answer (issue 22, item 10).
@@ -100,6 +104,9 @@ def membership_remove(membership: Membership, *, actor) -> RemovalEffects:
                    "split or merge it.",
     )
     membership.delete()
+    # Kept so that an invite link made before now does not let them straight back in (invite_accept).
+    MembershipRemoval.objects.create(project=project, user_id=membership.user_id, removed_at=timezone.now(),
+                                     removed_by=actor if getattr(actor, "pk", None) else None)
     forget_roles(project)
     return effects
 
@@ -149,13 +156,31 @@ INVITE_ROLES = (Role.ANNOTATOR, Role.ADJUDICATOR)
 INVITE_DAYS = 14
 
 
-def invite_create(project: Project, *, role: str, actor, days: int = INVITE_DAYS) -> ProjectInvite:
+INVITE_MADE_BEFORE_REMOVAL = (
+    "This invite link was made before you were removed from the project, so it no longer lets you in: ask the "
+    "project's lead for a new link."
+)
+
+
+def invite_create(project: Project, *, role: str, actor, days: int = INVITE_DAYS) -> tuple[ProjectInvite, bool]:
+    """An open link of this role until ``days`` from today; returns it and whether it is new.
+
+    A lead who asks twice for the same link (same role, same last day) gets the open one back rather than a
+    second, identical link to keep track of and revoke.
+    """
     if role not in INVITE_ROLES:
         raise ValidationError({"role": "An invite link makes annotators or adjudicators; make a lead from a member."})
-    return ProjectInvite.objects.create(
-        project=project, role=role, created_by=actor, token=secrets.token_urlsafe(32),
-        expires_at=timezone.now() + timedelta(days=days),
-    )
+    expires_at = timezone.now() + timedelta(days=days)
+    with transaction.atomic():
+        Project.objects.select_for_update().filter(pk=project.pk).first()  # two clicks at once: one link
+        same = open_invites(project).filter(role=role, expires_at__date=expires_at.date()).order_by("-created_at")
+        existing = same.first()
+        if existing is not None:
+            return existing, False
+        invite = ProjectInvite.objects.create(
+            project=project, role=role, created_by=actor, token=secrets.token_urlsafe(32), expires_at=expires_at,
+        )
+    return invite, True
 
 
 def invite_revoke(invite: ProjectInvite) -> ProjectInvite:
@@ -168,7 +193,8 @@ def invite_revoke(invite: ProjectInvite) -> ProjectInvite:
 def invite_accept(invite: ProjectInvite, user) -> tuple[Membership, bool]:
     """``user`` joins the invite's project with its role; returns the membership and whether it is new.
 
-    Someone already in the project keeps their role (a link never changes a member's role).
+    Someone already in the project keeps their role (a link never changes a member's role). Someone removed
+    from the project after the link was made is refused: the lead removed them knowing of that link.
     """
     invite = ProjectInvite.objects.select_for_update().select_related("project").get(pk=invite.pk)
     if not invite_is_open(invite):
@@ -176,7 +202,39 @@ def invite_accept(invite: ProjectInvite, user) -> tuple[Membership, bool]:
     existing = Membership.objects.filter(project=invite.project, user=user).first()
     if existing is not None:
         return existing, False
+    if removed_since(invite, user):
+        raise ValidationError(INVITE_MADE_BEFORE_REMOVAL)
     membership = Membership.objects.create(project=invite.project, user=user, role=invite.role)
     ProjectInvite.objects.filter(pk=invite.pk).update(uses=F("uses") + 1)
     forget_roles(invite.project)
     return membership, True
+
+
+@transaction.atomic
+def account_create_with_invite(invite: ProjectInvite, *, username: str, password: str) -> tuple[object, Membership]:
+    """A new account that joins the invite's project with its role, in one step (the invite page's sign-up).
+
+    Refused while the site has self sign-up off (``INVITE_SIGNUP``), for a link no longer open, a username taken
+    (case aside, as Django's own forms compare it) or a password Django's validators refuse.
+    """
+    if not settings.INVITE_SIGNUP:
+        raise PermissionDenied("This site does not let people create their own accounts.")
+    invite = ProjectInvite.objects.select_for_update().get(pk=invite.pk)
+    if not invite_is_open(invite):
+        raise ValidationError("This invite link has expired or was revoked: ask the project's lead for a new one.")
+    users = get_user_model()
+    username = users.normalize_username((username or "").strip())
+    if not username:
+        raise ValidationError({"username": "Choose a username."})
+    if users.objects.filter(username__iexact=username).exists():
+        raise ValidationError({"username": "A user with that username already exists."})
+    user = users(username=username)
+    try:
+        validate_password(password, user)
+    except ValidationError as error:
+        raise ValidationError({"password": error.messages}) from None
+    user.set_password(password)
+    user.full_clean(exclude=["password"])
+    user.save()
+    membership, _ = invite_accept(invite, user)
+    return user, membership

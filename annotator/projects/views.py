@@ -2,11 +2,13 @@ from django.shortcuts import render
 
 from ..access import access_project, is_lead, may_create_projects
 from ..corpus.units.selectors import units_to_review
+from .creators import may_manage_creators
 from .selectors import annotator_counts, project_list_for, project_progress, setup_steps
 
 
 def home(request):
-    context = {"projects": project_list_for(request.user), "may_create": may_create_projects(request.user)}
+    context = {"projects": project_list_for(request.user), "may_create": may_create_projects(request.user),
+               "may_manage_creators": may_manage_creators(request.user)}
     return render(request, "annotator/home.html", context)
 
 

@@ -69,10 +69,15 @@ def polled(view):
 
 # What a spreadsheet may read as the start of a formula, and the separators it may split a CSV line on
 # (a comma, or a semicolon, tab or bar depending on the locale and the import dialog): a trigger right after
-# any of them (spaces between allowed) starts a cell of its own when the line is split there.
-FORMULA_TRIGGERS = "=+-@\t\r"
+# any of them starts a cell of its own when the line is split there. A spreadsheet skips the line breaks,
+# spaces and control characters a cell starts with (issue 38, item 10: "\n=1+1" ran as a formula), so the
+# trigger is the first character after them; a tab or carriage return is a trigger of its own.
+FORMULA_STARTS = "=+-@"
 SPREADSHEET_SEPARATORS = ",;\t|"
-_FORMULA_AFTER_SEPARATOR = re.compile(f"(?:^|[{re.escape(SPREADSHEET_SEPARATORS)}])[ ]*[{re.escape(FORMULA_TRIGGERS)}]")
+_FORMULA_AFTER_SEPARATOR = re.compile(
+    rf"(?:^|[{re.escape(SPREADSHEET_SEPARATORS)}])"
+    rf"(?:[\s\x00-\x1f\x7f]*[{re.escape(FORMULA_STARTS)}]|[ ]*[\t\r])"
+)
 
 
 def csv_cell(value):

@@ -163,6 +163,17 @@ AXES_DISABLE_ACCESS_LOG = True
 AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
 AXES_VERBOSE = False
 
+# --- Accounts made through an invite link ---------------------------------------------
+# A signed-out person who opens a lead's invite link may create an account there and join at once (README,
+# "People"). INVITE_SIGNUP=false turns that off: accounts are then made by the site administrator only, and
+# the invite page offers sign-in alone. Sign-up attempts are throttled per client address like failed
+# sign-ins: SIGNUP_ATTEMPT_LIMIT attempts (default LOGIN_FAILURE_LIMIT) within LOGIN_COOLOFF_MINUTES.
+INVITE_SIGNUP = env_bool("INVITE_SIGNUP", True)
+SIGNUP_ATTEMPT_LIMIT = int(os.environ.get("SIGNUP_ATTEMPT_LIMIT", str(AXES_FAILURE_LIMIT)))
+# The browser sends a page's address (Referer) to this site only, never to another; the invite pages send it
+# to no one (annotator/projects/join_views.py).
+SECURE_REFERRER_POLICY = "same-origin"
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True

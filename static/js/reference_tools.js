@@ -35,18 +35,21 @@
     this.paint();
     this.onClose();
   };
-  // Find folds case and width: each character is compared in its NFKC form, lower-cased, so "ＡＢＣ" finds
-  // "abc", "１２３" finds "123", "，" finds "," and half-width katakana find full-width ones. Matches are mapped
-  // back to the page's own characters, so a highlight covers exactly the characters that matched.
+  // Find folds case, width and composition: each character is compared in its NFKC form, lower-cased, so "ＡＢＣ"
+  // finds "abc", "１２３" finds "123", "，" finds "," and half-width katakana find full-width ones. A character
+  // is normalised together with the combining marks after it (and Hangul's vowel and final jamo), so "café"
+  // written as e + U+0301 folds to the same "café" as a precomposed é, whichever way the query was typed.
+  // Matches are mapped back to the page's own characters, so a highlight covers exactly the characters that
+  // matched, a letter's accents included.
+  const WITH_ITS_MARKS = /.[\p{M}\u1160-\u11FF\uD7B0-\uD7FF]*/gsu;
   function folded(text) {
     let out = "";
     const starts = [], ends = [];
-    for (let i = 0; i < text.length;) {
-      const character = String.fromCodePoint(text.codePointAt(i));
-      const form = character.normalize("NFKC").toLowerCase();
-      for (let k = 0; k < form.length; k++) { starts.push(i); ends.push(i + character.length); }
+    for (const match of text.matchAll(WITH_ITS_MARKS)) {
+      const form = match[0].normalize("NFKC").toLowerCase();
+      const start = match.index, end = match.index + match[0].length;
+      for (let k = 0; k < form.length; k++) { starts.push(start); ends.push(end); }
       out += form;
-      i += character.length;
     }
     return { text: out, starts, ends };
   }
