@@ -160,7 +160,8 @@ def test_every_route_refuses_a_document_longer_than_protocol_max_chars(route, se
 @pytest.mark.parametrize("route", ROUTES)
 def test_every_route_refuses_a_document_nested_deeper_than_protocol_max_depth(route, tmp_path):
     project = ProjectFactory()
-    document = {**FACE4RAG.document, "description": nested(200)}
+    # 20 deep: past PROTOCOL_MAX_DEPTH (12), within the API's JSON_MAX_DEPTH (32), which refuses deeper bodies first
+    document = {**FACE4RAG.document, "description": nested(20)}
     refused, said = refusal_by(route, project, document, tmp_path)
     assert refused and "deeper than 12" in said and "(PROTOCOL_MAX_DEPTH)" in said, said[-3000:]
     assert not ProtocolVersion.objects.exists() and not Dialogue.objects.exists()
