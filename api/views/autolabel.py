@@ -21,14 +21,22 @@ class JobSerializer(serializers.ModelSerializer):
     percent = serializers.FloatField(read_only=True, help_text="Turns done, in percent.")
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, coerce_to_string=False, read_only=True)
+    state = serializers.CharField(source="state.key", read_only=True,
+                                  help_text="done, done_with_problems, failed, waiting_for_worker, queued, running or "
+                                            "cancelled.")
+    state_reason = serializers.CharField(source="state.reason", read_only=True,
+                                         help_text="Failed: why; done with problems: the counts and the first reason.")
+    estimate = serializers.JSONField(read_only=True, help_text="The estimate made when the job was created "
+                                     "(requests, prompt and reply tokens, cost, seconds); prompt_tokens, "
+                                     "completion_tokens and cost are what the API reported.")
 
     class Meta:
         model = AutoLabelJob
         fields = [
             "id", "profile", "prompt_version", "model", "samples", "threshold", "use_n", "batch_mode", "status",
-            "cancel_requested", "error", "total_turns", "done_turns", "percent", "requests", "retries", "faults",
+            "cancel_requested", "error", "state", "state_reason", "first_fault", "total_turns", "done_turns", "percent", "requests", "retries", "faults",
             "abstentions", "problems", "prompt_tokens", "completion_tokens", "cost", "created_by", "created_at",
-            "started_at", "finished_at",
+            "started_at", "finished_at", "estimate",
         ]
         read_only_fields = fields
 
@@ -71,10 +79,13 @@ class PredictionSerializer(serializers.ModelSerializer):
 JOB_EXAMPLE = {
     "id": 3, "profile": "baseline", "prompt_version": 1, "model": "baseline-lexical", "samples": 5, "threshold": 3,
     "use_n": True, "batch_mode": False, "status": "running", "cancel_requested": False, "error": "",
+    "state": "running", "state_reason": "", "first_fault": "",
     "total_turns": 1200, "done_turns": 480, "percent": 40.0, "requests": 980, "retries": 12, "faults": 0,
     "abstentions": 3, "problems": {"missing marker": 2}, "prompt_tokens": 812000, "completion_tokens": 95000,
     "cost": 0.0, "created_by": "lea", "created_at": "2026-11-21T09:40:00Z", "started_at": "2026-11-21T09:40:01Z",
     "finished_at": None,
+    "estimate": {"turns": 1200, "sentences": 9800, "requests": 2400, "prompt_tokens": 2100000,
+                 "completion_tokens": 240000, "cost": "7.650000", "seconds": 310.0},
 }
 PREDICTION_EXAMPLE = {
     "id": 81, "sentence": 902, "turn": 40, "sentence_index": 1, "label": "speculative", "hallucinated": True,
