@@ -97,7 +97,8 @@ def test_the_default_endpoint_follows_OPENAI_BASE_URL_when_the_job_runs(settings
     plain_turns(project, 2)
     settings.OPENAI_BASE_URL = baseline_llm.base_url
     autolabel("--project", project.slug, "--profile", default.name, "--samples", "2", "--threshold", "1")
-    assert AutoLabelJob.objects.get().status == "done"
+    job = AutoLabelJob.objects.get()
+    assert job.status == "done" and job.faults == 0 and job.parameters["base_url"] == baseline_llm.base_url
     settings.OPENAI_BASE_URL = f"http://127.0.0.1:{closed_port}/v1"
     default.max_retries = 0
     default.save()
