@@ -15,6 +15,9 @@ class EndpointForm(forms.ModelForm):
         help_text="Optional: the estimate and the job's cost use it.")
     output_price_per_million = forms.DecimalField(
         required=False, min_value=0, max_digits=10, decimal_places=4, label="Price per million reply tokens")
+    base_url = forms.URLField(max_length=500, assume_scheme="https", label="Base URL",
+                              widget=forms.URLInput(attrs={"placeholder": "http://127.0.0.1:8765/v1"}),
+                              help_text="An OpenAI-compatible address ending in /v1, on a host the site allows.")
     concurrency = forms.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, initial=8,
                                      help_text="At most this many requests in flight per job.")
     timeout_seconds = forms.FloatField(min_value=1, max_value=MAX_TIMEOUT_SECONDS, initial=60,
@@ -24,19 +27,16 @@ class EndpointForm(forms.ModelForm):
         model = LLMProfile
         fields = ["name", "base_url", "default_model", "api_key_env", "input_price_per_million",
                   "output_price_per_million", "supports_n", "concurrency", "timeout_seconds"]
-        labels = {"base_url": "Base URL", "default_model": "Model",
+        labels = {"default_model": "Model",
                   "api_key_env": "Environment variable holding the key", "supports_n": "Takes n (several samples in one request)"}
         help_texts = {
             "api_key_env": "Its name only (e.g. OPENAI_API_KEY): the key stays in the server's environment, "
                            "and goes only to the hosts the site allows for it. Blank: no key.",
-            "base_url": "An OpenAI-compatible address ending in /v1, on a host the site allows.",
         }
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
-        self.fields["base_url"].widget = forms.URLInput(attrs={"placeholder": "http://127.0.0.1:8765/v1"})
-        self.fields["base_url"].assume_scheme = "https"
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -16,7 +16,7 @@ import httpx
 
 from autolabel.jobs.llm import MAX_RESPONSE_BYTES, connection_problem, endpoint_name, status_problem
 
-PROBE_PROMPT = "Reply with the single word: ready"
+
 MAX_MODELS = 50
 
 
@@ -56,7 +56,8 @@ def _read(client: httpx.Client, method: str, url: str, endpoint: str, **kwargs) 
         raise RuntimeError(f"unreadable response from {endpoint}: not JSON") from None
 
 
-def probe(base_url: str, api_key: str, model: str, timeout: float) -> ProbeResult:
+def probe(base_url: str, api_key: str, model: str, messages: list[dict], timeout: float,
+          max_tokens: int = 64) -> ProbeResult:
     """Ask ``base_url`` for its models and one short completion of ``model``; the answer or the exact error."""
     endpoint = endpoint_name(base_url)
     root = base_url.rstrip("/")
@@ -70,8 +71,7 @@ def probe(base_url: str, api_key: str, model: str, timeout: float) -> ProbeResul
         except RuntimeError as error:  # many servers list no models: say so, and still try the completion
             result.models = []
             result.error = f"models: {error}"
-        body = {"model": model, "messages": [{"role": "user", "content": PROBE_PROMPT}], "max_tokens": 5,
-                "temperature": 0}
+        body = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
         started = time.monotonic()
         try:
             answer = _read(client, "POST", f"{root}/chat/completions", endpoint, json=body)

@@ -17,6 +17,7 @@ from annotator.queue import task_send_after_commit
 from autolabel.endpoints.policy import connection_for
 from autolabel.endpoints.probe import probe
 from autolabel.jobs.llm import EndpointConfigurationError
+from autolabel.labelling import prompting
 from autolabel.models import EndpointTest, LLMProfile
 
 
@@ -60,13 +61,22 @@ def endpoint_test_run(test_id: int) -> str:
         base_url, api_key = connection_for(profile)
     except EndpointConfigurationError as refusal:
         return _record(test, status=EndpointTest.Status.FAILED, endpoint=profile.endpoint_url(), error=str(refusal))
-    result = probe(base_url, api_key, profile.default_model, settings.LLM_ENDPOINT_TEST_TIMEOUT_SECONDS)
+    result = probe(base_url, api_key, profile.default_model, probe_messages(),
+                   settings.LLM_ENDPOINT_TEST_TIMEOUT_SECONDS)
     answered = result.latency_seconds is not None
     if answered:
         LLMProfile.objects.filter(pk=profile.pk).update(latency_seconds=result.latency_seconds)
     return _record(test, status=EndpointTest.Status.DONE if answered else EndpointTest.Status.FAILED,
                    endpoint=base_url, reply=result.reply, models_listed=result.models,
                    latency_seconds=result.latency_seconds, error=result.error)
+
+
+def probe_messages() -> list[dict]:
+    """The test's one request: the pre-labeler's own stage-1 prompt for a one-sentence turn, so that the answer
+    shows whether the model follows the marker format (and the offline baseline, which reads only that, answers)."""
+    return prompting.build_messages(prompting.STAGE_1, prompting.DEFAULT_STAGE1_TEMPLATE,
+                                    reference="The endpoint answers requests.", question="Does the endpoint answer?",
+                                    sentences=[(1, "The endpoint answers requests.")])
 
 
 def _record(test: EndpointTest, **fields) -> str:
