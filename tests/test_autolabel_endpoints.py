@@ -258,3 +258,14 @@ def test_a_test_waits_a_bounded_time(key_allowed_on_loopback, tiny_servers, sett
     test.refresh_from_db()
     assert f"timed out: 127.0.0.1:{server.port}" in test.error
     assert test.latency_seconds is None
+
+
+def test_names_are_the_projects_own(client, baseline_llm):
+    project = ProjectFactory()
+    client.force_login(member(project, Role.LEAD))
+    url = f"/p/{project.slug}/autolabel/endpoints/"
+    site_name = "Offline baseline (local)"  # the site's profile of that name does not stop a project's
+    assert client.post(url, form_data(name=site_name, base_url=baseline_llm.base_url)).status_code == 302
+    again = client.post(url, form_data(name=site_name, base_url=baseline_llm.base_url))
+    assert again.status_code == 400 and "The project has an endpoint of that name already." in again.content.decode()
+    assert LLMProfile.objects.filter(name=site_name).count() == 2

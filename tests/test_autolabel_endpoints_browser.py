@@ -50,7 +50,7 @@ def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_wo
     assert latency > 0
 
     # The job form: the estimate follows the options, with the endpoint's prices and measured latency.
-    page.get_by_role("link", name="Auto-label jobs").click()
+    page.get_by_role("link", name="Auto-label jobs", exact=True).click()
     page.get_by_label("Endpoint profile").select_option(label="Our baseline (this project's)")
     estimate = page.locator("#job-estimate")
     expect(estimate.locator(".estimate-prompt-tokens")).to_have_text(NUMBER, timeout=30_000)

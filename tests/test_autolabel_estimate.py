@@ -105,3 +105,42 @@ def test_the_estimate_command_counts_the_real_prompts_and_sends_nothing():
     assert f"cost {cost.quantize(Decimal('0.000001'))}" in text
     assert "time 2.0 s" in text
     assert not AutoLabelJob.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_job_form_the_api_and_the_job_give_the_same_estimate(client):
+    from rest_framework.test import APIClient
+
+    from annotator.domain.vocabulary import Role
+    from autolabel.jobs import services
+    from tests.factories import member
+
+    profile = LLMProfile.objects.create(name="priced", base_url="http://127.0.0.1:9/v1", api_key_env="",
+                                        input_price_per_million=3, output_price_per_million=15)
+    project = ProjectFactory()
+    gold_turn(project, sentences=DANUBE_TURN)
+    lead = member(project, Role.LEAD)
+    client.force_login(lead)
+    query = {"profile": profile.pk, "samples": "4", "threshold": "2", "use_n": "on"}
+    form = client.get(f"/p/{project.slug}/autolabel/estimate/", query, HTTP_HX_REQUEST="true").content.decode()
+    api = APIClient()
+    api.force_authenticate(lead)
+    answer = api.post(f"/api/v1/projects/{project.slug}/autolabel-jobs/estimate/",
+                      {"profile": "priced", "samples": 4, "threshold": 2}, format="json")
+    assert answer.status_code == 200
+    figures = answer.json()
+    assert figures["requests"] == 2 and figures["prompt_tokens"] > 0
+    assert f'estimate-prompt-tokens">{figures["prompt_tokens"]}<' in form
+    assert f'estimate-cost">{figures["cost"]}' in form
+    job = services.job_create(project=project, profile=profile, samples=4, threshold=2, enqueue=False)
+    assert job.estimate["prompt_tokens"] == figures["prompt_tokens"] and job.estimate["cost"] == figures["cost"]
+    page = client.get(f"/p/{project.slug}/autolabel/jobs/{job.pk}/").content.decode()
+    assert "Estimated before the run" in page and str(figures["prompt_tokens"]) in page
+    # Bad options: the field named, never a 500; nothing is created.
+    bad = client.get(f"/p/{project.slug}/autolabel/estimate/", {**query, "samples": "abc"}, HTTP_HX_REQUEST="true")
+    assert bad.status_code == 200 and "Samples: Enter a whole number." in bad.content.decode()
+    assert client.get(f"/p/{project.slug}/autolabel/estimate/", {**query, "samples": "abc"}).status_code == 400
+    refused = api.post(f"/api/v1/projects/{project.slug}/autolabel-jobs/estimate/", {"profile": "nobody"},
+                       format="json")
+    assert refused.status_code == 400 and "nobody" in str(refused.json())
+    assert AutoLabelJob.objects.count() == 1

@@ -37,6 +37,9 @@ class EndpointForm(forms.ModelForm):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
+        # Before validation: the model's constraints then judge the name among this project's endpoints (a
+        # lead may reuse the name of a site-wide profile), and clean_name says so in words.
+        self.instance.project = project
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

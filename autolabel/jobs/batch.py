@@ -18,7 +18,7 @@ from annotator.models import Sentence
 
 from autolabel.labelling import prompting
 from autolabel.endpoints.policy import connection_for
-from autolabel.jobs.llm import CallResult, Choice, request_body
+from autolabel.jobs.llm import CallResult, Choice, endpoint_name, request_body
 from autolabel.models import AutoLabelJob, SampleReply
 from autolabel.labelling.pipeline import (
     JobConfig,
@@ -134,7 +134,8 @@ def run_batch(job: AutoLabelJob, owner: str, config: JobConfig) -> bool:
                 if failed == 0:
                     break
                 if rounds >= BATCH_ROUNDS:
-                    _record_batch_faults(job, owner, config, stage, f"failed in {rounds} batch rounds")
+                    _record_batch_faults(job, owner, config, stage,
+                                         f"failed in {rounds} batch rounds at {endpoint_name(job.profile.endpoint_url())}")
                     break
         # The vote, turn by turn, from the stored samples.
         buffer = []
