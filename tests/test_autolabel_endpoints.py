@@ -127,7 +127,8 @@ def test_an_endpoint_a_job_used_stays(client, baseline_llm):
 
 def test_only_the_projects_leads_see_its_endpoints_and_the_sites_stay_the_admins(client, baseline_llm):
     project, other = ProjectFactory(), ProjectFactory()
-    site = LLMProfile.objects.get(name="Offline baseline (local)")
+    site, _ = LLMProfile.objects.get_or_create(name="Offline baseline (local)", project=None,
+                                               defaults={"base_url": baseline_llm.base_url})
     theirs = LLMProfile.objects.create(project=other, name="theirs", base_url=baseline_llm.base_url, api_key_env="")
     client.force_login(member(project, Role.ANNOTATOR))
     assert client.get(f"/p/{project.slug}/autolabel/endpoints/").status_code == 404
@@ -265,6 +266,7 @@ def test_names_are_the_projects_own(client, baseline_llm):
     client.force_login(member(project, Role.LEAD))
     url = f"/p/{project.slug}/autolabel/endpoints/"
     site_name = "Offline baseline (local)"  # the site's profile of that name does not stop a project's
+    LLMProfile.objects.get_or_create(name=site_name, project=None, defaults={"base_url": baseline_llm.base_url})
     assert client.post(url, form_data(name=site_name, base_url=baseline_llm.base_url)).status_code == 302
     again = client.post(url, form_data(name=site_name, base_url=baseline_llm.base_url))
     assert again.status_code == 400 and "The project has an endpoint of that name already." in again.content.decode()

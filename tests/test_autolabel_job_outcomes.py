@@ -3,10 +3,12 @@
 problems, counted, with the first reason; the site's default endpoint read from OPENAI_BASE_URL when the job
 runs. Real HTTP: the offline baseline server, and a port nobody listens on."""
 
+import importlib
 import socket
 from io import StringIO
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
@@ -92,7 +94,14 @@ def test_a_clean_job_is_done(client, profile):
 def test_the_default_endpoint_follows_OPENAI_BASE_URL_when_the_job_runs(settings, baseline_llm, closed_port):
     """The profile the migrations made for the offline baseline: migrated with one OPENAI_BASE_URL, the job
     runs with another and goes there."""
-    default = LLMProfile.objects.get(name="Offline baseline (local)", project=None)
+    # As 0001 made it (a test that flushes the database, browser tests, removes the migrated row), then 0003.
+    default, _ = LLMProfile.objects.get_or_create(
+        name="Offline baseline (local)", project=None,
+        defaults={"base_url": "http://127.0.0.1:8765/v1", "api_key_env": "OPENAI_API_KEY"})
+    migration = importlib.import_module("autolabel.migrations.0003_endpoints_of_projects_estimates")
+    migration.default_profile_follows_environment(django_apps, None)
+    default.refresh_from_db()
+    assert default.follows_environment
     project = ProjectFactory()
     plain_turns(project, 2)
     settings.OPENAI_BASE_URL = baseline_llm.base_url
