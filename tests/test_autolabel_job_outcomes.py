@@ -121,3 +121,20 @@ def test_a_profile_a_person_made_keeps_its_address(settings, profile, closed_por
     plain_turns(project, 1)
     autolabel("--project", project.slug, "--profile", profile.name, "--samples", "2", "--threshold", "1")
     assert AutoLabelJob.objects.get().status == "done"
+
+
+def test_a_job_no_worker_took_says_it_is_waiting_for_a_worker(client, profile):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from autolabel.jobs import services
+
+    project = ProjectFactory()
+    plain_turns(project, 1)
+    lead = member(project, Role.LEAD)
+    job = services.job_create(project=project, profile=profile, samples=1, threshold=1, enqueue=False)
+    AutoLabelJob.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=30))
+    page, data = page_and_api(client, lead, project, job)
+    assert "Waiting for a worker" in page and "is a Celery worker running" in page
+    assert data["state"] == "waiting_for_worker"
