@@ -109,6 +109,7 @@ project_patterns = [
     path("adjudications/<id:pk>/resolve/", gold.AdjudicationResolveView.as_view(), name="adjudication-resolve"),
     path("reports/agreement/", gold.AgreementReportView.as_view(), name="agreement-report"),
     path("autolabel-jobs/", autolabel.JobListView.as_view(), name="autolabel-job-list"),
+    path("autolabel-jobs/estimate/", autolabel.JobEstimateView.as_view(), name="autolabel-job-estimate"),
     path("autolabel-jobs/<id:pk>/", autolabel.JobDetailView.as_view(), name="autolabel-job-detail"),
     path("autolabel-jobs/<id:pk>/cancel/", autolabel.JobCancelView.as_view(), name="autolabel-job-cancel"),
     path("autolabel-jobs/<id:pk>/predictions/", autolabel.PredictionListView.as_view(),

@@ -53,12 +53,15 @@ def in_page_order(names, order):
 
 @admin.register(LLMProfile)
 class LLMProfileAdmin(admin.ModelAdmin):
-    list_display = ["name", "base_url", "default_model", "api_key_env", "key_available", "supports_n",
-                    "supports_batch", "concurrency"]
-    readonly_fields = ["key_available"]
+    list_display = ["name", "project", "base_url", "follows_environment", "default_model", "api_key_env",
+                    "key_available", "supports_n", "supports_batch", "concurrency"]
+    list_filter = ["follows_environment"]
+    readonly_fields = ["key_available", "latency_seconds"]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     fieldsets = [
-        (None, {"fields": ["name", "base_url", "default_model"]}),
+        (None, {"fields": ["name", "project", "base_url", "follows_environment", "default_model"],
+                "description": "A profile without a project is the site's (every project may use it); one with a "
+                               "project is that project's leads' own (its LLM endpoints page edits the same record)."}),
         ("API key", {"fields": ["api_key_env", "key_available"],
                      "description": "The key is read from this environment variable of the worker; it is never stored "
                                     "in the database nor shown here. Only API-key variables qualify: a name ending "
@@ -66,6 +69,7 @@ class LLMProfileAdmin(admin.ModelAdmin):
         ("Requests", {"fields": ["supports_n", "supports_batch", "concurrency", "timeout_seconds", "max_retries",
                                  "temperature", "max_tokens"]}),
         ("Prices per million tokens", {"fields": ["input_price_per_million", "output_price_per_million"]}),
+        ("Measured", {"fields": ["latency_seconds"]}),
     ]
 
     @admin.display(boolean=True, description="key set in this process")

@@ -12,9 +12,22 @@ from autolabel.labelling.stages import label_field_problems
 
 
 class LLMProfile(models.Model):
-    """An OpenAI-compatible endpoint. The API key is read from an environment variable, never stored."""
+    """An OpenAI-compatible endpoint. The API key is read from an environment variable, never stored.
 
-    name = models.CharField(max_length=100, unique=True)
+    Site-wide profiles (no project) are the admin's; a project's leads keep their own on the project's
+    endpoints page, within the hosts and keys the site allows (autolabel/endpoints/policy.py).
+    """
+
+    name = models.CharField(max_length=100)
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="llm_endpoints",
+        help_text="The project whose leads keep this endpoint (blank: a site-wide profile, kept in the admin).",
+    )
+    follows_environment = models.BooleanField(
+        default=False,
+        help_text="The site's default endpoint: requests go to OPENAI_BASE_URL as it is when a job runs "
+                  "(the base URL below is then not used).",
+    )
     base_url = models.URLField(max_length=500, help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8765/v1")
     default_model = models.CharField(max_length=200, default="baseline-lexical")
     api_key_env = models.CharField(
@@ -30,12 +43,23 @@ class LLMProfile(models.Model):
     max_tokens = models.PositiveIntegerField(default=1024)
     input_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     output_price_per_million = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    latency_seconds = models.FloatField(
+        null=True, blank=True, help_text="Measured: the last test's request time (the estimate of a job's time uses it).")
 
     class Meta:
         verbose_name = "LLM endpoint profile"
+        constraints = [
+            models.UniqueConstraint(fields=["name"], condition=models.Q(project__isnull=True),
+                                    name="llm_profile_site_name_unique"),
+            models.UniqueConstraint(fields=["project", "name"], name="llm_profile_project_name_unique"),
+        ]
 
     def __str__(self):
         return self.name
+
+    def endpoint_url(self) -> str:
+        """Where requests go: the profile's base URL, or the environment's OPENAI_BASE_URL read now."""
+        return settings.OPENAI_BASE_URL if self.follows_environment else self.base_url
 
     def clean(self):
         from autolabel.jobs.llm import api_key_env_refusal
@@ -153,6 +177,9 @@ class AutoLabelJob(LLMJob):
     abstentions = models.PositiveIntegerField(default=0, help_text="Sentence votes lost to faults or unreadable replies.")
     problems = models.JSONField(default=dict, blank=True, help_text="Reply problems by kind (missing marker, unknown tag...).")
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    first_fault = models.TextField(blank=True, help_text="The first failed request's reason (endpoint and error).")
+    # What the estimator said when the job was created (labelling/estimate.py), shown beside what the API reported.
+    estimate = models.JSONField(default=dict, blank=True)
     # Which worker runs the job, until when; a worker that dies stops renewing and another adopts the job.
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
@@ -167,6 +194,17 @@ class AutoLabelJob(LLMJob):
     @property
     def percent(self):
         return round(100 * self.done_turns / self.total_turns, 1) if self.total_turns else 0.0
+
+    @property
+    def state(self):
+        """Done, done with problems, failed, waiting for a worker...: what the page and the API say."""
+        from django.utils import timezone
+
+        from autolabel.jobs.states import job_state
+
+        return job_state(status=self.status, faults=self.faults, first_fault=self.first_fault, error=self.error,
+                         leased=bool(self.lease_owner), created_at=self.created_at or timezone.now(),
+                         now=timezone.now(), cancel_requested=self.cancel_requested)
 
 
 class JobTurn(models.Model):
@@ -271,3 +309,30 @@ class SeverityPrediction(models.Model):
     class Meta:
         ordering = ["job", "sentence_id"]
         constraints = [models.UniqueConstraint(fields=["job", "sentence"], name="severity_prediction_unique")]
+
+
+class EndpointTest(models.Model):
+    """One probe of an endpoint (the Test button): a minimal request run by a worker, its answer or error."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        DONE = "done", "Answered"
+        FAILED = "failed", "Failed"
+
+    profile = models.ForeignKey(LLMProfile, on_delete=models.CASCADE, related_name="tests")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    endpoint = models.CharField(max_length=500, blank=True, help_text="The base URL the probe was sent to.")
+    reply = models.TextField(blank=True)
+    models_listed = models.JSONField(default=list, blank=True)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    @property
+    def is_finished(self):
+        return self.status != self.Status.QUEUED

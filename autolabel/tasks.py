@@ -12,6 +12,7 @@ from celery import shared_task
 from celery.signals import worker_ready, worker_shutdown
 from django.db import close_old_connections
 
+from autolabel.endpoints.services import endpoint_test_run
 from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
 
@@ -63,3 +64,10 @@ def stop_watchdog(**kwargs):
 def extract_triplets(job_id: int):
     status = extraction_job_run(job_id)
     log.info("triplet extraction job %s: %s", job_id, status)
+
+
+# A test of an endpoint (the endpoints page's Test button): one bounded probe, its result polled by the page.
+@shared_task(name="autolabel.test_endpoint", ignore_result=True, acks_late=False)
+def test_endpoint(test_id: int):
+    status = endpoint_test_run(test_id)
+    log.info("endpoint test %s: %s", test_id, status)

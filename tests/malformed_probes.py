@@ -36,6 +36,14 @@ class Probe:
 SENTENCE_WRITE = {"sentence": ID, "version": NUMBER, "request_id": SHORT, "seconds": NUMBER}
 PANEL_WRITE = {"version": NUMBER, "request_id": SHORT}
 
+# A project's LLM endpoint (autolabel/endpoints/forms.py).
+ENDPOINT_FIELDS = {"name": SHORT, "base_url": SHORT, "default_model": SHORT, "api_key_env": SHORT,
+                   "input_price_per_million": NUMBER, "output_price_per_million": NUMBER, "concurrency": NUMBER,
+                   "timeout_seconds": NUMBER}
+ENDPOINT_BODY = {"name": "own", "base_url": "http://127.0.0.1:9/v1", "default_model": "m", "concurrency": "4",
+                 "timeout_seconds": "10"}
+ENDPOINT_REQUIRED = ("name", "base_url", "default_model", "concurrency", "timeout_seconds")
+
 # One entry per POST route (per action of the routes with an ``action`` slot).
 PROBES = {
     ("annotate_act", "answer"): Probe("annotator", {**SENTENCE_WRITE, "step": ENUM, "value": ENUM},
@@ -124,6 +132,10 @@ PROBES = {
                                         {"profile": "profile", "samples": "5", "threshold": "3"},
                                         ("profile", "samples", "threshold")),
     ("autolabel:job_cancel", None): Probe("lead", {}),
+    ("autolabel:endpoint_list", None): Probe("lead", ENDPOINT_FIELDS, ENDPOINT_BODY, ENDPOINT_REQUIRED),
+    ("autolabel:endpoint_edit", None): Probe("lead", ENDPOINT_FIELDS, ENDPOINT_BODY, ENDPOINT_REQUIRED),
+    ("autolabel:endpoint_test", None): Probe("lead", {}),
+    ("autolabel:endpoint_delete", None): Probe("lead", {}),
     ("unit_flag", None): Probe("annotator", {"sentence": ID, "kind": ENUM, "note": TEXT}, {"kind": "two_sentences"},
                                ("sentence", "kind")),
     ("unit_split", None): Probe("lead", {"sentence": ID, "offset": NUMBER, "reason": TEXT}, {"offset": "5"},
@@ -176,6 +188,7 @@ READS_NO_POST = {
     "project_people",
     "project_join",  # the link itself: it puts its token in the session and redirects, whatever the method
     "autolabel:job_comparison",  # GET only (405 to a POST); listed so that the walk probes it
+    "autolabel:job_estimate", "autolabel:endpoint_test_result",
 }
 
 # Routes whose fields are not all checked to 400 by a form: the lead's raw export reads only ``fmt``
@@ -190,6 +203,7 @@ QUERY_PROBES = {
     "autolabel:turn_predictions": {"job": ID},
     "autolabel:job_comparison": {"other": ID},
     "autolabel:job_detail": {"after": NUMBER, "partial": ENUM},
+    "autolabel:job_estimate": {"profile": ID, "samples": NUMBER, "threshold": NUMBER, "prompt_version": ID},
 }
 # Every page is also sent these, all at once and one at a time: none may answer 5xx.
 COMMON_QUERY = ["page", "sentence", "annotator", "seed", "mode", "status", "project", "batch", "topic", "model", "q",

@@ -9,7 +9,7 @@ from rest_framework.authtoken.models import Token
 
 from annotator import models
 from annotator.domain.vocabulary import Label, Role
-from autolabel.models import AutoLabelJob, LLMProfile, PromptVersion
+from autolabel.models import AutoLabelJob, EndpointTest, LLMProfile, PromptVersion
 from tests.factories import AssignmentFactory, UserFactory, member
 from tests.factories_claims import turn_with_triplets, views_project
 from tests.factories_workspace import NO_PASSWORD, answer_label
@@ -51,6 +51,8 @@ def make_world():
     w.export_job = models.ExportJob.objects.create(project=w.project, format="jsonl")
     w.profile = LLMProfile.objects.create(name="local", base_url="http://127.0.0.1:9/v1")
     prompt = PromptVersion.objects.create(project=w.project, version=1)
+    w.endpoint = LLMProfile.objects.create(project=w.project, name="own", base_url="http://127.0.0.1:9/v1")
+    w.endpoint_test = EndpointTest.objects.create(profile=w.endpoint)
     w.job = AutoLabelJob.objects.create(project=w.project, profile=w.profile, prompt_version=prompt, model="m")
     w.invite = models.ProjectInvite.objects.create(project=w.project, token="pilot-invite", role=Role.ANNOTATOR,
                                                    expires_at="2099-01-01T00:00:00Z")
@@ -78,6 +80,7 @@ def path_values(w, route_name):
         "annotation_id": w.peer_annotation.pk, "pk": pk, "fmt": "jsonl", "table": "agreement",
         "job_id": w.job.pk if route_name.startswith("autolabel:") else w.export_job.pk,
         "user_id": w.peer.pk, "invite_id": w.invite.pk, "token": w.invite.token,
+        "endpoint_id": w.endpoint.pk, "test_id": w.endpoint_test.pk,
     }
 
 

@@ -83,6 +83,6 @@ def test_the_pre_labelers_pages_have_no_serious_or_critical_accessibility_violat
     base = f"/p/{project.slug}/autolabel/jobs/{job.pk}"
     found = []
     for path in (f"{base}/", f"{base}/evaluation/", f"{base}/evaluation/compare/?other={other.pk}",
-                 f"{base}/faithfulness/", f"{base}/checks/"):
+                 f"{base}/faithfulness/", f"{base}/checks/", f"/p/{project.slug}/autolabel/endpoints/"):
         found += violations_on(lead, path)
     assert not found, "\n".join(found)

@@ -80,6 +80,7 @@ PROJECT_ENDPOINTS = {
     "agreement-report": ({}, {"GET": (LEADS, 200)}),
     "autolabel-job-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
     "autolabel-job-detail": (JOB, {"GET": (LEADS, 200)}),
+    "autolabel-job-estimate": ({}, {"POST": (LEADS, 400)}),
     "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-faithfulness": (JOB, {"GET": (LEADS, 200)}),

@@ -53,11 +53,13 @@ def test_failed_batch_lines_are_sent_again_then_reported(profile, baseline_llm):
     job.refresh_from_db()
     assert job.retries == 3 and job.faults == 0
     assert SampleReply.objects.filter(job=job, stage=1).exclude(votes={}).count() == 4
-    # A batch whose lines keep failing: after the last round they are reported as faults and abstain.
+    # A batch whose lines keep failing: after the last round they are reported as faults and abstain, and the
+    # job, which labelled nothing, fails with the reason (issue 38, item 11).
     baseline_llm.configure(faults={"500": {"every": 1}})
     job = services.job_create(project=project, profile=profile, samples=2, threshold=1, batch_mode=True, enqueue=False)
-    assert services.job_run(job.pk) == "done"
+    assert services.job_run(job.pk) == "failed"
     job.refresh_from_db()
+    assert f"failed in 3 batch rounds at 127.0.0.1:{baseline_llm.port}" in job.error
     assert job.faults == 4 and job.abstentions == 2 * 5 * 2
     assert set(Prediction.objects.filter(job=job).values_list("label", flat=True)) == {""}
 

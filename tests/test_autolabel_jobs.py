@@ -98,7 +98,9 @@ def test_timeouts_exhaust_retries_and_the_samples_abstain(profile, baseline_llm)
     project = ProjectFactory()
     plain_turns(project, 1, sentences=[("Sure!", "irrelevant")])
     job = services.job_create(project=project, profile=profile, samples=3, threshold=2, enqueue=False)
-    assert run(job) == AutoLabelJob.Status.DONE
+    # Every request failed: the job labelled nothing, and says so (issue 38, item 11).
+    assert run(job) == AutoLabelJob.Status.FAILED
+    assert f"every request failed (3 of 3): timed out: 127.0.0.1:{baseline_llm.port}" in job.error
     assert job.faults == 3 and job.retries == 3
     failed = SampleReply.objects.filter(job=job, stage=1)
     assert failed.count() == 3

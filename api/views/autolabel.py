@@ -6,7 +6,11 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
-from autolabel.models import AutoLabelJob, LLMProfile, Prediction
+from django.db.models import F
+
+from autolabel.endpoints.selectors import endpoints_usable_by
+from autolabel.jobs import estimation, selectors as job_selectors
+from autolabel.models import AutoLabelJob, Prediction
 from autolabel.evaluation import selectors as calibration_selectors
 from autolabel.jobs.services import job_cancel, job_create
 
@@ -21,27 +25,38 @@ class JobSerializer(serializers.ModelSerializer):
     percent = serializers.FloatField(read_only=True, help_text="Turns done, in percent.")
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, coerce_to_string=False, read_only=True)
+    state = serializers.CharField(source="state.key", read_only=True,
+                                  help_text="done, done_with_problems, failed, waiting_for_worker, queued, running or "
+                                            "cancelled.")
+    state_reason = serializers.CharField(source="state.reason", read_only=True,
+                                         help_text="Failed: why; done with problems: the counts and the first reason.")
+    estimate = serializers.JSONField(read_only=True, help_text="The estimate made when the job was created "
+                                     "(requests, prompt and reply tokens, cost, seconds); prompt_tokens, "
+                                     "completion_tokens and cost are what the API reported.")
 
     class Meta:
         model = AutoLabelJob
         fields = [
             "id", "profile", "prompt_version", "model", "samples", "threshold", "use_n", "batch_mode", "status",
-            "cancel_requested", "error", "total_turns", "done_turns", "percent", "requests", "retries", "faults",
+            "cancel_requested", "error", "state", "state_reason", "first_fault", "total_turns", "done_turns", "percent", "requests", "retries", "faults",
             "abstentions", "problems", "prompt_tokens", "completion_tokens", "cost", "created_by", "created_at",
-            "started_at", "finished_at",
+            "started_at", "finished_at", "estimate",
         ]
         read_only_fields = fields
 
 
 class JobStartSerializer(serializers.Serializer):
     profile = serializers.CharField(max_length=100,
-                                    help_text="Name of an LLM endpoint profile (set up in the admin).")
+                                    help_text="Name of an LLM endpoint: the project's own (its endpoints page) or "
+                                              "the site's (set up in the admin); the project's first.")
 
     def validate_profile(self, name):
         # A CharField first: it refuses NUL characters, which PostgreSQL cannot compare.
-        profile = LLMProfile.objects.filter(name=name).first()
+        project = self.context["project"]
+        profile = (endpoints_usable_by(project).filter(name=name)
+                   .order_by(F("project").desc(nulls_last=True)).first())
         if profile is None:
-            raise serializers.ValidationError(f"No LLM endpoint profile named {name!r}.")
+            raise serializers.ValidationError(f"No LLM endpoint named {name!r} for this project.")
         return profile
     model = serializers.CharField(required=False, allow_blank=True, max_length=200,
                                   help_text="Default: the profile's default model.")
@@ -71,10 +86,13 @@ class PredictionSerializer(serializers.ModelSerializer):
 JOB_EXAMPLE = {
     "id": 3, "profile": "baseline", "prompt_version": 1, "model": "baseline-lexical", "samples": 5, "threshold": 3,
     "use_n": True, "batch_mode": False, "status": "running", "cancel_requested": False, "error": "",
+    "state": "running", "state_reason": "", "first_fault": "",
     "total_turns": 1200, "done_turns": 480, "percent": 40.0, "requests": 980, "retries": 12, "faults": 0,
     "abstentions": 3, "problems": {"missing marker": 2}, "prompt_tokens": 812000, "completion_tokens": 95000,
     "cost": 0.0, "created_by": "lea", "created_at": "2026-11-21T09:40:00Z", "started_at": "2026-11-21T09:40:01Z",
     "finished_at": None,
+    "estimate": {"turns": 1200, "sentences": 9800, "requests": 2400, "prompt_tokens": 2100000,
+                 "completion_tokens": 240000, "cost": "7.650000", "seconds": 310.0},
 }
 PREDICTION_EXAMPLE = {
     "id": 81, "sentence": 902, "turn": 40, "sentence_index": 1, "label": "speculative", "hallucinated": True,
@@ -116,7 +134,7 @@ class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
         tags=["autolabel"],
     )
     def post(self, request, slug):
-        serializer = JobStartSerializer(data=request.data)
+        serializer = JobStartSerializer(data=request.data, context={"project": self.project})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         job = job_create(
@@ -126,6 +144,50 @@ class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
         )
         job = self.project_queryset().get(pk=job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+class EstimateSerializer(serializers.Serializer):
+    turns = serializers.IntegerField()
+    sentences = serializers.IntegerField()
+    requests = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=14, decimal_places=6, coerce_to_string=True,
+                                    help_text="At the endpoint's prices per million tokens (half in batch mode).")
+    seconds = serializers.FloatField(allow_null=True, help_text="At the endpoint's measured latency and "
+                                     "concurrency; null when its latency was never measured (test it) or in batch.")
+    counted_turns = serializers.IntegerField(help_text="Turns whose prompts were built; the rest scaled by sentences.")
+    stage2_upper_bound = serializers.BooleanField(help_text="The second stage counted for every sentence.")
+
+
+ESTIMATE_EXAMPLE = {"turns": 7, "sentences": 34, "requests": 14, "prompt_tokens": 12617, "completion_tokens": 2405,
+                    "cost": "0.055632", "seconds": 8.4, "counted_turns": 7, "stage2_upper_bound": True}
+
+
+class JobEstimateView(ProjectScopedView):
+    method_roles = {"POST": LEADS}
+    serializer_class = EstimateSerializer
+    filter_backends = []
+
+    @extend_schema(
+        summary="Estimate a job before starting it (leads)",
+        description="The same body as starting a job; nothing is sent to the endpoint and no job is created. The "
+                    "real prompts are built and counted (about four characters a token); the cost is at the "
+                    "endpoint's prices, the time at its measured latency and concurrency.",
+        request=JobStartSerializer, responses={200: EstimateSerializer},
+        examples=[OpenApiExample("Estimate", response_only=True, value=ESTIMATE_EXAMPLE)],
+        tags=["autolabel"],
+    )
+    def post(self, request, slug):
+        serializer = JobStartSerializer(data=request.data, context={"project": self.project})
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        turns, strangers = job_selectors.job_scope(self.project, data.get("turn_ids"))
+        if strangers:
+            raise serializers.ValidationError({"turn_ids": [f"Turns not in this project: {strangers[:10]}"]})
+        estimate = estimation.estimate_for(self.project, data["profile"], turns=turns, samples=data["samples"],
+                                           use_n=data["use_n"], batch_mode=data["batch_mode"])
+        return Response(EstimateSerializer(estimate.as_dict()).data)
 
 
 @extend_schema_view(get=extend_schema(summary="A job: status and progress (leads)", tags=["autolabel"],

@@ -27,7 +27,8 @@ from annotator.projects.protocols import protocol_for
 from annotator.queue import task_send_after_commit
 
 from autolabel.extraction import triplets as extraction
-from autolabel.jobs.llm import Caller, EndpointConfigurationError, api_key_from_env
+from autolabel.endpoints.policy import connection_for
+from autolabel.jobs.llm import Caller, EndpointConfigurationError
 from autolabel.models import AutoLabelJob, ExtractionJob, LLMProfile, Prediction, SeverityPrediction
 
 log = logging.getLogger(__name__)
@@ -106,8 +107,9 @@ def extraction_job_cancel(job: ExtractionJob) -> ExtractionJob:
 
 def _caller(job: ExtractionJob) -> Caller:
     profile = job.profile
+    base_url, api_key = connection_for(profile)
     return Caller(
-        base_url=profile.base_url, api_key=api_key_from_env(profile.api_key_env), model=job.model,
+        base_url=base_url, api_key=api_key, model=job.model,
         concurrency=profile.concurrency, timeout=profile.timeout_seconds, max_retries=profile.max_retries,
         temperature=0.0, max_tokens=profile.max_tokens,
     )

@@ -17,7 +17,8 @@ import time
 from annotator.models import Sentence
 
 from autolabel.labelling import prompting
-from autolabel.jobs.llm import CallResult, Choice, api_key_from_env, request_body
+from autolabel.endpoints.policy import connection_for
+from autolabel.jobs.llm import CallResult, Choice, endpoint_name, request_body
 from autolabel.models import AutoLabelJob, SampleReply
 from autolabel.labelling.pipeline import (
     JobConfig,
@@ -50,8 +51,10 @@ def _sync_client(job: AutoLabelJob):
     import openai
 
     profile = job.profile
-    return openai.OpenAI(base_url=profile.base_url, api_key=api_key_from_env(profile.api_key_env) or "no-key",
-                         timeout=profile.timeout_seconds, max_retries=profile.max_retries)
+    base_url, api_key = connection_for(profile)
+    return openai.OpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=profile.timeout_seconds,
+                         max_retries=profile.max_retries,
+                         http_client=openai.DefaultHttpxClient(follow_redirects=False))
 
 
 def _write_batch_file(job: AutoLabelJob, config: JobConfig, caller_body, stage: int, handle) -> tuple[int, dict]:
@@ -131,7 +134,8 @@ def run_batch(job: AutoLabelJob, owner: str, config: JobConfig) -> bool:
                 if failed == 0:
                     break
                 if rounds >= BATCH_ROUNDS:
-                    _record_batch_faults(job, owner, config, stage, f"failed in {rounds} batch rounds")
+                    _record_batch_faults(job, owner, config, stage,
+                                         f"failed in {rounds} batch rounds at {endpoint_name(job.profile.endpoint_url())}")
                     break
         # The vote, turn by turn, from the stored samples.
         buffer = []

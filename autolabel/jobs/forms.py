@@ -2,12 +2,18 @@ from django import forms
 
 from annotator.forms.fields import CountField, IdField
 
+from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.models import LLMProfile, PromptVersion
 from autolabel.jobs.services import MAX_SAMPLES
 
 
 class JobStartForm(forms.Form):
-    """Start an auto-label job: the same form on the project page and in the admin."""
+    """Start an auto-label job: the same form on the project page and in the admin.
+
+    The page asks for the job's estimate as its fields change (``job_estimate``, htmx, with the same form); a
+    kind of judge added later adds its fields here and its branch in ``estimate_of``/``start``, the page
+    draws whatever fields the form has (partials/form_fields.html).
+    """
 
     profile = forms.ModelChoiceField(queryset=LLMProfile.objects.order_by("name"), label="Endpoint profile")
     model = forms.CharField(required=False, max_length=200, help_text="Blank: the profile's default model.")
@@ -22,10 +28,14 @@ class JobStartForm(forms.Form):
     def __init__(self, *args, project=None, **kwargs):
         super().__init__(*args, **kwargs)
         if project is not None:
+            usable = endpoints_usable_by(project)
+            self.fields["profile"].queryset = usable
+            self.fields["profile"].label_from_instance = (
+                lambda p: p.name if p.project_id is None else f"{p.name} (this project's)")
             self.fields["prompt_version"].queryset = PromptVersion.objects.filter(project=project)
             # The profile the project's last job used, or the only one there is: what a lead starts with.
             last = project.autolabel_jobs.order_by("-pk").values_list("profile_id", flat=True).first()
-            profiles = list(LLMProfile.objects.values_list("pk", flat=True)[:2])
+            profiles = list(usable.values_list("pk", flat=True)[:2])
             self.fields["profile"].initial = last or (profiles[0] if len(profiles) == 1 else None)
 
     def clean(self):

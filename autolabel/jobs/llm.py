@@ -19,19 +19,54 @@ import os
 import random
 import time
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from autolabel.labelling.replies import CallResult, Choice  # the shape of a reply, read by the labelling rules
 
 # openai and its HTTP library are imported where a Caller is built or used: importing openai takes half a
 # second, which every management command and web worker would otherwise pay at start-up.
 
-FATAL_STATUSES = frozenset({401, 403, 404})
+FATAL_STATUSES = frozenset({301, 302, 303, 307, 308, 401, 403, 404})
+# A chat completion of a few thousand tokens is tens of kilobytes; a reply past this is not an answer.
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 MAX_RETRY_AFTER = 120.0
 POOL_SIZE = 16
 
 
 class EndpointConfigurationError(RuntimeError):
-    """The endpoint refuses every request (wrong key, base URL or model)."""
+    """The endpoint refuses every request (wrong key, base URL or model, a redirect elsewhere)."""
+
+
+class ResponseTooLarge(Exception):
+    """The endpoint sent more than MAX_RESPONSE_BYTES."""
+
+
+def bounded_transport(connections: int):
+    """An HTTP transport whose responses stop with ResponseTooLarge past MAX_RESPONSE_BYTES."""
+    import httpx2
+
+    class BoundedStream(httpx2.AsyncByteStream):
+        def __init__(self, stream):
+            self.stream = stream
+
+        async def __aiter__(self):
+            received = 0
+            async for chunk in self.stream:
+                received += len(chunk)
+                if received > MAX_RESPONSE_BYTES:
+                    raise ResponseTooLarge(f"response too large: more than {MAX_RESPONSE_BYTES} bytes")
+                yield chunk
+
+        async def aclose(self):
+            await self.stream.aclose()
+
+    class BoundedTransport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request):
+            response = await super().handle_async_request(request)
+            response.stream = BoundedStream(response.stream)
+            return response
+
+    return BoundedTransport(limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections))
 
 
 def api_key_env_refusal(variable: str) -> str:
@@ -104,10 +139,48 @@ def request_body(model, messages, n=1, seed=None, temperature=1.0, max_tokens=10
     return body
 
 
+def endpoint_name(base_url: str) -> str:
+    """``host:port`` of a base URL: what a person recognises in an error ("connection refused: 127.0.0.1:9")."""
+    parts = urlsplit(base_url or "")
+    if not parts.hostname:
+        return base_url or "(no address)"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return f"{host}:{port}"
+
+
+def connection_problem(error: BaseException, endpoint: str) -> str:
+    """The cause of a failed connection, from the chain of exceptions under the client's "Connection error."."""
+    causes, refused = [], False
+    current = error
+    while current is not None and len(causes) < 8:
+        causes.append(str(current))
+        refused = refused or isinstance(current, ConnectionRefusedError)
+        current = current.__cause__ or current.__context__
+    text = " ".join(causes).lower()
+    if refused or "refused" in text:
+        return f"connection refused: {endpoint}"
+    if "name or service not known" in text or "nodename nor servname" in text or "name resolution" in text:
+        return f"host not found: {endpoint}"
+    if "response too large" in text:
+        return f"response too large from {endpoint}: more than {MAX_RESPONSE_BYTES} bytes"
+    detail = next((cause for cause in reversed(causes) if cause and cause != "Connection error."), "")
+    return f"connection failed: {endpoint}" + (f": {detail}" if detail else "")
+
+
+def status_problem(status_code: int, message: str, endpoint: str, response=None) -> str:
+    """A refused request in words; a redirect says where it pointed (it is never followed)."""
+    if 300 <= status_code < 400:
+        location = response.headers.get("location", "") if response is not None else ""
+        return f"{status_code} redirect from {endpoint} to {location or '(no location)'}: not followed"
+    return f"{status_code} from {endpoint}: {message}"
+
+
 class Caller:
     def __init__(self, *, base_url, api_key, model, concurrency=16, timeout=60.0, max_retries=5,
                  temperature=1.0, max_tokens=1024, backoff_base=0.5, backoff_cap=30.0):
         self.model = model
+        self.endpoint = endpoint_name(base_url)
         self.max_retries = max_retries
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -127,6 +200,9 @@ class Caller:
                 base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=0,
                 http_client=openai.DefaultAsyncHttpxClient(
                     limits=httpx2.Limits(max_connections=per_shard, max_keepalive_connections=per_shard),
+                    # Never to another address than the profile's (a key must not follow a redirect), and
+                    # never more than MAX_RESPONSE_BYTES of a reply held in memory.
+                    follow_redirects=False, transport=bounded_transport(per_shard),
                 ),
             )
             for _ in range(shards)
@@ -163,22 +239,24 @@ class Caller:
                 return self._read(response.json(), result)
             except openai.RateLimitError as error:
                 wait = retry_after_seconds(error.response.headers) if error.response is not None else None
-                problem = f"429 rate limited: {error.message}"
+                problem = f"429 rate limited by {self.endpoint}: {error.message}"
             except openai.APIStatusError as error:
+                problem = status_problem(error.status_code, error.message, self.endpoint, error.response)
                 if error.status_code in FATAL_STATUSES:
-                    raise EndpointConfigurationError(f"{error.status_code} from the endpoint: {error.message}") from error
-                problem = f"{error.status_code} from the endpoint: {error.message}"
+                    raise EndpointConfigurationError(problem) from error
                 if error.status_code < 500:
                     result.error = problem
                     return result
+            except ResponseTooLarge:
+                problem = f"response too large from {self.endpoint}: more than {MAX_RESPONSE_BYTES} bytes"
             except openai.APITimeoutError:
-                problem = "timed out"
+                problem = f"timed out: {self.endpoint}"
             except openai.APIConnectionError as error:
-                problem = f"connection failed: {error}"
+                problem = connection_problem(error, self.endpoint)
             except openai.APIResponseValidationError as error:
-                problem = f"unreadable response: {error.message}"
+                problem = f"unreadable response from {self.endpoint}: {error.message}"
             except (ValueError, TypeError, AttributeError) as error:
-                problem = f"unreadable response: {type(error).__name__}: {error}"
+                problem = f"unreadable response from {self.endpoint}: {type(error).__name__}: {error}"
             if attempt >= self.max_retries:
                 result.error = f"{problem} (after {attempt} retries)"
                 return result

@@ -90,6 +90,8 @@ def flush(job: AutoLabelJob, owner: str, outcomes: list[TurnOutcome], mark_done=
                     raw_reply=row["raw_reply"], votes=row["votes"], problems=row["problems"], error=row["error"],
                     prompt_tokens=row["prompt_tokens"], completion_tokens=row["completion_tokens"],
                 ))
+                if row["error"] and not locked.first_fault:
+                    locked.first_fault = row["error"][:2000]
                 locked.prompt_tokens += row["prompt_tokens"]
                 locked.completion_tokens += row["completion_tokens"]
                 locked.cost += cost_of(row["prompt_tokens"], row["completion_tokens"], profile.input_price_per_million,
@@ -122,6 +124,6 @@ def flush(job: AutoLabelJob, owner: str, outcomes: list[TurnOutcome], mark_done=
     reset_queries()
     # Keep the caller's copy current (the job page and the command read these).
     for name in ("done_turns", "requests", "retries", "faults", "abstentions", "problems", "prompt_tokens",
-                 "completion_tokens", "cost", "cancel_requested", "batch_state"):
+                 "completion_tokens", "cost", "cancel_requested", "batch_state", "first_fault"):
         setattr(job, name, getattr(locked, name))
     return FlushState(cancel_requested=locked.cancel_requested)

@@ -15,10 +15,12 @@ import threading
 import time
 
 from autolabel.labelling import prompting
-from autolabel.jobs.llm import Caller, CallResult, Choice, api_key_from_env
+from autolabel.endpoints.policy import connection_for
+from autolabel.jobs.llm import Caller, CallResult, Choice, EndpointConfigurationError
 from autolabel.models import AutoLabelJob
 from autolabel.labelling.pipeline import JobConfig, TurnOutcome, TurnSpec, outcome_predictions, plan_requests, rows_from_result
 from autolabel.jobs.progress import FLUSH_TURNS, flush, iter_specs
+from autolabel.jobs.states import failure_reason, should_stop_early
 
 FLUSH_SECONDS = 1.0
 
@@ -63,8 +65,9 @@ async def _fetch(caller: Caller, indices: list[int], messages) -> tuple[CallResu
 
 def _caller_for(job: AutoLabelJob) -> Caller:
     profile = job.profile
+    base_url, api_key = connection_for(profile)
     return Caller(
-        base_url=profile.base_url, api_key=api_key_from_env(profile.api_key_env), model=job.model,
+        base_url=base_url, api_key=api_key, model=job.model,
         concurrency=profile.concurrency, timeout=profile.timeout_seconds, max_retries=profile.max_retries,
         temperature=profile.temperature, max_tokens=profile.max_tokens,
         backoff_base=float(os.environ.get("AUTOLABEL_BACKOFF_BASE", "0.5")),
@@ -105,6 +108,8 @@ def run_realtime(job: AutoLabelJob, owner: str, config: JobConfig) -> bool:
                 if state.cancel_requested:
                     cancelled = True
                     break
+                if should_stop_early(job.requests, job.faults):
+                    raise EndpointConfigurationError(failure_reason(job.requests, job.faults, job.first_fault))
     finally:
         for future in pending:
             future.cancel()

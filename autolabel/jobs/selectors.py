@@ -4,7 +4,20 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
 
+from annotator.models import Turn
+
 from autolabel.models import AutoLabelJob, Prediction, SeverityPrediction
+
+
+def job_scope(project, turn_ids=None):
+    """(the turns a job would label, the asked ids not in the project): ``turn_ids``, or every turn outside
+    the qualification set."""
+    turns = Turn.objects.filter(dialogue__project=project)
+    if turn_ids is None:
+        return turns.filter(is_qualification=False), []
+    turn_ids = sorted({int(t) for t in turn_ids})
+    found = set(turns.filter(pk__in=turn_ids).values_list("pk", flat=True))
+    return turns.filter(pk__in=turn_ids), [t for t in turn_ids if t not in found]
 
 
 def job_of_project(project, job_id) -> AutoLabelJob:

@@ -21,15 +21,15 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from annotator.models import Turn
 from annotator.projects.protocols import protocol_of_version
 from annotator.queue import task_send
 
-from autolabel.jobs import llm
 from autolabel.labelling import prompting
 from autolabel.jobs.batch import run_batch
 from autolabel.jobs.llm import EndpointConfigurationError
-from autolabel.models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, PromptVersion
+from autolabel.endpoints.policy import profile_refusal
+from autolabel.jobs import estimation, selectors, states
+from autolabel.models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, Prediction, PromptVersion
 from autolabel.labelling.pipeline import JobConfig
 from autolabel.jobs.progress import LEASE_SECONDS, LeaseLost, lease_deadline
 from autolabel.jobs.realtime import run_realtime
@@ -80,25 +80,21 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
         raise JobError(f"threshold must be between 1 and the number of samples ({samples}), not {threshold}")
     if batch_mode and not profile.supports_batch:
         raise JobError(f"the endpoint profile {profile.name!r} does not offer the Batch API")
-    if refusal := llm.api_key_env_refusal(profile.api_key_env):
+    if profile.project_id is not None and profile.project_id != project.pk:
+        raise JobError(f"the endpoint {profile.name!r} belongs to another project")
+    if refusal := profile_refusal(profile):
         raise JobError(refusal)
     if prompt_version is None:
         prompt_version = prompt_version_current(project)
     elif prompt_version.project_id != project.pk:
         raise JobError("the prompt version belongs to another project")
-    turns = Turn.objects.filter(dialogue__project=project)
-    if turn_ids is None:
-        turns = turns.filter(is_qualification=False)
-    else:
-        turn_ids = sorted({int(t) for t in turn_ids})
-        found = set(turns.filter(pk__in=turn_ids).values_list("pk", flat=True))
-        strangers = [t for t in turn_ids if t not in found]
-        if strangers:
-            raise JobError(f"turns not in project {project.slug}: {', '.join(map(str, strangers[:10]))}")
-        turns = turns.filter(pk__in=turn_ids)
-    examples = list(
-        ContrastiveExample.objects.filter(project=project, active=True).values_list("pk", flat=True)[:MAX_EXAMPLES]
-    )
+    turns, strangers = selectors.job_scope(project, turn_ids)
+    if strangers:
+        raise JobError(f"turns not in project {project.slug}: {', '.join(map(str, strangers[:10]))}")
+    job_estimate = estimation.estimate_for(
+        project, profile, turns=turns, samples=samples, use_n=use_n and profile.supports_n, batch_mode=batch_mode,
+        prompt_version=prompt_version)
+    examples = active_example_ids(project)
     with transaction.atomic():
         job = AutoLabelJob.objects.create(
             project=project, profile=profile, prompt_version=prompt_version, model=model or profile.default_model,
@@ -106,11 +102,12 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
             samples=samples, threshold=threshold, use_n=use_n and profile.supports_n, batch_mode=batch_mode,
             created_by=created_by,
             parameters={
-                "base_url": profile.base_url, "temperature": profile.temperature, "max_tokens": profile.max_tokens,
+                "base_url": profile.endpoint_url(), "temperature": profile.temperature, "max_tokens": profile.max_tokens,
                 "concurrency": profile.concurrency, "timeout": profile.timeout_seconds,
                 "max_retries": profile.max_retries, "contrastive_examples": examples,
                 "prompt_version": prompt_version.version, "protocol": protocol_summary(project),
             },
+            estimate=job_estimate.as_dict(),
         )
         ids = turns.order_by("pk").values_list("pk", flat=True)
         batch, total = [], 0
@@ -170,16 +167,26 @@ def jobs_orphaned_claim() -> list[int]:
     return ids
 
 
-def _job_config(job: AutoLabelJob) -> JobConfig:
-    ids = job.parameters.get("contrastive_examples") or []
+def active_example_ids(project) -> list[int]:
+    """The contrastive examples a job created now shows the model."""
+    return list(
+        ContrastiveExample.objects.filter(project=project, active=True).values_list("pk", flat=True)[:MAX_EXAMPLES]
+    )
+
+
+def prompt_examples(ids) -> list[prompting.Example]:
     rows = ContrastiveExample.objects.filter(pk__in=ids).select_related("sentence__turn__dialogue").order_by("position", "pk")
-    examples = [
+    return [
         prompting.Example(
             sentence=row.sentence.text, reference=row.sentence.turn.dialogue.reference,
             wrong=row.wrong_label, right=row.right_label, explanation=row.explanation,
         )
         for row in rows
     ]
+
+
+def _job_config(job: AutoLabelJob) -> JobConfig:
+    examples = prompt_examples(job.parameters.get("contrastive_examples") or [])
     return JobConfig(job.samples, job.threshold, job.use_n, job.prompt_version.stage1_template,
                      job.prompt_version.stage2_template, examples, protocol=job_protocol(job))
 
@@ -251,5 +258,11 @@ def job_run(job_id: int, owner: str | None = None) -> str:
     except Exception as error:  # recorded on the job for the lead to see, then re-raised for the worker's log
         _finish(job, AutoLabelJob.Status.FAILED, f"{type(error).__name__}: {error}")
         raise
-    _finish(job, AutoLabelJob.Status.CANCELLED if stopped else AutoLabelJob.Status.DONE)
+    if stopped:
+        _finish(job, AutoLabelJob.Status.CANCELLED)
+        return job.status
+    job.refresh_from_db(fields=["requests", "faults", "first_fault"])
+    labelled = Prediction.objects.filter(job_id=job.pk).exclude(label="").count()
+    status, error = states.end_of_run(job.requests, job.faults, labelled, job.first_fault)
+    _finish(job, status, error)
     return job.status

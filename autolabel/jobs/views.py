@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
 from annotator.views.common import bad_request
 
-from autolabel.jobs import live
+from autolabel.jobs import estimation, live
 from autolabel.jobs import selectors
 from autolabel.jobs import services
 from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
@@ -37,6 +37,22 @@ def job_list(request, slug):
     # A malformed form is answered 400 (the page again, with what was wrong); a job the service refuses, 200.
     status = 400 if request.method == "POST" and form.errors and not form.non_field_errors() else 200
     return render(request, "autolabel/job_list.html", {"project": project, "jobs": jobs, "form": form}, status=status)
+
+
+def job_estimate(request, slug):
+    """The job form's estimate (htmx, as its fields change): what a job with these options would send and cost.
+    Builds the prompts, sends nothing."""
+    project = access_project_as_lead(request.user, slug)
+    form = JobStartForm(request.GET, project=project)
+    if not form.is_valid():
+        if request.htmx:  # shown in the estimate's place, naming the field
+            return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None})
+        return bad_request(request, form, back_url=reverse("autolabel:job_list", args=[project.slug]))
+    data = form.cleaned_data
+    estimate = estimation.estimate_for(project, data["profile"], samples=data["samples"], use_n=data["use_n"],
+                                       batch_mode=data["batch_mode"], prompt_version=data["prompt_version"])
+    return render(request, "autolabel/partials/job_estimate.html",
+                  {"form": form, "estimate": estimate, "profile": data["profile"]})
 
 
 def job_detail(request, slug, job_id):

@@ -17,6 +17,7 @@ settings write the machine's secret key file, on first start.
 import os
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
@@ -288,6 +289,22 @@ OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "http://127.0.0.1:8765/v1")
 LLM_API_KEY_ENV_ALLOWED = [
     name.strip() for name in os.environ.get("LLM_API_KEY_ENV_ALLOWED", "").split(",") if name.strip()
 ]
+# A project's leads add their own endpoints (autolabel/endpoints/): the server then sends requests, and keys,
+# where a lead says. The hosts a lead's endpoint may name ("host" for any port, "host:port" for one), and which
+# key variable may go to which hosts ("VAR=host,host;VAR2=host"). Default: the offline baseline's loopback
+# host and OPENAI_BASE_URL's host; OPENAI_API_KEY to OPENAI_BASE_URL's host only. docs/deploy.md.
+_openai_host = (urlsplit(OPENAI_BASE_URL).hostname or "").lower()
+LLM_ENDPOINT_HOSTS = [
+    host.strip().lower() for host in os.environ.get("LLM_ENDPOINT_HOSTS", "").split(",") if host.strip()
+] or sorted({"127.0.0.1", _openai_host} - {""})
+LLM_API_KEY_HOSTS = {
+    variable.strip(): [host.strip().lower() for host in hosts.split(",") if host.strip()]
+    for variable, _, hosts in (
+        pair.partition("=") for pair in os.environ.get("LLM_API_KEY_HOSTS", "").split(";") if "=" in pair
+    )
+} or {"OPENAI_API_KEY": [_openai_host]}
+# The Test button's probe (a worker runs it) waits at most this long for each of its two requests.
+LLM_ENDPOINT_TEST_TIMEOUT_SECONDS = float(os.environ.get("LLM_ENDPOINT_TEST_TIMEOUT_SECONDS", "15"))
 
 # --- REST framework -----------------------------------------------------------
 REST_FRAMEWORK = {

@@ -3,9 +3,10 @@
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import F, Q
 
 from annotator.models import Project
-from autolabel.jobs import services
+from autolabel.jobs import estimation, selectors, services
 from autolabel.models import AutoLabelJob, LLMProfile, PromptVersion
 
 
@@ -25,18 +26,24 @@ class Command(BaseCommand):
         parser.add_argument("--wait", action="store_true", help="Wait for the job to finish, printing its progress.")
         parser.add_argument("--inline", action="store_true",
                             help="Run the job in this process instead of a Celery worker (implies --wait).")
+        parser.add_argument("--estimate", action="store_true",
+                            help="Print what the job would send and cost (requests, tokens, cost, time) and stop: "
+                                 "nothing is sent, no endpoint needs to be running, no job is created.")
 
     def handle(self, *args, **o):
         try:
             project = Project.objects.get(slug=o["project"])
         except Project.DoesNotExist:
             raise CommandError(f"no project with slug {o['project']!r}") from None
-        profile = self._profile(o["profile"])
+        profile = self._profile(o["profile"], project, create=not o["estimate"])
         prompt_version = None
         if o["prompt_version"] is not None:
             prompt_version = PromptVersion.objects.filter(project=project, version=o["prompt_version"]).first()
             if prompt_version is None:
                 raise CommandError(f"project {project.slug} has no prompt version {o['prompt_version']}")
+        if o["estimate"]:
+            self._print_estimate(project, profile, prompt_version, o)
+            return
         try:
             job = services.job_create(
                 project=project, profile=profile, model=o["model"], samples=o["samples"], threshold=o["threshold"],
@@ -61,28 +68,56 @@ class Command(BaseCommand):
                     break
                 time.sleep(1)
         job.refresh_from_db()
+        state = job.state
         self.stdout.write(
-            f"Job {job.pk} {job.status}: {job.done_turns}/{job.total_turns} turns, {job.requests} requests, "
+            f"Job {job.pk} {state.title.lower()}: {job.done_turns}/{job.total_turns} turns, {job.requests} requests, "
             f"{job.retries} retries, {job.faults} faults, {job.abstentions} abstentions, "
             f"{job.prompt_tokens}+{job.completion_tokens} tokens, cost {job.cost}"
         )
+        if state.key == "done_with_problems":
+            self.stdout.write(f"Problems: {state.reason}")
         if job.status == AutoLabelJob.Status.FAILED:
-            raise CommandError(job.error)
+            raise CommandError(f"Job {job.pk} failed: {job.error}")
 
-    def _profile(self, name):
+    def _print_estimate(self, project, profile, prompt_version, o):
+        turns, strangers = selectors.job_scope(project, o["turns"])
+        if strangers:
+            raise CommandError(f"turns not in project {project.slug}: {', '.join(map(str, strangers[:10]))}")
+        e = estimation.estimate_for(project, profile, turns=turns, samples=o["samples"], use_n=not o["no_n"],
+                                    batch_mode=o["batch"], prompt_version=prompt_version)
+        seconds = f"{e.seconds} s at {profile.latency_seconds} s a request, {profile.concurrency} at once" \
+            if e.seconds is not None else "unknown (test the endpoint to measure its latency)"
+        self.stdout.write(
+            f"Estimate for {project.slug} through {profile.name} ({profile.endpoint_url()}), nothing sent:\n"
+            f"  turns {e.turns}, sentences {e.sentences}, requests {e.requests}\n"
+            f"  prompt tokens {e.prompt_tokens}, reply tokens {e.completion_tokens}"
+            f"{' (stage 2 counted for every sentence: at most)' if e.stage2_upper_bound else ''}\n"
+            f"  cost {e.cost} at {profile.input_price_per_million} / {profile.output_price_per_million} "
+            f"per million prompt / reply tokens{' (batch: half price)' if o['batch'] else ''}\n"
+            f"  time {seconds}"
+        )
+
+    def _profile(self, name, project, create=True):
         if name:
-            profile = LLMProfile.objects.filter(name=name).first()
+            # The project's own endpoint of that name first, then the site's.
+            profile = (LLMProfile.objects.filter(name=name).filter(Q(project=project) | Q(project__isnull=True))
+                       .order_by(F("project").desc(nulls_last=True)).first())
             if profile is None:
                 raise CommandError(f"no LLM profile named {name!r}")
             return profile
-        profiles = list(LLMProfile.objects.all()[:2])
+        profiles = list(LLMProfile.objects.filter(project__isnull=True)[:2])
         if len(profiles) == 1:
             return profiles[0]
         if profiles:
             raise CommandError("several LLM profiles exist: choose one with --profile")
         from django.conf import settings
 
+        # The site's default endpoint: OPENAI_BASE_URL as it is when the job runs, not as it is now.
+        if not create:
+            return LLMProfile(name="default", base_url=settings.OPENAI_BASE_URL, follows_environment=True)
         profile, _ = LLMProfile.objects.get_or_create(
-            name="default", defaults={"base_url": settings.OPENAI_BASE_URL, "api_key_env": "OPENAI_API_KEY"}
+            name="default", project=None,
+            defaults={"base_url": settings.OPENAI_BASE_URL, "api_key_env": "OPENAI_API_KEY",
+                      "follows_environment": True},
         )
         return profile
