@@ -167,7 +167,7 @@ def test_the_command_prints_the_documented_json(world):
     # The measures, named and titled from the CogniBench document (the project's protocol).
     assert data["measures"] == [
         {"id": "hallucination_rate", "title": "Hallucination rate (all sentences)"},
-        {"id": "cognitive_share", "title": "Share of cognitive statements (relevant sentences)"},
+        {"id": "cognitive_share", "title": "Share of cognitive statements (sentences in a family)"},
         {"id": "factual_hallucination_rate", "title": "Invented (factual sentences)"},
         {"id": "cognitive_hallucination_rate", "title": "Misleading or speculative (cognitive sentences)"}]
     assert list(data["overall"]) == ["sentences", "gold_sentences", "gold_turns", *MEASURE_KEYS]

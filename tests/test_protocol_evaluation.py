@@ -187,7 +187,7 @@ def test_face4rag_faithfulness_measures_from_its_families(face4rag):
         "hallucination_rate", "knowledge_error_share", "logical_fallacy_share",
         "hallucination_error_hallucination_rate", "knowledge_error_hallucination_rate",
         "logical_fallacy_hallucination_rate"]
-    assert report["measures"][1]["title"] == "Share of knowledge error statements (relevant sentences)"
+    assert report["measures"][1]["title"] == "Share of knowledge error statements (sentences in a family)"
     overall = report["overall"]
     # Pre-labels: contradiction, substitution, (no label, hallucinated, logic), consistent, inclusion, consistent.
     auto = {measure: overall[measure]["auto"] for measure in (m["id"] for m in report["measures"])}
@@ -214,7 +214,7 @@ def test_face4rag_pages_command_and_api_name_the_documents_views(client, face4ra
     assert "Logical fallacy labels at threshold 2" in html and "Causal confusion" in html
     assert "CogniBench overall" not in html and "Cognitive" not in html
     faithfulness = client.get(reverse("autolabel:job_faithfulness", args=[project.slug, job.pk])).content.decode()
-    assert "Share of logical fallacy statements (relevant sentences)" in faithfulness
+    assert "Share of logical fallacy statements (sentences in a family)" in faithfulness
     out = StringIO()
     call_command("evaluate_autolabel", "--project", project.slug, "--job", str(job.pk), stdout=out)
     assert "Face4RAG macro (three kinds of error) = mean of the F1 of hallucination errors, knowledge errors, " \

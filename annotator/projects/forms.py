@@ -37,7 +37,7 @@ class ProtocolForm(forms.Form):
     file = forms.FileField(required=False, label="Or upload a document (.json, or .yaml)")
     label_mapping = forms.CharField(
         required=False, max_length=20_000, label="Label mapping (JSON), once the project has annotations",
-        help_text='For each label of the current version, the new label it carries over to, or null: {"invented": "invented", "speculative": null}',
+        help_text='For each label of the current version, the new label it carries over to, or null: {"old_label": "new_label", "dropped_label": null}',
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "class": "code"}))
 
     def __init__(self, *args, **kwargs):

@@ -282,9 +282,10 @@ def project_report_or_older(project) -> tuple[dict | None, bool, str]:
 
 
 def rate_columns(read) -> list[tuple[str, str]]:
-    """(header, key) of the rate tables: sentences, relevant, the shown families' shares, the hallucination
+    """(header, key) of the rate tables: sentences, those counted (the labels the macro's views count; the key
+    stays ``relevant`` for clients), the shown families' shares, the hallucination
     rate, then the rate within each family (CogniBench: cognitive share, factual and cognitive rates)."""
-    return ([("Sentences with gold", "sentences"), ("Relevant", "relevant")]
+    return ([("Sentences with gold", "sentences"), ("Sentences counted", "relevant")]
             + [(f"{family.name} share", f"{family.id}_share") for family in shown_families(read)]
             + [("Hallucination rate", "hallucination_rate")]
             + [(f"{family.name} hallucination rate", f"{family.id}_hallucination_rate") for family in read.families])
@@ -293,7 +294,7 @@ def rate_columns(read) -> list[tuple[str, str]]:
 PERCENT_COLUMNS = {"Percent agreement", "Accuracy against gold", "Share of all", "Share within its kind",
                    "Hallucination rate"}
 MEASURE_COLUMNS = {"Krippendorff's alpha", "Cohen's kappa"}
-COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Relevant", "Sentences", "QA instances",
+COUNT_COLUMNS = {"Units", "Own units left out", "Sentences compared", "Sentences with gold", "Sentences counted", "Sentences", "QA instances",
                  "QA instances per 500 statements"}
 
 

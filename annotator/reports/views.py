@@ -14,6 +14,7 @@ from .selectors import (
 )
 from .services import report_refresh_request
 from ..domain.protocol_groups import reading
+from ..domain.protocol_wording import label_names
 from ..projects.protocols import protocol_for
 
 HALLUCINATION_COLOUR = "#c62828"
@@ -100,6 +101,8 @@ def reports(request, slug):
         "label_legend": [(read.label_name(label), read.colour(label)) for label in read.labels],
         "family_legend": [(family.name, family.colour) for family in read.families],
         "hallucination_names": [read.label_name(label) for label in read.labels if label in read.hallucinated],
+        # The labels rates are over, named from the document; none when that is every label.
+        "counted_names": label_names(read, read.relevant_labels) if read.relevant_labels != set(read.labels) else "",
         "is_current": is_current,
     }
     return render(request, "reports/reports.html", context)

@@ -55,7 +55,7 @@ def measures(protocol) -> tuple:
     """The report's measures under ``protocol``, named and titled from its document."""
     read = scoring(protocol)
     found = [Measure("hallucination_rate", "Hallucination rate (all sentences)", "hallucinated", "sentences")]
-    found += [Measure(f"{family.id}_share", f"Share of {family.name.lower()} statements (relevant sentences)",
+    found += [Measure(f"{family.id}_share", f"Share of {family.name.lower()} statements (sentences in a family)",
                       family.id, "relevant") for family in read.families[1:]]
     for family in read.families:
         wrong = [protocol.label_name(label) for label in family.labels if label in read.hallucinated]

@@ -7,8 +7,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
+from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol_wording import name_list
 from annotator.views.common import blind_refusal, csv_writer
 
+from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.faithfulness.chart import interval_chart
 from autolabel.faithfulness.report import faithfulness_report
 from autolabel.models import AutoLabelJob
@@ -69,6 +72,7 @@ def job_faithfulness(request, slug, job_id):
     return render(request, "autolabel/faithfulness.html", {
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
         "sentences": f"{report['overall']['sentences']:,}",
+        "family_names": name_list([family.name for family in reading(job_protocol(job)).families], "and"),
         "few_turns": 0 < calibration.turns < 30, "draw_url": reverse("autolabel:job_checks", args=[project.slug, job.pk]),
     })
 
