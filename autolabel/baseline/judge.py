@@ -29,9 +29,10 @@ sentence the ones that speak of it least. What is still tied is broken by the ev
 Second request: the prompt says at which step each sentence comes in (prompting.entries_block); the judge
 walks the protocol block from there and chooses only among the labels that walk can end on. Bad is support
 below 0.6 (plus jitter) only; among those labels, the ones that are hallucinations when bad (the others
-otherwise; all of them when none fits), and among those the amount of text decides (by_amount): the first
-request has already sorted the sentences by their support and hedges, so the sentences that reach one step
-share them, and a second look at the same evidence would send them all to the same label.
+otherwise; all of them when none fits), and among those by_amount decides: the first request has already
+sorted the sentences by their support and hedges, so the sentences that reach one step share them, and the
+same look at the same evidence would send them all to the same label; the amount of text the reference backs
+or lacks tells them apart as well.
 
 The first request's tie-break by the evidence (by_evidence): a bad sentence's tied replies are ordered from the
 one whose wording speaks most of adding what the reference does not contain (baseless, unsupported,
@@ -39,10 +40,14 @@ invented, ...) to the one that speaks most of contradicting it (conflict, contra
 order within equals; the sentence's support picks one, the least supported sentences the first: with two,
 below 0.25 (plus jitter) the first, otherwise the second; with more, the range from 0.25 to 0.6 is cut into
 equal parts. A sentence that is not bad takes the first when hedged, otherwise one of the others by its support
-above 0.6 (the last with two). The second request's (by_amount): a bad sentence with 8 or more content words
-the reference lacks takes the first of its (ordered) labels (an evident error; one place more every 8 words
-with more than two), with fewer the last; a sentence that is not bad with fewer than 8 words the reference
-backs the first, with more the last. Every reply of a document is so within reach of some sentence.
+above 0.6 (the last with two). The second request's (by_amount), a bad sentence's labels ordered the same
+way: a hedged one takes the last (the milder end: CogniBench's speculative, a subtle error); one with 12 or more
+content words the reference lacks the first (a plain error); another by its support as above, and where that
+is the first, the amount of unsupported text spreads it over all but the last (with two: the first, as
+CogniBench's misleading below 0.25). A sentence that is not bad and hedged takes the first, one further for
+every share of 12 words the reference backs (with two: the last from 12 such words); one not hedged with fewer
+than 5 such words the first; another by its support above 0.6 (with two: the last: CogniBench's reliable and
+unequivocal as before, but for long hedged or short plain sentences). Every reply of a document is so within reach of some sentence.
 
 Samples vary slightly: each sample moves the thresholds by a jitter in
 [-0.08, 0.08] drawn from a generator seeded with the sample's seed and the
@@ -105,6 +110,8 @@ JITTER = 0.08
 SUPPORT_THRESHOLD = 0.6
 MISLEADING_THRESHOLD = 0.25
 AMOUNT_STEP = 8  # the second request's tie-break moves one place every 8 content words (by_amount)
+FEW_WORDS = 5  # a sentence that is not bad with fewer words the reference backs takes the first (by_amount)
+PLAIN_ERROR_WORDS = 12  # a bad sentence with this many words the reference lacks is a plain error (by_amount)
 
 
 def _stem(word: str) -> str:
@@ -189,15 +196,25 @@ def by_evidence(tied: list[Option], evidence: Evidence) -> Option:
 
 
 def by_amount(tied: list[Option], evidence: Evidence) -> Option:
-    """The second request's tie-break. The first request already sorted the sentences by their support and
-    hedges, so the sentences that reach one step share them; what still tells them apart is how much text the
-    reference backs or lacks: a bad sentence with many words the reference lacks takes the first (the plain
-    end: an evident error), one with few the last; a sentence that is not bad with few words the reference
-    backs the first, with many the last (one more place every ``AMOUNT_STEP`` words)."""
+    """The second request's tie-break (the module says why it differs from the first's)."""
+    if len(tied) == 1:
+        return tied[0]
+    last = len(tied) - 1
     if evidence.bad:
         ordered = sorted(tied, key=lambda option: option.lean)
-        return ordered[len(ordered) - 1 - min(len(ordered) - 1, evidence.unsupported_words // AMOUNT_STEP)]
-    return tied[min(len(tied) - 1, evidence.supported_words // AMOUNT_STEP)]
+        if evidence.hedged:
+            return ordered[last]
+        if evidence.unsupported_words >= PLAIN_ERROR_WORDS:
+            return ordered[0]
+        position = _position(len(ordered), evidence)
+        if position == 0:  # the least supported: spread over all but the last by the amount of unsupported text
+            position = last - 1 - min(last - 1, evidence.unsupported_words // AMOUNT_STEP)
+        return ordered[position]
+    if evidence.hedged:  # the first, and one further for every share of 12 words the reference backs
+        return tied[min(last, evidence.supported_words // max(1, PLAIN_ERROR_WORDS // last))]
+    if evidence.supported_words < FEW_WORDS:
+        return tied[0]
+    return tied[_position(len(tied), evidence)]
 
 
 def judge_sentence_stage1(sentence: str, reference: str, reference_stems: set[str], seed: int, number: int,
