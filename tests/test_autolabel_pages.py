@@ -12,7 +12,7 @@ from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, ContrastiveExample, LLMProfile, Prediction, PromptVersion
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import ProjectFactory, UserFactory, member
-from tests.factories_autolabel import gold_turn, plain_turns
+from tests.factories_autolabel import DANUBE_TURN, gold_turn, plain_turns
 
 pytestmark = pytest.mark.django_db
 
@@ -176,8 +176,13 @@ def test_api_key_is_never_stored_nor_shown(admin_client, monkeypatch):
     assert not any("secret" in str(getattr(profile, f.attname)) for f in LLMProfile._meta.concrete_fields)
 
 
-def test_contrastive_candidates_become_examples_in_the_next_prompt(admin_client, finished_job, profile):
-    project, turn, job = finished_job
+def test_contrastive_candidates_become_examples_in_the_next_prompt(admin_client, profile):
+    # A sentence no lexical rule gets right (a judgement the gold finds unequivocal, few of its words in the
+    # reference): the baseline's miss the lead turns into an example.
+    project = ProjectFactory()
+    gold_turn(project, sentences=[*DANUBE_TURN, ("It is widely regarded as a symbol of Central Europe.", "unequivocal")])
+    job = services.job_create(project=project, profile=profile, samples=5, threshold=3, enqueue=False)
+    services.job_run(job.pk)
     wrong = [p for p in Prediction.objects.filter(job=job).select_related("sentence__gold") if p.label != p.sentence.gold.label]
     assert wrong, "the baseline gets at least one Danube sentence wrong"
     url = reverse("admin:autolabel_contrastive_candidates")

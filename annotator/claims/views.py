@@ -21,6 +21,9 @@ from . import services as claims_services
 from ..work.write import AnnotationError
 from ..domain.vocabulary import Severity, TripletLabel
 from ..views.common import assignment_for, bad_request, blind_refusal
+from ..domain.protocol_groups import reading
+from ..domain.protocol_wording import label_names
+from ..projects.protocols import protocol_for
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}
 SENTENCE_ACTIONS = {"severity", "error_type"}
@@ -207,6 +210,13 @@ def reports(request, slug):
         "evidence": claims_selectors.evidence_report(project),
         "prelabel_severity": claims_selectors.prelabel_severity_report(project),
         "severities": list(Severity),
+        "names": _label_names(reading(protocol_for(project))),
     }
     return render(request, "claims/reports.html", context)
+
+
+def _label_names(read) -> dict:
+    """The names of the labels each report counts, from the project's document."""
+    return {"hallucinated": label_names(read, read.hallucinated), "supported": label_names(read, read.supported_labels),
+            "error_type": label_names(read, read.error_type_labels)}
 

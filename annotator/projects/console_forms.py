@@ -5,11 +5,17 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from ..domain.protocol_document import load_shipped, shipped_names
+from ..domain.protocol_groups import reading
+from ..domain.protocol_wording import evidence_wording
 from ..domain.qualification import MAX_AUTO_RETRIES
 from ..domain.vocabulary import ProtocolMode, Role
 from ..models import Project
 from .forms import ProtocolForm
+from .protocols import protocol_for
 from .services import INVITE_DAYS, INVITE_ROLES
+
+# The model's help text names CogniBench's answers (it stays: changing it is a migration); pages and the API say this.
+REQUIRE_EVIDENCE_HELP = "Answers the project's protocol marks as needing evidence need at least one evidence span."
 
 # What each setting changes, said where the lead changes it (the model's help texts say what it is).
 EXPLANATIONS = {
@@ -23,7 +29,7 @@ EXPLANATIONS = {
     "protocol_mode": "How annotators reach a label: the protocol's questions one at a time, or one choice among "
                      "its labels. Labels already given keep the path they were given with; the next sentences "
                      "are asked the new way.",
-    "require_evidence": "If on, an annotator cannot finish a faithful or grounded sentence without marking at "
+    "require_evidence": "If on, an annotator cannot finish a sentence answered {evidence} without marking at "
                         "least one supporting span of the reference.",
     "show_prelabels": "If on, annotators see the LLM's pre-label of each sentence while they judge it. Off by "
                       "default: seeing it anchors them, and the agreement you measure is then partly the model's.",
@@ -101,8 +107,12 @@ class ProjectSettingsForm(forms.ModelForm):
             field.validators += [MinValueValidator(low), MaxValueValidator(high)]
         self.fields["qualification_pass_mark"].widget.attrs["step"] = "0.01"
         self.fields["protocol_mode"].choices = ProtocolMode.choices  # the model keeps the words it was migrated with
+        evidence = evidence_wording(reading(protocol_for(self.instance))) if self.instance.pk else ""
+        self.fields["require_evidence"].help_text = REQUIRE_EVIDENCE_HELP
         for name, field in self.fields.items():
             field.explanation = EXPLANATIONS.get(name, "")
+        self.fields["require_evidence"].explanation = EXPLANATIONS["require_evidence"].format(
+            evidence=evidence or "with an answer its protocol marks as needing evidence")
 
     def _post_clean(self):
         # The service validates and writes (one write path); the form only reads the values.

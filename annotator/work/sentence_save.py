@@ -118,7 +118,7 @@ def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
         extra = {}
     elif taken.action == "answer":
         if independent:
-            raise AnnotationError("This project uses independent mode: pick one of the seven labels.")
+            raise AnnotationError("This project uses independent mode: pick one of its protocol's labels.")
         try:
             annotation.path = protocol.ordered(protocol.answer(protocol.ordered(annotation.path), taken.step, taken.value))
         except ProtocolError as error:

@@ -17,7 +17,7 @@ class JobEvaluationSerializer(serializers.Serializer):
     thresholds = serializers.DictField(
         child=serializers.DictField(),
         help_text="Per threshold 1..samples, per evaluation view of the project's protocol (ids project-defined; "
-                  "CogniBench: any_hallucination, pooled over all hallucinated words; factual; cognitive): "
+                  "CogniBench: any_hallucination, pooled over all hallucinated words, and one view per family): "
                   "word-weighted precision, recall, f1 (null when undefined; 0 when nothing is predicted of what "
                   "there is), correct_words, predicted_words, gold_words; the macro (CogniBench: "
                   "cognibench_overall): f1 = mean of its views' unrounded F1 and <view>_f1 of each (CogniBench "
@@ -51,6 +51,6 @@ class JobEvaluationSerializer(serializers.Serializer):
                   "threshold over the sentences whose gold is in the family, accuracy_when_<family id> (among those "
                   "predicted in it), total, correct, rows (its labels), columns (its labels, 'not <family>', "
                   "'no label') and matrix (rows: gold; columns: predicted).")
-    cognitive = serializers.DictField(required=False, help_text="CogniBench's protocol: the cognitive family's "
-                                      "confusion (as in `confusion`; every family is also at the top level under "
-                                      "its id unless the id is one of this report's own keys).")
+    cognitive = serializers.DictField(required=False, help_text="The confusion of the family whose id is this "
+                                      "key, under CogniBench's protocol (as in `confusion`; every family is also at "
+                                      "the top level under its id unless the id is one of this report's own keys).")

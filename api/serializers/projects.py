@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from annotator.domain.vocabulary import Role
 from annotator.models import Membership, Project
+from annotator.projects.console_forms import REQUIRE_EVIDENCE_HELP
 from annotator.domain.qualification import MAX_AUTO_RETRIES
 
 
@@ -20,6 +21,7 @@ class ProjectSerializer(serializers.ModelSerializer):
             "adjudication_order", "drawn_turn_review", "default_language", "created_at", "my_role",
         ]
         read_only_fields = fields
+        extra_kwargs = {"require_evidence": {"help_text": REQUIRE_EVIDENCE_HELP}}
 
     def get_my_role(self, project) -> str | None:
         return getattr(project, "user_role", None)
@@ -43,6 +45,7 @@ class ProjectSettingsSerializer(serializers.ModelSerializer):
             "qualification_pass_mark": {"min_value": 0.0, "max_value": 1.0},
             "qualification_auto_retries": {"min_value": 0, "max_value": MAX_AUTO_RETRIES},
             "severity_threshold": {"min_value": 1, "max_value": 5},
+            "require_evidence": {"help_text": REQUIRE_EVIDENCE_HELP},
         }
 
 

@@ -81,6 +81,9 @@ class PredictionSerializer(serializers.ModelSerializer):
         fields = ["id", "sentence", "turn", "sentence_index", "label", "hallucinated", "hallucinated_votes",
                   "abstentions", "stage1_kind", "label_votes"]
         read_only_fields = fields
+        # The model's help text names CogniBench's families (changing it is a migration).
+        extra_kwargs = {"stage1_kind": {"help_text": "The family of the label (a family id of the project's "
+                                                     "protocol), as the agreeing samples said."}}
 
 
 JOB_EXAMPLE = {
@@ -249,10 +252,10 @@ class JobEvaluationView(JobQueryMixin, ProjectScopedView):
                     "threshold from 1 to the job's samples, per evaluation view of the protocol (`views`: id and name "
                     "from its document; the view ids, the macro's id and the family ids are project-defined), and per "
                     "family a confusion matrix at the job's threshold (`confusion`, by family id; also at the top "
-                    "level under the family's id, e.g. CogniBench's `cognitive` four-way matrix). Only sentences with "
+                    "level under the family's id). Only sentences with "
                     "gold count. Per threshold, the macro (`macro.id`; CogniBench: `cognibench_overall`, the paper's "
-                    "Table 3 'Overall', mean of the factual and cognitive F1) and each view (CogniBench: "
-                    "`any_hallucination` the pooled F1 over all hallucinated words, `factual`, `cognitive`); "
+                    "Table 3 'Overall', mean of its two families' F1) and each view (CogniBench: "
+                    "`any_hallucination` the pooled F1 over all hallucinated words, and one view per family); "
                     "`overall` is kept as an alias of the pooled view (its former name) for existing clients. "
                     "`baselines`: flag every sentence / flag none, counted the same way. `calibration`: reliability "
                     "bins, ECE and Brier of the vote shares (binary over the protocol's hallucination group, n-way "

@@ -96,8 +96,8 @@ class JobFaithfulnessView(ProjectScopedView):
     @extend_schema(
         summary="A job's LLM faithfulness per generator model (leads)",
         description="Per generator model and overall: the measures of the project's protocol (`measures`: the "
-                    "hallucination rate, each family's share and hallucination rate; CogniBench: share of cognitive "
-                    "statements, factual and cognitive hallucination rates), each as the pre-labeler's estimate, the gold-only estimate "
+                    "hallucination rate, each family's share and hallucination rate, named from the protocol's "
+                    "document), each as the pre-labeler's estimate, the gold-only estimate "
                     "and the prediction-powered one with 95 % intervals (turns as clusters). Only gold of turns "
                     "drawn at random for this job corrects the estimates, on every drawn turn's gold sentences; "
                     "`calibration` says which drawn turns were left out and why. Floats rounded to 4 decimals.",

@@ -150,7 +150,7 @@ class AnswerStepView(_AssignmentActionView):
 @extend_schema_view(post=_action_schema("Pick a label (independent mode)", s.PickLabelSerializer,
     {"sentence": 901, "label": "speculative", "request_id": "3f1c9a52-pick-1"}))
 class PickLabelView(_AssignmentActionView):
-    """Independent mode: pick one of the seven labels at once."""
+    """Independent mode: pick one of the labels of the project's protocol at once."""
 
     input_serializer = s.PickLabelSerializer
 

@@ -9,9 +9,13 @@ by plain features its lexical rules can use:
   None where the second request decides;
 - ``goes_on``: the reply is asked again in a second request;
 - ``empty``: the reply's wording speaks of sentences with nothing to check (greetings, filler, courtesy);
-- ``reasoning``: how much its wording speaks of inference, reasoning, opinion or advice (the second
-  request counts as one more: protocols ask there what needs more thought);
-- ``stems``: the content words of its wording, for the last tie-break (overlap with the sentence).
+- ``reasoning``: how much its wording speaks of inference, reasoning, opinion or advice;
+- ``lean``: whether its wording speaks of contradicting the reference (positive) or of adding what the
+  reference does not contain (negative), for the tie-break by the evidence;
+- ``stems``: the content words of its wording.
+
+``reachable_labels`` walks a stage-2 protocol block from the step(s) a sentence comes in at: the labels its
+path can still end on.
 """
 
 from __future__ import annotations
@@ -27,10 +31,15 @@ EMPTY_CUES = frozenset("greeti filler courte nothin pleasa thanks unrela offtop"
 REASONING_CUES = frozenset(
     "infere infer reason logica logic opinio conclu judgem evalua explan interp advice argume predic compar".split())
 
+# ... and of the wording that tells a contradiction of the reference from an addition to it.
+CONFLICT_CUES = frozenset("contra confli differ opposi mismat disagr misrep inconsi".split())
+ADDITION_CUES = frozenset("basele unsupp invent fabric absent adds extrin unveri".split())
+
 _STEP_RE = re.compile(r"^step ([a-z0-9_]+): (.*)$")
 _ANSWER_RE = re.compile(r"^  answer ([a-z0-9_]+) \((.*)\): (.*)$")
 _LABEL_RE = re.compile(r"^label ([a-z0-9_]+): (.*)$")
 _NEXT_RE = re.compile(r"^go on to step ([a-z0-9_]+)$")
+_ENDS_RE = re.compile(r"^ends on label ([a-z0-9_]+)$")
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,7 @@ class Option:
     empty: int  # emptiness cues found in its wording
     reasoning: int
     stems: frozenset
+    lean: int = 0  # contradiction cues minus addition cues
 
 
 @dataclass
@@ -118,7 +128,26 @@ def read_options(allowed: list[tuple[str, str]], protocol_text: str, stage_one: 
         options.append(Option(
             reply=reply, hallucinated=hallucinated, goes_on=goes_on,
             empty=sum(1 for stem in stems if stem in EMPTY_CUES),
-            reasoning=int(goes_on) + sum(1 for stem in stems if stem in REASONING_CUES),
+            reasoning=sum(1 for stem in stems if stem in REASONING_CUES),
             stems=frozenset(stems),
+            lean=sum(1 for stem in stems if stem in CONFLICT_CUES) - sum(1 for stem in stems if stem in ADDITION_CUES),
         ))
     return options
+
+
+def reachable_labels(protocol_text: str, entries: list[str]) -> set[str]:
+    """The labels a walk of the protocol block's steps can end on from any of ``entries``; empty when none of
+    them is a step of the block (the prompt did not say where the sentence comes in)."""
+    _, steps, _ = _read_protocol(protocol_text)
+    found, seen, todo = set(), set(), [entry for entry in entries if entry in steps]
+    while todo:
+        step = todo.pop()
+        if step in seen:
+            continue
+        seen.add(step)
+        for _, follows in steps[step].answers.values():
+            if ends := _ENDS_RE.match(follows):
+                found.add(ends.group(1))
+            elif (goes := _NEXT_RE.match(follows)) and goes.group(1) in steps:
+                todo.append(goes.group(1))
+    return found

@@ -7,6 +7,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
+from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol_wording import name_list
 from annotator.views.common import blind_refusal, csv_writer
 
 from autolabel.evaluation.protocol_views import job_protocol_caption
@@ -78,6 +80,7 @@ def job_faithfulness(request, slug, job_id):
         "project": project, "job": job, "report": report, "calibration": calibration, "measures": measures,
         "protocol_caption": job_protocol_caption(job),
         "sentences": f"{report['overall']['sentences']:,}",
+        "family_names": name_list([family.name for family in reading(job_protocol(job)).families], "and"),
         "few_turns": 0 < calibration.turns < 30, "draw_url": reverse("autolabel:job_checks", args=[project.slug, job.pk]),
     })
 

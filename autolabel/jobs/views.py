@@ -8,6 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
+from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol_wording import name_list
+from annotator.projects.protocols import protocol_for
 from annotator.views.common import bad_request
 
 from autolabel.jobs import estimation, live
@@ -36,7 +39,11 @@ def job_list(request, slug):
     jobs = AutoLabelJob.objects.filter(project=project).select_related("prompt_version", "profile")[:50]
     # A malformed form is answered 400 (the page again, with what was wrong); a job the service refuses, 200.
     status = 400 if request.method == "POST" and form.errors and not form.non_field_errors() else 200
-    return render(request, "autolabel/job_list.html", {"project": project, "jobs": jobs, "form": form}, status=status)
+    read = reading(protocol_for(project))
+    second_request = name_list([f"“{read.step_questions[step]}”" for step in read.steps if step in read.stage_two_steps
+                                and step != read.start], "and")
+    context = {"project": project, "jobs": jobs, "form": form, "second_request": second_request}
+    return render(request, "autolabel/job_list.html", context, status=status)
 
 
 def job_estimate(request, slug):

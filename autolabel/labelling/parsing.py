@@ -25,6 +25,8 @@ _STAGE_RE = re.compile(r'<format stage="(\d)">')
 _FORMAT_RE = re.compile(r'<format stage="\d">\n(.*?)\n</format>', re.DOTALL)
 _ALLOWED_RE = re.compile(r"^([a-z0-9_ ]+) → (.+)$", re.MULTILINE)
 _PROTOCOL_RE = re.compile(r"<protocol [^>]*>\n(.*?)\n</protocol>", re.DOTALL)
+_ENTRIES_RE = re.compile(r"<entries>\n(.*?)\n</entries>", re.DOTALL)
+_ENTRY_RE = re.compile(r"^sentence (\d+): step (.+)$", re.MULTILINE)
 
 
 @dataclass
@@ -35,6 +37,7 @@ class ParsedPrompt:
     sentences: list[tuple[int, str]]
     allowed: list[tuple[str, str]] = field(default_factory=list)  # (reply, where it ends), from the format block
     protocol: str = ""  # the protocol block's text: the questions, answers and labels asked
+    entries: dict[int, list[str]] = field(default_factory=dict)  # stage 2: number -> the step(s) it comes in at
 
 
 def parse_prompt(text: str) -> ParsedPrompt:
@@ -49,8 +52,10 @@ def parse_prompt(text: str) -> ParsedPrompt:
     found = _FORMAT_RE.search(text)
     allowed = [(m.group(1), m.group(2)) for m in _ALLOWED_RE.finditer(found.group(1))] if found else []
     described = _PROTOCOL_RE.search(text)
+    listed = _ENTRIES_RE.search(text)
+    entries = {int(m.group(1)): m.group(2).split(" or step ") for m in _ENTRY_RE.finditer(listed.group(1))} if listed else {}
     return ParsedPrompt(stage, blocks["reference"], blocks["question"], sentences, allowed,
-                        described.group(1) if described else "")
+                        described.group(1) if described else "", entries)
 
 
 class Problem(StrEnum):

@@ -61,26 +61,52 @@ class JobConfig:
     protocol: Protocol = field(default_factory=default_protocol)  # the protocol the job labels with
 
 
-def _messages(spec: TurnSpec, config: JobConfig, stage: int, numbers) -> list[dict]:
+def _messages(spec: TurnSpec, config: JobConfig, stage: int, numbers, entries=None) -> list[dict]:
     texts = {number: text for number, _, text in spec.sentences}
     template = config.stage1_template if stage == prompting.STAGE_1 else config.stage2_template
     return prompting.build_messages(stage, template, spec.reference, spec.question,
                                     [(n, texts[n]) for n in numbers], config.examples, language=spec.language,
-                                    protocol=config.protocol)
+                                    protocol=config.protocol, entries=entries)
+
+
+def _stage1_tags(spec: TurnSpec, sample: int | None = None) -> list[tuple[str, str]]:
+    """(number, tag) of the stored stage-1 samples (only ``sample``'s when given), in sample order."""
+    return [(number, tag) for (stage, index), row in sorted(spec.existing.items())
+            if stage == prompting.STAGE_1 and sample in (None, index)
+            for number, tag in (row.get("votes") or {}).items()]
 
 
 def second_stage_numbers(spec: TurnSpec, protocol: Protocol | None = None) -> list[int]:
     """The sentences stage 2 asks about: those a stored stage-1 sample's reading sent there."""
-    tags = [(number, tag) for (stage, _), row in spec.existing.items() if stage == prompting.STAGE_1
-            for number, tag in (row.get("votes") or {}).items()]
-    return stage_two_numbers(stages_of(protocol), tags)
+    return stage_two_numbers(stages_of(protocol), _stage1_tags(spec))
+
+
+def second_stage_entries(spec: TurnSpec, protocol: Protocol | None = None, sample: int | None = None) -> dict[int, list[str]]:
+    """For each sentence stage 2 asks about, the steps its stage-1 readings entered (in sample order, once each).
+
+    With ``sample``: that sample's own entry for the sentences its reading sent there, and every sample's for the
+    others (asked because another sample sent them; this sample's answer on them is not read)."""
+    stages = stages_of(protocol)
+
+    def entered(tags):
+        found: dict[int, list[str]] = {}
+        for number, tag in tags:
+            reading = stages.stage1_reading(tag) if tag else None
+            if reading is not None and reading.entry is not None and reading.entry not in found.get(int(number), []):
+                found.setdefault(int(number), []).append(reading.entry)
+        return found
+
+    every = entered(_stage1_tags(spec))
+    return every if sample is None else {**every, **entered(_stage1_tags(spec, sample))}
 
 
 def plan_requests(spec: TurnSpec, config: JobConfig, stage: int) -> list[tuple[list[int], list[int], list[dict]]]:
     """The requests a turn still needs for ``stage``: (sample indices, sentence numbers, messages).
 
     With ``n`` the missing samples go in one request when they are consecutive
-    (sample i is always seed i); otherwise one request per sample.
+    (sample i is always seed i); otherwise one request per sample. Stage 2 tells each sentence's entry step
+    (prompting.entries_block): when the samples' stage-1 readings entered different steps, each sample is
+    asked on its own, with its own entries, so that it continues its own path.
     """
     numbers = spec.numbers if stage == prompting.STAGE_1 else second_stage_numbers(spec, config.protocol)
     if not numbers:
@@ -88,7 +114,13 @@ def plan_requests(spec: TurnSpec, config: JobConfig, stage: int) -> list[tuple[l
     missing = [i for i in range(config.samples) if (stage, i) not in spec.existing]
     if not missing:
         return []
-    messages = _messages(spec, config, stage, numbers)
+    if stage == prompting.STAGE_2:
+        entries = {i: second_stage_entries(spec, config.protocol, sample=i) for i in missing}
+        if any(found != entries[missing[0]] for found in entries.values()):
+            return [([i], numbers, _messages(spec, config, stage, numbers, entries[i])) for i in missing]
+        messages = _messages(spec, config, stage, numbers, entries[missing[0]])
+    else:
+        messages = _messages(spec, config, stage, numbers)
     if config.use_n and len(missing) > 1 and missing == list(range(missing[0], missing[-1] + 1)):
         return [(missing, numbers, messages)]
     return [([i], numbers, messages) for i in missing]

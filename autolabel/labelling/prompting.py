@@ -145,6 +145,17 @@ def sentences_block(sentences: Sequence[tuple[int, str]]) -> str:
     return "<response>\n" + "\n".join(lines) + "\n</response>"
 
 
+def entries_block(entries: Mapping[int, Sequence[str]]) -> str:
+    """Stage 2: the step each sentence comes in at (its first request's answers led there), so that it is
+    answered from that step on and ends on a label its path can reach. Several steps when the samples of the
+    first request disagreed."""
+    if not entries:
+        return ""
+    lines = [f"sentence {number}: step {' or step '.join(steps)}" for number, steps in sorted(entries.items())]
+    return ("Where each sentence comes in (answer its questions from that step on):\n<entries>\n"
+            + "\n".join(lines) + "\n</entries>")
+
+
 # ---------------------------------------------------------------------------
 # The protocol's questions, answers and labels, and the allowed replies
 # ---------------------------------------------------------------------------
@@ -291,16 +302,19 @@ def build_messages(
     examples: Sequence[Example] = (),
     language: str = "",
     protocol: Protocol | None = None,
+    entries: Mapping[int, Sequence[str]] | None = None,
 ) -> list[dict]:
     """The chat messages of one stage for one turn under ``protocol`` (the built-in default when None);
-    ``language`` names the answer's language (language_line)."""
+    ``language`` names the answer's language (language_line); ``entries`` (stage 2) maps a sentence number to
+    the step(s) its stage-1 readings entered (entries_block)."""
     stages = stages_of(protocol)
+    shown_entries = entries_block(entries or {}) if stage == STAGE_2 else ""
     values = {
         "protocol": protocol_block(stages, stage),
         "examples": examples_block(examples, stage, stages),
         "reference": reference_block(reference),
         "question": question_block(question),
-        "sentences": sentences_block(sentences),
+        "sentences": sentences_block(sentences) + (f"\n\n{shown_entries}" if shown_entries else ""),
     }
     user = (render_template(effective_template(template, stage), values).rstrip() + "\n\n"
             + language_line(language) + format_block(stages, stage))
