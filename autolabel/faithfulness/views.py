@@ -11,7 +11,7 @@ from annotator.domain.protocol_groups import reading
 from annotator.domain.protocol_wording import name_list
 from annotator.views.common import blind_refusal, csv_writer
 
-from autolabel.evaluation.protocol_views import job_protocol_caption
+from autolabel.evaluation.protocol_views import job_protocol, job_protocol_caption
 from autolabel.faithfulness.chart import interval_chart
 from autolabel.faithfulness.report import faithfulness_report
 from autolabel.models import AutoLabelJob
