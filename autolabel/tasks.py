@@ -14,6 +14,7 @@ from django.db import close_old_connections
 
 from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
+from autolabel.learned.training import judge_train_run
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -63,3 +64,9 @@ def stop_watchdog(**kwargs):
 def extract_triplets(job_id: int):
     status = extraction_job_run(job_id)
     log.info("triplet extraction job %s: %s", job_id, status)
+
+
+@shared_task(name="autolabel.train_judge", ignore_result=True, acks_late=True)
+def train_judge(judge_id: int):
+    judge = judge_train_run(judge_id)
+    log.info("learned judge %s: %s", judge_id, judge.status)
