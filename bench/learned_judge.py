@@ -35,7 +35,7 @@ VARIANTS = {
 
 def setup(args):
     sys.path.insert(0, str(ROOT))
-    os.environ["DATABASE_URL"] = f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}"
+    os.environ["DATABASE_URL"] = args.database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     os.environ.setdefault("DEBUG", "false")
     import django
@@ -56,6 +56,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--variants", action="store_true", help="Cross-validate every variant tried.")
+    parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
+                        help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
     parser.add_argument("--predict-sentences", type=int, default=240_000)
     args = parser.parse_args()
