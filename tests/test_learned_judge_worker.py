@@ -45,6 +45,8 @@ def test_a_worker_trains_the_judge_and_runs_its_job_whose_predictions_carry_a_co
         assert prediction.confidence >= max(prediction.label_votes.values()) / SAMPLES - 0.05  # shares by probability
 
     client.force_login(lead)
+    assert client.get(reverse("autolabel:job_detail", args=[project.slug, job.pk])).status_code == 200
+    assert "learned judge #" in client.get(reverse("autolabel:job_list", args=[project.slug])).content.decode()
     page = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk])).content.decode()
     assert 'data-testid="learned-job-warning"' in page and "read too high" in page
     draw = draw_for_job(job, strategy=DrawStrategy.UNCERTAINTY, size=2, actor=lead)

@@ -1,7 +1,7 @@
 """The learned judge (leads): train it on the project's gold (a worker does), read its cross-validated figures,
 label the project with it. The services of ``autolabel.learned`` and ``autolabel.jobs.learned`` do the work."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -14,6 +14,7 @@ from autolabel.models import AutoLabelJob, LearnedJudge
 
 from ..exceptions import Conflict
 from ..permissions import LEADS, ProjectScopedView
+from ..schema import ErrorSerializer
 from .autolabel import JOB_EXAMPLE, JobSerializer
 
 
@@ -67,7 +68,9 @@ class LearnedJudgeTrainView(ProjectScopedView):
     @extend_schema(summary="Train a learned judge on the project's gold (leads)",
                    description="Queues the training for a worker (202); poll GET learned-judge/ for its status and "
                                "figures. 409 while another judge of the project is being trained.",
-                   request=None, responses={202: JudgeSerializer}, tags=["autolabel"],
+                   request=None, tags=["autolabel"],
+                   responses={202: JudgeSerializer, 409: OpenApiResponse(
+                       ErrorSerializer, description="Another judge of the project is being trained (`judge_in_progress`).")},
                    examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
                                             value={**JUDGE_EXAMPLE, "status": "queued", "cross_validated": None,
                                                    "learning_curve": [], "seconds": None})])

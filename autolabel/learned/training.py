@@ -53,10 +53,8 @@ def judge_in_progress(project) -> LearnedJudge | None:
 
 def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLDS) -> dict:
     """The cross-validated figures and the learning curve of a judge built with ``options``, JSON-ready."""
-    measured = validation.cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
-                                         **options)
-    measured["cross_validated"].pop("probabilities", None)
-    return measured
+    return validation.cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
+                                     **options)
 
 
 def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS) -> LearnedJudge:

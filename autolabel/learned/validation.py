@@ -105,6 +105,5 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
         figures = _figures(protocol, report)
         curve.append({"share": share, "sentences": int(round(sum(used) / len(used))), **figures})
         if share >= 1.0:
-            full = {**figures, "folds": splits, "sentences": len(examples),
-                    "turns": len(set(groups)), "probabilities": probabilities}
+            full = {**figures, "folds": splits, "sentences": len(examples), "turns": len(set(groups))}
     return {"cross_validated": full, "learning_curve": [point for point in curve if point["share"] in curve_shares]}
