@@ -75,9 +75,10 @@ def main():
     results = {"gold_sentences": len(gold), "turns": len(set(gold.turns))}
     variants = VARIANTS if args.variants else {"steps (shipped)": DEFAULT_OPTIONS}
     for name, options in variants.items():
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         figures = train_figures(protocol, gold, options)
-        results[name] = {**figures["cross_validated"], "seconds": round(time.perf_counter() - started, 1)}
+        results[name] = {**figures["cross_validated"], "seconds": round(time.perf_counter() - started, 1),
+                         "cpu_seconds": round(time.process_time() - cpu, 1)}
         if name == "steps (shipped)":
             results["learning_curve"] = [(p["sentences"], p["macro_f1"]) for p in figures["learning_curve"]]
         print(name, json.dumps(results[name]), flush=True)
@@ -85,9 +86,10 @@ def main():
     copies = -(-args.train_sentences // len(gold))
     examples = (gold.examples * copies)[: args.train_sentences]
     labels = (gold.gold * copies)[: args.train_sentences]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     model = judge_for(protocol, **DEFAULT_OPTIONS).fit(examples, labels)
-    results["fit_seconds"] = {"sentences": len(examples), "seconds": round(time.perf_counter() - started, 2)}
+    results["fit_seconds"] = {"sentences": len(examples), "seconds": round(time.perf_counter() - started, 2),
+                              "cpu_seconds": round(time.process_time() - cpu, 2)}
     print("fit", results["fit_seconds"], flush=True)
 
     from annotator.models import Sentence
@@ -96,12 +98,14 @@ def main():
         "text", "turn__dialogue__reference", "turn__user_message", "index"))
     pool = [Example(text, reference, question, index, 8) for text, reference, question, index in rows]
     many = (pool * (-(-args.predict_sentences // len(pool))))[: args.predict_sentences]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):
             votes_from_probabilities(row, model.labels, protocol)
-    results["predict_seconds"] = {"sentences": len(many), "seconds": round(time.perf_counter() - started, 1)}
+    results["predict_seconds"] = {"sentences": len(many), "seconds": round(time.perf_counter() - started, 1),
+                                  "cpu_seconds": round(time.process_time() - cpu, 1)}
     print("predict", results["predict_seconds"], flush=True)
+    results["load_average"] = os.getloadavg()
     print(json.dumps(results, indent=2))
 
 

@@ -121,3 +121,21 @@ def test_cross_validation_scores_out_of_fold_predictions_by_the_evaluations_view
     curve = measured["learning_curve"]
     assert [point["share"] for point in curve] == [0.25, 0.5, 1.0]
     assert [point["sentences"] for point in curve] == [8, 12, 24]  # of the 24 training sentences of each fold
+
+
+def test_a_chinese_sentence_is_read_by_its_characters():
+    reference = "多瑙河是欧洲第二长的河流。它流经十个国家。"
+    copied = features("它流经十个国家。", reference=reference)
+    changed = features("它流经二十个城市。", reference=reference)
+    assert copied["word_overlap"] == 1.0 and copied["triple_overlap"] == 1.0
+    assert changed["word_overlap"] < 0.8 and changed["words_not_in_reference"] > 0
+
+
+def test_the_learning_curve_chart_draws_a_dot_per_measured_point():
+    from autolabel.learned.chart import learning_curve_chart
+
+    svg = learning_curve_chart("Learning curve <b>", [{"sentences": 40, "macro_f1": 0.31},
+                                                       {"sentences": 120, "macro_f1": 0.42},
+                                                       {"sentences": 200, "macro_f1": None}])
+    assert svg.count("<circle") == 2 and "<polyline" in svg
+    assert "120 gold sentences: macro F1 0.420" in svg and "&lt;b&gt;" in svg and "<b>" not in svg

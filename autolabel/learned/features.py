@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from annotator.domain.languages import is_unspaced
+from annotator.domain.languages import UNSPACED_RANGES, is_unspaced
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_ANY_UNSPACED = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in UNSPACED_RANGES) + "]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
@@ -58,9 +59,12 @@ class Example:
 
 def tokens(text: str) -> list[str]:
     """Lower-cased words; each character of a script written without spaces is a token of its own."""
+    words = _TOKEN.findall(text.lower())
+    if not _ANY_UNSPACED.search(text):  # the common case, one scan of the text
+        return words
     found = []
-    for word in _TOKEN.findall(text.lower()):
-        if not any(is_unspaced(c) for c in word):
+    for word in words:
+        if not _ANY_UNSPACED.search(word):
             found.append(word)
             continue
         run = ""  # a spaced run inside the word ("iphone" in "用iphone拍照") stays one token

@@ -82,7 +82,9 @@ def _classifier(matrix, targets: Sequence[str], regularization: float):
         return _Constant(targets[0])
     # liblinear is the fast solver on sparse text; with more than two classes, one model per class (the
     # multinomial lbfgs took minutes on this machine for a few hundred sentences).
-    model = LogisticRegression(C=regularization, class_weight="balanced", solver="liblinear", max_iter=1000)
+    # The dual problem: far more features (n-grams) than sentences, where liblinear's dual solver is the fast one.
+    model = LogisticRegression(C=regularization, class_weight="balanced", solver="liblinear", dual=True,
+                               max_iter=1000)
     if len(set(targets)) > 2:
         model = OneVsRestClassifier(model)
     return model.fit(matrix, list(targets))
@@ -128,8 +130,9 @@ class JudgeModel:
         column = {label: i for i, label in enumerate(self.labels)}
         if self.strategy == "flat":
             model = self.classifiers[""]
+            probabilities = model.predict_proba(matrix)
             for j, label in enumerate(model.classes_):
-                result[:, column[label]] = model.predict_proba(matrix)[:, j] if len(model.classes_) > 1 else 1.0
+                result[:, column[label]] = probabilities[:, j]
             return result
         answers = {}
         for step, model in self.classifiers.items():
