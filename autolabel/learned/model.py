@@ -36,9 +36,10 @@ STRATEGIES = ("steps", "flat")
 class TextFeatures:
     """Sentence n-grams (TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
-    def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True):
+    def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
+                 use_characters: bool = True):
         self.labels = tuple(labels)
-        self.use_ngrams, self.use_dense = use_ngrams, use_dense
+        self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
         self.characters = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), min_df=2, sublinear_tf=True,
                                           max_features=20000)
         self.words = TfidfVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
@@ -51,8 +52,10 @@ class TextFeatures:
     def fit_transform(self, examples: Sequence[Example]):
         texts = [example.text for example in examples]
         blocks = []
+        if self.use_ngrams and self.use_characters:
+            blocks.append(self.characters.fit_transform(texts))
         if self.use_ngrams:
-            blocks += [self.characters.fit_transform(texts), self.words.fit_transform(texts)]
+            blocks.append(self.words.fit_transform(texts))
         if self.use_dense:
             blocks.append(sparse.csr_matrix(self.scaler.fit_transform(self._dense(examples))))
         return sparse.hstack(blocks, format="csr")
@@ -60,8 +63,10 @@ class TextFeatures:
     def transform(self, examples: Sequence[Example]):
         texts = [example.text for example in examples]
         blocks = []
+        if self.use_ngrams and self.use_characters:
+            blocks.append(self.characters.transform(texts))
         if self.use_ngrams:
-            blocks += [self.characters.transform(texts), self.words.transform(texts)]
+            blocks.append(self.words.transform(texts))
         if self.use_dense:
             blocks.append(sparse.csr_matrix(self.scaler.transform(self._dense(examples))))
         return sparse.hstack(blocks, format="csr")
@@ -95,14 +100,16 @@ class JudgeModel:
     label reachable through it, as ``Protocol.paths()`` and ``Protocol.label_of`` give them)."""
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
-                 regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True):
+                 regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
+                 use_characters: bool = True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
         self.paths = [(dict(path), label) for path, label in paths]
         self.strategy = strategy
         self.regularization = regularization
-        self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense)
+        self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
+                                     use_characters=use_characters)
         self.classifiers: dict[str, object] = {}
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str]) -> JudgeModel:
