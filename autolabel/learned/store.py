@@ -10,13 +10,17 @@ project that moved to another version, or that names a judge of another project,
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
-import joblib
-import sklearn
 from django.core.files.base import ContentFile
 
-from autolabel.learned.model import JudgeModel
 from autolabel.models import LearnedJudge
+
+if TYPE_CHECKING:
+    from autolabel.learned.model import JudgeModel
+
+# scikit-learn and joblib are imported where a model is written or read: every process imports the job
+# machinery (the admin, the web, the worker), and only a learned judge's run needs them.
 
 
 class JudgeRefused(ValueError):
@@ -25,6 +29,9 @@ class JudgeRefused(ValueError):
 
 def judge_model_save(judge: LearnedJudge, model: JudgeModel) -> None:
     """Write the fitted model into the judge's file (the row is saved by the caller)."""
+    import joblib
+    import sklearn
+
     buffer = io.BytesIO()
     joblib.dump(model, buffer, compress=3)
     judge.model_file.save(f"judge-{judge.project_id}-{judge.pk}.joblib", ContentFile(buffer.getvalue()), save=False)
@@ -33,6 +40,8 @@ def judge_model_save(judge: LearnedJudge, model: JudgeModel) -> None:
 
 def judge_refusal(judge: LearnedJudge, project, protocol_version_id: int | None) -> str:
     """Why ``judge`` may not label ``project`` in ``protocol_version_id`` ("" when it may)."""
+    import sklearn
+
     if judge.project_id != project.pk:
         return f"learned judge {judge.pk} belongs to another project"
     if judge.status != LearnedJudge.Status.DONE or not judge.model_file:
@@ -52,5 +61,7 @@ def judge_model_load(judge: LearnedJudge, project, protocol_version_id: int | No
     refusal = judge_refusal(judge, project, protocol_version_id)
     if refusal:
         raise JudgeRefused(refusal)
+    import joblib
+
     with judge.model_file.open("rb") as handle:
         return joblib.load(handle)

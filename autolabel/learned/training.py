@@ -21,7 +21,6 @@ from annotator.queue import task_send
 
 from autolabel.learned import validation
 from autolabel.learned.data import gold_set
-from autolabel.learned.model import judge_for
 from autolabel.learned.store import judge_model_save
 from autolabel.models import LearnedJudge
 
@@ -85,6 +84,8 @@ def _train(judge: LearnedJudge, folds: int) -> None:
     if len(set(gold.turns)) < MIN_TURNS:
         raise TrainingError(f"the project has gold in {len(set(gold.turns))} turn(s) of its current protocol: "
                             f"a judge needs gold in at least {MIN_TURNS} (cross-validation holds whole turns out)")
+    from autolabel.learned.model import judge_for  # scikit-learn, loaded by the process that trains only
+
     options = {**DEFAULT_OPTIONS, **(judge.options or {})}
     started = time.monotonic()
     figures = train_figures(protocol, gold, options, folds=folds)

@@ -19,12 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.model_selection import GroupKFold
 
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.evaluation.scores import Item, detection_scores
 from autolabel.learned.features import Example
-from autolabel.learned.model import judge_for
 
 SAMPLES = 20
 THRESHOLD = SAMPLES // 2  # hallucinated when the hallucinated labels hold at least half the probability
@@ -70,6 +68,8 @@ def score_probabilities(protocol, labels: Sequence[str], probabilities: np.ndarr
 
 
 def _folds(groups: Sequence[int], folds: int):
+    from sklearn.model_selection import GroupKFold  # here: a job's run reads the votes' rules, not the folds
+
     splits = min(folds, len(set(groups)))
     if splits < 2:
         raise ValueError("cross-validation needs gold in at least two turns")
@@ -87,6 +87,8 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
                    words: Sequence[int], *, folds: int = FOLDS, curve_shares: Sequence[float] = CURVE_SHARES,
                    seed: int = SEED, **options) -> dict:
     """Out-of-fold figures (``cross_validated``) and the learning curve, for a judge built with ``options``."""
+    from autolabel.learned.model import judge_for
+
     labels = tuple(protocol.labels)
     groups_array = np.asarray(groups)
     splits, fold_indices = _folds(groups, folds)
