@@ -122,3 +122,19 @@ def test_the_api_trains_reports_and_refuses_a_second_training_or_an_unknown_judg
     labelled = api.post(base + "label/", {"judge": report["id"]}, format="json")
     assert labelled.status_code == 201 and labelled.json()["profile"] is None
     assert labelled.json()["samples"] == 20
+
+
+def test_a_learned_judges_job_is_scored_and_compared_with_another_job_on_the_same_gold(client):
+    project = trainable_project(turns=3)
+    lead = member(project, Role.LEAD)
+    judge = train(project)
+    first, second = (learned_job_create(project=project, judge=judge, enqueue=False) for _ in range(2))
+    for job in (first, second):
+        assert services.job_run(job.pk) == AutoLabelJob.Status.DONE
+    client.force_login(lead)
+    evaluation = client.get(reverse("autolabel:job_evaluation", args=[project.slug, first.pk])).content.decode()
+    assert "≥ 10 (job)" in evaluation and f'value="{second.pk}"' in evaluation  # offered for the comparison
+    compared = client.get(reverse("autolabel:job_comparison", args=[project.slug, first.pk]), {"other": second.pk})
+    assert compared.status_code == 200
+    report = compared.context["report"]
+    assert report["turns"] == 3 and report["views"]["cognibench_overall"]["difference"]["f1"] == 0.0  # same judge
