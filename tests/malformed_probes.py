@@ -122,6 +122,8 @@ PROBES = {
                                         {"profile": "profile", "samples": "5", "threshold": "3"},
                                         ("profile", "samples", "threshold")),
     ("autolabel:job_cancel", None): Probe("lead", {}),
+    ("autolabel:learned_judge_train", None): Probe("lead", {}),
+    ("autolabel:learned_judge_label", None): Probe("lead", {"judge": ID}, required=("judge",)),
     ("unit_flag", None): Probe("annotator", {"sentence": ID, "kind": ENUM, "note": TEXT}, {"kind": "two_sentences"},
                                ("sentence", "kind")),
     ("unit_split", None): Probe("lead", {"sentence": ID, "offset": NUMBER, "reason": TEXT}, {"offset": "5"},

@@ -5,7 +5,7 @@ project with it."""
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import access_project_as_lead
 from annotator.projects.protocols import protocol_of_version
@@ -37,6 +37,7 @@ def _judge_context(project, judge):
     }
 
 
+@require_GET
 def learned_judge(request, slug):
     project = access_project_as_lead(request.user, slug)
     refused = blind_refusal(request, project)  # trained and scored on all gold
