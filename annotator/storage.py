@@ -37,3 +37,8 @@ def import_upload_path(instance, filename: str) -> str:
 
 def export_file_path(instance, filename: str) -> str:
     return _unguessable("exports", filename)
+
+
+def learned_judge_path(instance, filename: str) -> str:
+    """A learned judge's fitted model (autolabel.learned): trained on a project's gold, private like the gold."""
+    return _unguessable("learned", filename)

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from . import pages
 from .exceptions import api_not_found
-from .views import auth, autolabel, corpus, draws, faithfulness, gold, projects, protocols, qa, units, work, workflow
+from .views import auth, autolabel, corpus, draws, faithfulness, gold, learned, projects, protocols, qa, units, work, workflow
 
 app_name = "api"
 
@@ -118,6 +118,9 @@ project_patterns = [
          name="autolabel-job-evaluation"),
     path("autolabel-jobs/<id:pk>/faithfulness/", faithfulness.JobFaithfulnessView.as_view(),
          name="autolabel-job-faithfulness"),
+    path("learned-judge/", learned.LearnedJudgeView.as_view(), name="learned-judge"),
+    path("learned-judge/train/", learned.LearnedJudgeTrainView.as_view(), name="learned-judge-train"),
+    path("learned-judge/label/", learned.LearnedJudgeLabelView.as_view(), name="learned-judge-label"),
     path("autolabel-jobs/<id:pk>/draws/", draws.DrawListView.as_view(), name="autolabel-job-draws"),
     path("questions/", qa.QuestionListView.as_view(), name="question-list"),
     path("questions/<id:pk>/", qa.QuestionDetailView.as_view(), name="question-detail"),

@@ -6,6 +6,7 @@ from django.db import models
 
 from annotator.models import Project, ProtocolVersion, Sentence, Turn
 from annotator.projects.protocols import protocol_for
+from annotator.storage import learned_judge_path, private_storage
 
 from autolabel.labelling import prompting
 from autolabel.labelling.stages import label_field_problems
@@ -158,9 +159,53 @@ class LLMJob(models.Model):
         return self.status in self.FINISHED
 
 
+class LearnedJudge(models.Model):
+    """A classifier trained on a project's gold (autolabel/learned), in one protocol version: its figures
+    (cross-validated, learning curve) and its fitted model in the private file storage. Trained by a worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Training"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="learned_judges")
+    # The protocol version it learned (null: the built-in default): it is refused for any other.
+    protocol_version = models.ForeignKey(ProtocolVersion, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="learned_judges")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    gold_version = models.PositiveBigIntegerField(null=True, blank=True,
+                                                  help_text="The project's gold version it was trained on.")
+    gold_sentences = models.PositiveIntegerField(default=0, help_text="Gold sentences it learned from.")
+    votes_job = models.ForeignKey("AutoLabelJob", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                  help_text="The finished pre-labelling job whose votes it read.")
+    options = models.JSONField(default=dict, blank=True)
+    figures = models.JSONField(default=dict, blank=True, help_text="Cross-validated figures and the learning curve.")
+    model_file = models.FileField(storage=private_storage, upload_to=learned_judge_path, blank=True)
+    library_version = models.CharField(max_length=50, blank=True, help_text="scikit-learn's version that fitted it.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"Learned judge {self.pk} on {self.project.slug} ({self.status})"
+
+    @property
+    def is_finished(self):
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
 class AutoLabelJob(LLMJob):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="autolabel_jobs")
-    profile = models.ForeignKey(LLMProfile, on_delete=models.PROTECT, related_name="jobs")
+    # Null for a learned judge's job (no endpoint is called).
+    profile = models.ForeignKey(LLMProfile, null=True, blank=True, on_delete=models.PROTECT, related_name="jobs")
+    learned_judge = models.ForeignKey(LearnedJudge, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="jobs", help_text="Set when the learned judge labels, not an LLM.")
     prompt_version = models.ForeignKey(PromptVersion, on_delete=models.PROTECT, related_name="jobs")
     # The protocol the job labels with: the project's version when the job was created (null: the built-in
     # default). Its prompts, replies and labels all follow it, whatever version the project moves on to.
@@ -256,6 +301,8 @@ class Prediction(models.Model):
     label_votes = models.JSONField(default=dict, blank=True)
     # Every sample's reading, so the job can be re-scored at any threshold.
     sample_votes = models.JSONField(default=list, blank=True)
+    # The learned judge's probability of its label (an LLM job's confidence is its samples' agreement).
+    confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

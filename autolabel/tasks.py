@@ -15,6 +15,7 @@ from django.db import close_old_connections
 from autolabel.endpoints.services import endpoint_test_run
 from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
+from autolabel.learned.training import judge_train_run
 
 log = logging.getLogger(__name__)
 _stop = threading.Event()
@@ -71,3 +72,9 @@ def extract_triplets(job_id: int):
 def test_endpoint(test_id: int):
     status = endpoint_test_run(test_id)
     log.info("endpoint test %s: %s", test_id, status)
+
+
+@shared_task(name="autolabel.train_judge", ignore_result=True, acks_late=True)
+def train_judge(judge_id: int):
+    judge = judge_train_run(judge_id)
+    log.info("learned judge %s: %s", judge_id, judge.status)

@@ -5,6 +5,7 @@ from autolabel.endpoints import views as endpoint_views
 from autolabel.evaluation import views as evaluation_views
 from autolabel.faithfulness import views as faithfulness_views
 from autolabel.jobs import views
+from autolabel.learned import views as learned_views
 
 app_name = "autolabel"
 
@@ -28,5 +29,8 @@ urlpatterns = [
          name="job_faithfulness_csv"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", evaluation_views.job_comparison, name="job_comparison"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/checks/", checks_views.job_checks, name="job_checks"),
+    path("p/<slug:slug>/autolabel/learned/", learned_views.learned_judge, name="learned_judge"),
+    path("p/<slug:slug>/autolabel/learned/train/", learned_views.learned_judge_train, name="learned_judge_train"),
+    path("p/<slug:slug>/autolabel/learned/label/", learned_views.learned_judge_label, name="learned_judge_label"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),
 ]

@@ -136,6 +136,8 @@ PROBES = {
     ("autolabel:endpoint_edit", None): Probe("lead", ENDPOINT_FIELDS, ENDPOINT_BODY, ENDPOINT_REQUIRED),
     ("autolabel:endpoint_test", None): Probe("lead", {}),
     ("autolabel:endpoint_delete", None): Probe("lead", {}),
+    ("autolabel:learned_judge_train", None): Probe("lead", {}),
+    ("autolabel:learned_judge_label", None): Probe("lead", {"judge": ID}, required=("judge",)),
     ("unit_flag", None): Probe("annotator", {"sentence": ID, "kind": ENUM, "note": TEXT}, {"kind": "two_sentences"},
                                ("sentence", "kind")),
     ("unit_split", None): Probe("lead", {"sentence": ID, "offset": NUMBER, "reason": TEXT}, {"offset": "5"},

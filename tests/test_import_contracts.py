@@ -22,6 +22,8 @@ PLANTS = [
     ("autolabel/labelling/voting.py", "from autolabel.models import Prediction as planted", "The labelling rules of the pre-labeler"),
     ("annotator/work/write.py", "from annotator.claims import services as planted", "Where work, claims and qa lean on each other"),
     ("annotator/corpus/models.py", "from annotator.gold import services as planted", "A turn's units over gold over the corpus' models"),
+    ("autolabel/learned/model.py", "from django.db import connection as planted", "The learned judge's features, model and measures are pure"),
+    ("autolabel/learned/training.py", "from autolabel.jobs import services as planted", "The learned judge is a library of the jobs"),
 ]
 
 
@@ -38,7 +40,7 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess:
 def test_the_code_keeps_every_import_contract():
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 7 kept, 0 broken." in result.stdout  # every contract of .importlinter was read and checked
+    assert "Contracts: 9 kept, 0 broken." in result.stdout  # every contract of .importlinter was read and checked
 
 
 def test_a_planted_violation_of_each_contract_fails_the_check(tmp_path):

@@ -20,7 +20,8 @@ from ..permissions import LEADS, ProjectScopedView
 
 
 class JobSerializer(serializers.ModelSerializer):
-    profile = serializers.CharField(source="profile.name", read_only=True)
+    profile = serializers.CharField(source="profile.name", read_only=True, default=None, allow_null=True,
+                                    help_text="The endpoint profile (null for a learned judge's job).")
     prompt_version = serializers.IntegerField(source="prompt_version.version", read_only=True)
     percent = serializers.FloatField(read_only=True, help_text="Turns done, in percent.")
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
@@ -79,7 +80,7 @@ class PredictionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Prediction
         fields = ["id", "sentence", "turn", "sentence_index", "label", "hallucinated", "hallucinated_votes",
-                  "abstentions", "stage1_kind", "label_votes"]
+                  "abstentions", "stage1_kind", "label_votes", "confidence"]
         read_only_fields = fields
         # The model's help text names CogniBench's families (changing it is a migration).
         extra_kwargs = {"stage1_kind": {"help_text": "The family of the label (a family id of the project's "
@@ -100,7 +101,7 @@ JOB_EXAMPLE = {
 PREDICTION_EXAMPLE = {
     "id": 81, "sentence": 902, "turn": 40, "sentence_index": 1, "label": "speculative", "hallucinated": True,
     "hallucinated_votes": 4, "abstentions": 0, "stage1_kind": "cognitive",
-    "label_votes": {"speculative": 4, "reliable": 1},
+    "label_votes": {"speculative": 4, "reliable": 1}, "confidence": None,
 }
 
 

@@ -26,9 +26,11 @@ from annotator.queue import task_send
 
 from autolabel.labelling import prompting
 from autolabel.jobs.batch import run_batch
+from autolabel.jobs.learned import run_learned
 from autolabel.jobs.llm import EndpointConfigurationError
 from autolabel.endpoints.policy import profile_refusal
 from autolabel.jobs import estimation, selectors, states
+from autolabel.learned.store import JudgeRefused
 from autolabel.models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, Prediction, PromptVersion
 from autolabel.labelling.pipeline import JobConfig
 from autolabel.jobs.progress import LEASE_SECONDS, LeaseLost, lease_deadline
@@ -239,20 +241,22 @@ def job_run(job_id: int, owner: str | None = None) -> str:
     owner = owner or _owner()
     if not _lease_acquire(job_id, owner):
         return ""
-    job = AutoLabelJob.objects.select_related("profile", "prompt_version", "project", "protocol_version").get(pk=job_id)
+    job = AutoLabelJob.objects.select_related("profile", "prompt_version", "project", "protocol_version",
+                                              "learned_judge").get(pk=job_id)
     if job.cancel_requested:
         _finish(job, AutoLabelJob.Status.CANCELLED)
         return job.status
     try:
-        config = _job_config(job)
-        if job.batch_mode:
-            stopped = run_batch(job, owner, config)
+        if job.learned_judge_id:  # the learned judge (autolabel/learned): no endpoint, no prompt
+            stopped = run_learned(job, owner)
+        elif job.batch_mode:
+            stopped = run_batch(job, owner, _job_config(job))
         else:
-            stopped = run_realtime(job, owner, config)
+            stopped = run_realtime(job, owner, _job_config(job))
     except LeaseLost as error:
         log.warning("%s", error)
         return ""
-    except EndpointConfigurationError as error:
+    except (EndpointConfigurationError, JudgeRefused) as error:
         _finish(job, AutoLabelJob.Status.FAILED, str(error))
         return job.status
     except Exception as error:  # recorded on the job for the lead to see, then re-raised for the worker's log

@@ -1,0 +1,109 @@
+"""The learned judge (leads): train it on the project's gold (a worker does), read its cross-validated figures,
+label the project with it. The services of ``autolabel.learned`` and ``autolabel.jobs.learned`` do the work."""
+
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+
+from autolabel.jobs.learned import learned_job_create
+from autolabel.jobs.services import JobError
+from autolabel.learned.store import JudgeRefused
+from autolabel.learned.training import judge_in_progress, judge_report, judge_train_create
+from autolabel.models import AutoLabelJob, LearnedJudge
+
+from ..exceptions import Conflict
+from ..permissions import LEADS, ProjectScopedView
+from ..schema import ErrorSerializer
+from .autolabel import JOB_EXAMPLE, JobSerializer
+
+
+class JudgeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=LearnedJudge.Status.choices)
+    error = serializers.CharField(allow_blank=True)
+    protocol_version = serializers.IntegerField(allow_null=True, help_text="The project's protocol version it learned.")
+    gold_version = serializers.IntegerField(allow_null=True)
+    gold_sentences = serializers.IntegerField()
+    votes_job = serializers.IntegerField(allow_null=True, help_text="The pre-labelling job whose votes it read.")
+    options = serializers.JSONField()
+    cross_validated = serializers.JSONField(allow_null=True, help_text=(
+        "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns."))
+    learning_curve = serializers.JSONField(help_text="Macro F1 against the gold sentences trained on.")
+    seconds = serializers.JSONField(allow_null=True)
+
+
+class JudgeLabelSerializer(serializers.Serializer):
+    judge = serializers.IntegerField(min_value=1, max_value=2**63 - 1, help_text="A trained judge of the project.")
+
+
+JUDGE_EXAMPLE = {
+    "id": 2, "status": "done", "error": "", "protocol_version": None, "gold_version": 4, "gold_sentences": 253,
+    "votes_job": None, "options": {"strategy": "steps", "regularization": 1.0},
+    "cross_validated": {"macro_f1": 0.41, "views": {"any_hallucination": 0.69, "factual": 0.28, "cognitive": 0.55},
+                        "folds": 5, "sentences": 253, "turns": 30},
+    "learning_curve": [{"share": 0.2, "sentences": 36, "macro_f1": 0.34}], "seconds": {"cross_validation": 8.1,
+                                                                                       "fit": 0.4},
+}
+
+
+class LearnedJudgeView(ProjectScopedView):
+    method_roles = {"GET": LEADS}
+    serializer_class = JudgeSerializer
+
+    @extend_schema(summary="The project's latest learned judge (leads)", tags=["autolabel"],
+                   examples=[OpenApiExample("Judge", value=JUDGE_EXAMPLE)])
+    def get(self, request, slug):
+        self.refuse_if_blind()  # trained and measured on all gold
+        judge = LearnedJudge.objects.filter(project=self.project).select_related("protocol_version").first()
+        if judge is None:
+            raise NotFound("This project has no learned judge yet.")
+        return Response(judge_report(judge))
+
+
+class LearnedJudgeTrainView(ProjectScopedView):
+    method_roles = {"POST": LEADS}
+    serializer_class = JudgeSerializer
+
+    @extend_schema(summary="Train a learned judge on the project's gold (leads)",
+                   description="Queues the training for a worker (202); poll GET learned-judge/ for its status and "
+                               "figures. 409 while another judge of the project is being trained.",
+                   request=None, tags=["autolabel"],
+                   responses={202: JudgeSerializer, 409: OpenApiResponse(
+                       ErrorSerializer, description="Another judge of the project is being trained (`judge_in_progress`).")},
+                   examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
+                                            value={**JUDGE_EXAMPLE, "status": "queued", "cross_validated": None,
+                                                   "learning_curve": [], "seconds": None})])
+    def post(self, request, slug):
+        self.refuse_if_blind()
+        running = judge_in_progress(self.project)
+        if running is not None:
+            raise Conflict(f"learned judge {running.pk} is already being trained", code="judge_in_progress")
+        judge = judge_train_create(self.project, created_by=request.user)
+        return Response(judge_report(judge), status=status.HTTP_202_ACCEPTED)
+
+
+class LearnedJudgeLabelView(ProjectScopedView):
+    method_roles = {"POST": LEADS}
+    serializer_class = JobSerializer
+
+    @extend_schema(summary="Label the project with a learned judge (leads)",
+                   description="A pre-labelling job whose labeller is the trained judge (no endpoint): every turn "
+                               "outside the qualification set. Refused (400) for a judge of another protocol version.",
+                   request=JudgeLabelSerializer, responses={201: JobSerializer}, tags=["autolabel"],
+                   examples=[OpenApiExample("Queued", response_only=True, status_codes=["201"],
+                                            value={**JOB_EXAMPLE, "profile": None, "model": "learned judge #2",
+                                                   "samples": 20, "threshold": 10, "status": "queued"})])
+    def post(self, request, slug):
+        self.refuse_if_blind()
+        body = JudgeLabelSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        judge = LearnedJudge.objects.filter(project=self.project, pk=body.validated_data["judge"]).first()
+        if judge is None:
+            raise serializers.ValidationError({"judge": ["No learned judge of this project has this id."]})
+        try:
+            job = learned_job_create(project=self.project, judge=judge, created_by=request.user)
+        except (JudgeRefused, JobError) as refusal:
+            raise serializers.ValidationError({"judge": [str(refusal)]}) from None
+        job = AutoLabelJob.objects.select_related("profile", "prompt_version", "created_by").get(pk=job.pk)
+        return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,92 @@
+"""The learned judge as a pre-labelling job: created like an LLM job, run by the worker without any endpoint.
+
+``learned_job_create`` records a job over the project's turns whose labeller is a trained judge
+(``autolabel.learned``) instead of an endpoint profile; ``run_learned`` is its runner, chosen by
+``services.job_run``. It reads the job's turns page by page (``progress.iter_specs``), predicts every sentence's
+label probabilities, and writes predictions through ``progress.flush`` (lease, counters, cancel) as the LLM
+runners do. A prediction's votes are ``SAMPLES`` votes shared by the probabilities, so the evaluation, the
+calibration, the comparison of two jobs and the smallest-margin draw read it as an LLM's samples; its
+``confidence`` is the probability of its label.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotator.models import Turn
+from annotator.projects.protocols import protocol_of_version
+
+from autolabel.evaluation.scores import decision
+from autolabel.jobs.progress import FLUSH_TURNS, flush, iter_specs
+from autolabel.labelling.pipeline import TurnOutcome
+from autolabel.learned.data import job_votes
+from autolabel.learned.features import Example
+from autolabel.learned.store import JudgeRefused, judge_model_load, judge_refusal
+from autolabel.learned.validation import SAMPLES, THRESHOLD, confidence, votes_from_probabilities
+from autolabel.models import AutoLabelJob, JobTurn, LearnedJudge
+
+MODEL_NAME = "learned judge"
+
+
+def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue: bool = True) -> AutoLabelJob:
+    """A job labelling every non-qualification turn of the project with ``judge`` (``JudgeRefused`` when the
+    judge may not: another project, not trained, another protocol version)."""
+    from autolabel.jobs.services import JobError, job_enqueue, prompt_version_current, protocol_summary
+
+    refusal = judge_refusal(judge, project, project.protocol_version_id)
+    if refusal:
+        raise JudgeRefused(refusal)
+    ids = list(Turn.objects.filter(dialogue__project=project, is_qualification=False).order_by("pk")
+               .values_list("pk", flat=True))
+    if not ids:
+        raise JobError("there are no turns to label")
+    with transaction.atomic():
+        job = AutoLabelJob.objects.create(
+            project=project, profile=None, learned_judge=judge, prompt_version=prompt_version_current(project),
+            protocol_version_id=project.protocol_version_id, model=f"{MODEL_NAME} #{judge.pk}",
+            samples=SAMPLES, threshold=THRESHOLD, use_n=False, created_by=created_by, total_turns=len(ids),
+            parameters={"learned_judge": judge.pk, "gold_sentences": judge.gold_sentences,
+                        "votes_job": judge.votes_job_id, "protocol": protocol_summary(project)},
+        )
+        JobTurn.objects.bulk_create([JobTurn(job=job, turn_id=turn_id) for turn_id in ids], batch_size=2000)
+        if enqueue:
+            transaction.on_commit(lambda: job_enqueue(job.pk))
+    return job
+
+
+def _outcomes(model, protocol, specs, votes_job_id) -> list[TurnOutcome]:
+    votes = job_votes(votes_job_id, [spec.turn_id for spec in specs])
+    rows = [(spec, sentence_id, Example(text, spec.reference, spec.question, number - 1, len(spec.sentences),
+                                        tuple(votes.get(sentence_id, ()))))
+            for spec in specs for number, sentence_id, text in spec.sentences]
+    outcomes = {spec.turn_id: TurnOutcome(spec) for spec in specs}
+    if not rows:
+        return list(outcomes.values())
+    probabilities = model.predict_proba([example for _, _, example in rows])
+    for (spec, sentence_id, _), row in zip(rows, probabilities):
+        sample_votes = votes_from_probabilities(row, model.labels, protocol)
+        decided = decision(sample_votes, THRESHOLD, protocol)
+        family = protocol.family_of(decided.label) if decided.label else None
+        outcomes[spec.turn_id].predictions.append({
+            "sentence_id": sentence_id, "label": decided.label, "hallucinated": decided.hallucinated,
+            "hallucinated_votes": decided.hallucinated_votes, "abstentions": 0,
+            "stage1_kind": family.id if family else ("" if decided.label else decided.kind),
+            "label_votes": decided.label_votes, "sample_votes": sample_votes,
+            "confidence": confidence(row),
+        })
+    return list(outcomes.values())
+
+
+def run_learned(job: AutoLabelJob, owner: str) -> bool:
+    """Predict the job's turns with its judge. Returns True if the job was cancelled."""
+    judge = job.learned_judge
+    model = judge_model_load(judge, job.project, job.protocol_version_id)
+    protocol = protocol_of_version(job.protocol_version)
+    batch = []
+    for spec in iter_specs(job):
+        batch.append(spec)
+        if len(batch) >= FLUSH_TURNS:
+            if flush(job, owner, _outcomes(model, protocol, batch, judge.votes_job_id)).cancel_requested:
+                return True
+            batch = []
+    return flush(job, owner, _outcomes(model, protocol, batch, judge.votes_job_id)).cancel_requested

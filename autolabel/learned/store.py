@@ -1,0 +1,67 @@
+"""A learned judge's fitted model kept in the project's private file storage, and read back for one protocol only.
+
+The model is serialized with joblib (scikit-learn's own way to keep a fitted estimator) into the private storage
+(``annotator.storage``: no URL serves it). It is read back only for the protocol version it learned: a job of a
+project that moved to another version, or that names a judge of another project, is refused with
+``JudgeRefused`` before anything is predicted. A model fitted by another scikit-learn version is refused too
+(joblib files are not promised to load across versions).
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from django.core.files.base import ContentFile
+
+from autolabel.models import LearnedJudge
+
+if TYPE_CHECKING:
+    from autolabel.learned.model import JudgeModel
+
+# scikit-learn and joblib are imported where a model is written or read: every process imports the job
+# machinery (the admin, the web, the worker), and only a learned judge's run needs them.
+
+
+class JudgeRefused(ValueError):
+    """A learned judge that may not label here; the message says why."""
+
+
+def judge_model_save(judge: LearnedJudge, model: JudgeModel) -> None:
+    """Write the fitted model into the judge's file (the row is saved by the caller)."""
+    import joblib
+    import sklearn
+
+    buffer = io.BytesIO()
+    joblib.dump(model, buffer, compress=3)
+    judge.model_file.save(f"judge-{judge.project_id}-{judge.pk}.joblib", ContentFile(buffer.getvalue()), save=False)
+    judge.library_version = sklearn.__version__
+
+
+def judge_refusal(judge: LearnedJudge, project, protocol_version_id: int | None) -> str:
+    """Why ``judge`` may not label ``project`` in ``protocol_version_id`` ("" when it may)."""
+    import sklearn
+
+    if judge.project_id != project.pk:
+        return f"learned judge {judge.pk} belongs to another project"
+    if judge.status != LearnedJudge.Status.DONE or not judge.model_file:
+        return f"learned judge {judge.pk} has no trained model ({judge.get_status_display().lower()})"
+    if judge.protocol_version_id != protocol_version_id:
+        learned = judge.protocol_version.number if judge.protocol_version_id else "built-in"
+        return (f"learned judge {judge.pk} learned protocol version {learned}; the project labels with another "
+                "version: train a judge on its gold in the current version")
+    if judge.library_version and judge.library_version != sklearn.__version__:
+        return (f"learned judge {judge.pk} was fitted by scikit-learn {judge.library_version}, this is "
+                f"{sklearn.__version__}: train it again")
+    return ""
+
+
+def judge_model_load(judge: LearnedJudge, project, protocol_version_id: int | None) -> JudgeModel:
+    """The fitted model, for the protocol version it learned only (``JudgeRefused`` otherwise)."""
+    refusal = judge_refusal(judge, project, protocol_version_id)
+    if refusal:
+        raise JudgeRefused(refusal)
+    import joblib
+
+    with judge.model_file.open("rb") as handle:
+        return joblib.load(handle)

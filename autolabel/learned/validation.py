@@ -1,0 +1,111 @@
+"""The learned judge measured honestly, pure: k-fold cross-validation grouped by turn and a learning curve.
+
+A turn's sentences share a reference, a question and often a mistake, so they are never split between training
+and test: ``GroupKFold`` by turn. Each sentence is predicted once, by the model of the fold that held it out;
+the out-of-fold predictions are scored together by the evaluation's own counting (``evaluation.scores``: P/R/F1
+weighted by words per view of the protocol, the macro), exactly as a job's predictions are. Nothing is tuned on
+the test folds: the options are fixed before the folds are drawn.
+
+The learning curve trains, in every fold, on a growing share of the training turns (drawn with a fixed seed)
+and scores the same out-of-fold predictions: macro F1 against the gold sentences used.
+
+A prediction becomes votes as a job's samples do (``votes_from_probabilities``): ``SAMPLES`` votes shared among
+the labels in proportion to their probabilities, so the evaluation, the calibration, the comparison of two jobs
+and the smallest-margin draw read the learned judge as they read an LLM's samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from autolabel.evaluation.protocol_views import scoring
+from autolabel.evaluation.scores import Item, detection_scores
+from autolabel.learned.features import Example
+
+SAMPLES = 20
+THRESHOLD = SAMPLES // 2  # hallucinated when the hallucinated labels hold at least half the probability
+FOLDS = 5
+CURVE_SHARES = (0.2, 0.4, 0.6, 0.8, 1.0)
+SEED = 20261128
+
+
+def votes_from_probabilities(probabilities: Sequence[float], labels: Sequence[str], protocol,
+                             samples: int = SAMPLES) -> list[dict]:
+    """``samples`` votes shared among the labels by their probabilities (largest remainder), each a job sample's
+    vote (``{"label", "hallucinated", "kind"}``)."""
+    read = scoring(protocol)
+    exact = np.asarray(probabilities, dtype=np.float64) * samples
+    counts = np.floor(exact).astype(int)
+    order = np.argsort(-(exact - counts), kind="stable")
+    for i in order[: samples - counts.sum()]:
+        counts[i] += 1
+    votes = []
+    for label, count in zip(labels, counts):
+        family = protocol.family_of(label)
+        vote = {"label": label, "hallucinated": label in read.hallucinated, "kind": family.id if family else None}
+        votes.extend(dict(vote) for _ in range(int(count)))
+    return votes
+
+
+def confidence(probabilities: Sequence[float]) -> float:
+    """The probability of the most likely label."""
+    return round(float(np.max(probabilities)), 4)
+
+
+def _figures(protocol, report: dict) -> dict:
+    read = scoring(protocol)
+    return {"macro_f1": report[read.macro_id]["f1"] if read.macro_id else None,
+            "views": {view: report[view]["f1"] for view in read.view_ids}}
+
+
+def score_probabilities(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
+                        words: Sequence[int]) -> dict:
+    """The evaluation's report of predictions given as probabilities, at the learned judge's threshold."""
+    items = [Item(w, g, votes_from_probabilities(p, labels, protocol)) for p, g, w in zip(probabilities, gold, words)]
+    return detection_scores(protocol, items, THRESHOLD)
+
+
+def _folds(groups: Sequence[int], folds: int):
+    from sklearn.model_selection import GroupKFold  # here: a job's run reads the votes' rules, not the folds
+
+    splits = min(folds, len(set(groups)))
+    if splits < 2:
+        raise ValueError("cross-validation needs gold in at least two turns")
+    return splits, list(GroupKFold(n_splits=splits).split(np.zeros(len(groups)), groups=groups))
+
+
+def _subset(train: np.ndarray, groups: np.ndarray, share: float, rng) -> np.ndarray:
+    """A share of the training turns (at least one), all of their sentences."""
+    turns = np.unique(groups[train])
+    kept = rng.choice(turns, size=max(1, int(round(share * len(turns)))), replace=False)
+    return train[np.isin(groups[train], kept)]
+
+
+def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], groups: Sequence[int],
+                   words: Sequence[int], *, folds: int = FOLDS, curve_shares: Sequence[float] = CURVE_SHARES,
+                   seed: int = SEED, **options) -> dict:
+    """Out-of-fold figures (``cross_validated``) and the learning curve, for a judge built with ``options``."""
+    from autolabel.learned.model import judge_for
+
+    labels = tuple(protocol.labels)
+    groups_array = np.asarray(groups)
+    splits, fold_indices = _folds(groups, folds)
+    curve = []
+    full = None
+    for share in sorted(set(curve_shares) | {1.0}):
+        rng = np.random.default_rng(seed)
+        probabilities = np.zeros((len(examples), len(labels)))
+        used = []
+        for train, test in fold_indices:
+            chosen = train if share >= 1.0 else _subset(train, groups_array, share, rng)
+            model = judge_for(protocol, **options).fit([examples[i] for i in chosen], [gold[i] for i in chosen])
+            probabilities[test] = model.predict_proba([examples[i] for i in test])
+            used.append(len(chosen))
+        report = score_probabilities(protocol, labels, probabilities, gold, words)
+        figures = _figures(protocol, report)
+        curve.append({"share": share, "sentences": int(round(sum(used) / len(used))), **figures})
+        if share >= 1.0:
+            full = {**figures, "folds": splits, "sentences": len(examples), "turns": len(set(groups))}
+    return {"cross_validated": full, "learning_curve": [point for point in curve if point["share"] in curve_shares]}

@@ -1,0 +1,91 @@
+"""The learned judge's page (leads only; refused to a lead blind in the project): train it on the project's gold
+(a worker trains it; the page polls), its cross-validated figures and learning curve, and a job labelling the
+project with it."""
+
+from django.contrib import messages
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator.access import access_project_as_lead
+from annotator.projects.protocols import protocol_of_version
+from annotator.views.common import bad_request, blind_refusal
+
+from autolabel.evaluation.protocol_views import scoring
+from autolabel.jobs.learned import learned_job_create
+from autolabel.jobs.services import JobError
+from autolabel.learned.chart import learning_curve_chart
+from autolabel.learned.forms import JudgeLabelForm, JudgeTrainForm
+from autolabel.learned.store import JudgeRefused
+from autolabel.learned.training import judge_in_progress, judge_train_create
+from autolabel.models import AutoLabelJob, LearnedJudge
+
+
+def _judge_context(project, judge):
+    if judge is None or not judge.figures:
+        return {"judge": judge}
+    read = scoring(protocol_of_version(judge.protocol_version))
+    figures = judge.figures
+    cross = figures["cross_validated"]
+    curve = figures.get("learning_curve", [])
+    return {
+        "judge": judge, "cross": cross,
+        "view_rows": [{"name": read.names[view], "f1": f1} for view, f1 in cross["views"].items()],
+        "macro_name": read.names[read.macro_id] if read.macro_id else None,
+        "curve": curve,
+        "chart": learning_curve_chart(f"Learning curve of learned judge #{judge.pk}", curve) if curve else "",
+    }
+
+
+@require_GET
+def learned_judge(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)  # trained and scored on all gold
+    if refused:
+        return refused
+    judges = list(LearnedJudge.objects.filter(project=project).select_related("protocol_version")[:10])
+    latest = judges[0] if judges else None
+    context = {"project": project, **_judge_context(project, latest)}
+    if request.htmx and request.GET.get("partial") == "status":
+        return render(request, "autolabel/partials/learned_judge_status.html", context)
+    jobs = AutoLabelJob.objects.filter(project=project, learned_judge__isnull=False)[:10]
+    return render(request, "autolabel/learned_judge.html", {
+        **context, "judges": judges, "jobs": jobs, "train_form": JudgeTrainForm(),
+        "label_form": JudgeLabelForm(project=project),
+    })
+
+
+@require_POST
+def learned_judge_train(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)
+    if refused:
+        return refused
+    form = JudgeTrainForm(request.POST)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("autolabel:learned_judge", args=[project.slug]))
+    running = judge_in_progress(project)
+    if running is not None:
+        messages.info(request, f"Learned judge {running.pk} is already being trained.")
+    else:
+        judge = judge_train_create(project, created_by=request.user)
+        messages.success(request, f"Learned judge {judge.pk} queued: a worker trains it on the project's gold.")
+    return redirect("autolabel:learned_judge", slug=project.slug)
+
+
+@require_POST
+def learned_judge_label(request, slug):
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project)
+    if refused:
+        return refused
+    form = JudgeLabelForm(request.POST, project=project)
+    if not form.is_valid():
+        return bad_request(request, form, back_url=reverse("autolabel:learned_judge", args=[project.slug]))
+    try:
+        job = learned_job_create(project=project, judge=form.cleaned_data["judge"], created_by=request.user)
+    except (JudgeRefused, JobError) as refusal:
+        messages.error(request, str(refusal))
+        return redirect("autolabel:learned_judge", slug=project.slug)
+    messages.success(request, f"Job {job.pk} queued: the learned judge labels {job.total_turns} turns.")
+    return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)

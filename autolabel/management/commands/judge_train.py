@@ -1,0 +1,45 @@
+"""Train the project's learned judge on its gold, here and now (the page and the API leave it to a worker)."""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotator.models import Project
+from autolabel.learned.training import judge_report, judge_train_create, judge_train_run
+from autolabel.learned.validation import FOLDS
+from autolabel.models import LearnedJudge
+
+
+class Command(BaseCommand):
+    help = ("Train a classifier on the project's gold in its current protocol; print its figures, cross-validated "
+            "grouped by turn, and its learning curve.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="The project's slug.")
+        parser.add_argument("--folds", type=int, default=FOLDS, help=f"Cross-validation folds (default {FOLDS}).")
+        parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+
+    def handle(self, *args, **o):
+        project = Project.objects.filter(slug=o["project"]).first()
+        if project is None:
+            raise CommandError(f"no project {o['project']!r}")
+        if o["folds"] < 2:
+            raise CommandError(f"--folds must be at least 2, not {o['folds']}")
+        judge = judge_train_run(judge_train_create(project, enqueue=False).pk, folds=o["folds"])
+        if judge.status != LearnedJudge.Status.DONE:
+            raise CommandError(f"learned judge {judge.pk} failed: {judge.error}")
+        report = judge_report(judge)
+        if o["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        figures = report["cross_validated"]
+        views = ", ".join(f"{view} {figure(f1)}" for view, f1 in figures["views"].items())
+        self.stdout.write(f"Learned judge {judge.pk} on {project.slug}: {figures['sentences']} gold sentences in "
+                          f"{figures['turns']} turns, {figures['folds']}-fold cross-validation grouped by turn")
+        self.stdout.write(f"macro F1 {figure(figures['macro_f1'])} ({views})")
+        self.stdout.write("learning curve: " + "; ".join(
+            f"{point['sentences']} sentences: {figure(point['macro_f1'])}" for point in report["learning_curve"]))
+
+
+def figure(value):
+    return "n/a" if value is None else f"{value:.3f}"

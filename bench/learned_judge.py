@@ -1,0 +1,113 @@
+"""The learned judge on CogniBench: its cross-validated figures (and the variants tried), the time to train it on
+1,250 gold sentences and to predict 240,000 sentences.
+
+    .venv/bin/python bench/learned_judge.py                      # figures of the shipped options, the timings
+    .venv/bin/python bench/learned_judge.py --variants           # every variant tried, same folds
+    .venv/bin/python bench/learned_judge.py --data /work/shared/data/cognibench-sample
+
+It imports the CogniBench files into a database of its own (var/bench-learned.sqlite3) once. The sample has
+253 gold sentences: the training time on 1,250 is measured on the sample's gold sentences repeated (each copy a
+turn of its own) and the prediction time on its 431 sentences repeated to 240,000; both are times only, never
+figures (a copy in training and test would be a leak).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent.parent / "shared" / "data" / "cognibench-sample"
+
+VARIANTS = {
+    "steps (shipped)": {"strategy": "steps", "regularization": 1.0},
+    "flat": {"strategy": "flat", "regularization": 1.0},
+    "steps, dense features only": {"strategy": "steps", "use_ngrams": False},
+    "steps, n-grams only": {"strategy": "steps", "use_dense": False},
+    "steps, C=0.3": {"strategy": "steps", "regularization": 0.3},
+    "steps, C=3": {"strategy": "steps", "regularization": 3.0},
+}
+
+
+def setup(args):
+    sys.path.insert(0, str(ROOT))
+    os.environ["DATABASE_URL"] = args.database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
+    os.environ.setdefault("DEBUG", "false")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from annotator.models import Project
+
+    call_command("migrate", verbosity=0)
+    if not Project.objects.filter(slug="cb").exists():
+        call_command("import_cognibench", str(args.data / "dialogues.json"), str(args.data / "labels.json"),
+                     project="cb", create=True, verbosity=0)
+    return Project.objects.get(slug="cb")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--variants", action="store_true", help="Cross-validate every variant tried.")
+    parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
+                        help="Default: a database of its own (no pre-labelling job, so no votes to read).")
+    parser.add_argument("--train-sentences", type=int, default=1250)
+    parser.add_argument("--predict-sentences", type=int, default=240_000)
+    args = parser.parse_args()
+    project = setup(args)
+
+    from annotator.projects.protocols import protocol_for
+    from autolabel.learned.data import gold_set
+    from autolabel.learned.features import Example
+    from autolabel.learned.model import judge_for
+    from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
+    from autolabel.learned.validation import votes_from_probabilities
+
+    protocol = protocol_for(project)
+    gold = gold_set(project)
+    results = {"gold_sentences": len(gold), "turns": len(set(gold.turns))}
+    variants = VARIANTS if args.variants else {"steps (shipped)": DEFAULT_OPTIONS}
+    for name, options in variants.items():
+        started, cpu = time.perf_counter(), time.process_time()
+        figures = train_figures(protocol, gold, options)
+        results[name] = {**figures["cross_validated"], "seconds": round(time.perf_counter() - started, 1),
+                         "cpu_seconds": round(time.process_time() - cpu, 1)}
+        if name == "steps (shipped)":
+            results["learning_curve"] = [(p["sentences"], p["macro_f1"]) for p in figures["learning_curve"]]
+        print(name, json.dumps(results[name]), flush=True)
+
+    copies = -(-args.train_sentences // len(gold))
+    examples = (gold.examples * copies)[: args.train_sentences]
+    labels = (gold.gold * copies)[: args.train_sentences]
+    started, cpu = time.perf_counter(), time.process_time()
+    model = judge_for(protocol, **DEFAULT_OPTIONS).fit(examples, labels)
+    results["fit_seconds"] = {"sentences": len(examples), "seconds": round(time.perf_counter() - started, 2),
+                              "cpu_seconds": round(time.process_time() - cpu, 2)}
+    print("fit", results["fit_seconds"], flush=True)
+
+    from annotator.models import Sentence
+
+    rows = list(Sentence.objects.filter(turn__dialogue__project=project).values_list(
+        "text", "turn__dialogue__reference", "turn__user_message", "index"))
+    pool = [Example(text, reference, question, index, 8) for text, reference, question, index in rows]
+    many = (pool * (-(-args.predict_sentences // len(pool))))[: args.predict_sentences]
+    started, cpu = time.perf_counter(), time.process_time()
+    for start in range(0, len(many), 10_000):
+        for row in model.predict_proba(many[start:start + 10_000]):
+            votes_from_probabilities(row, model.labels, protocol)
+    results["predict_seconds"] = {"sentences": len(many), "seconds": round(time.perf_counter() - started, 1),
+                                  "cpu_seconds": round(time.process_time() - cpu, 1)}
+    print("predict", results["predict_seconds"], flush=True)
+    results["load_average"] = os.getloadavg()
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""The learned judge through its entry points: manage.py judge_train, its page, the API, a job with it; refused
+for another protocol version."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from annotator.domain.protocol_document import load_shipped
+from annotator.domain.vocabulary import Role
+from annotator.projects.protocol_services import protocol_set
+from autolabel.jobs import services
+from autolabel.jobs.learned import learned_job_create
+from autolabel.learned.store import JudgeRefused
+from autolabel.learned.training import judge_train_create, judge_train_run
+from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
+from tests.factories import ProjectFactory, member
+from tests.factories_api import token_client
+from tests.factories_autolabel import gold_turn
+from tests.factories_learned import trainable_project
+
+pytestmark = pytest.mark.django_db
+
+
+def judge_labels(project):
+    return load_shipped("cognibench").labels
+
+
+def train(project):
+    return judge_train_run(judge_train_create(project, enqueue=False).pk, folds=3)
+
+
+def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_json():
+    project = trainable_project()
+    out = StringIO()
+    call_command("judge_train", "--project", project.slug, "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    cross = report["cross_validated"]
+    assert (cross["folds"], cross["sentences"], cross["turns"]) == (5, 30, 6)
+    assert set(cross["views"]) == {"any_hallucination", "factual", "cognitive"}
+    assert 0 <= cross["macro_f1"] <= 1
+    assert [point["share"] for point in report["learning_curve"]] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert report["learning_curve"][-1]["macro_f1"] == cross["macro_f1"]
+    judge = LearnedJudge.objects.get(pk=report["id"])
+    assert judge.status == LearnedJudge.Status.DONE and judge.gold_sentences == 30 and judge.model_file
+    assert judge.protocol_version_id is None and judge.figures["cross_validated"] == cross
+
+
+def test_judge_train_in_words_and_its_refusals():
+    project = trainable_project(turns=3)
+    out = StringIO()
+    call_command("judge_train", "--project", project.slug, "--folds", "3", stdout=out)
+    assert "30 gold sentences" not in out.getvalue() and "15 gold sentences in 3 turns" in out.getvalue()
+    assert "3-fold cross-validation grouped by turn" in out.getvalue() and "learning curve:" in out.getvalue()
+    with pytest.raises(CommandError, match="no project 'nowhere'"):
+        call_command("judge_train", "--project", "nowhere")
+    lonely = ProjectFactory()
+    gold_turn(lonely)
+    with pytest.raises(CommandError, match="at least 2"):
+        call_command("judge_train", "--project", lonely.slug)
+    assert LearnedJudge.objects.get(project=lonely).status == LearnedJudge.Status.FAILED
+
+
+def test_a_judge_is_refused_for_another_protocol_version_than_the_one_it_learned():
+    project = trainable_project(turns=3)
+    lead = member(project, Role.LEAD)
+    judge = train(project)
+    job = learned_job_create(project=project, judge=judge, enqueue=False)  # built-in protocol: accepted
+    # The project moves on to version 1 of its own: the same labels, reworded (a judge learned the old wording).
+    reworded = {**load_shipped("cognibench").document, "name": "CogniBench, our wording"}
+    protocol_set(project, reworded, user=lead, label_mapping={label: label for label in judge_labels(project)})
+    project.refresh_from_db()
+    with pytest.raises(JudgeRefused, match="learned protocol version built-in"):
+        learned_job_create(project=project, judge=judge, enqueue=False)
+    response = token_client(lead).post(f"/api/v1/projects/{project.slug}/learned-judge/label/", {"judge": judge.pk},
+                                       format="json")
+    assert response.status_code == 400 and "protocol version" in response.json()["errors"]["judge"][0]
+    # A job made for the other version cannot smuggle it in: the worker refuses it and says why.
+    AutoLabelJob.objects.filter(pk=job.pk).update(protocol_version=project.protocol_version)
+    assert services.job_run(job.pk) == AutoLabelJob.Status.FAILED
+    job.refresh_from_db()
+    assert "learned protocol version built-in" in job.error and not Prediction.objects.filter(job=job).exists()
+
+
+def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client, django_capture_on_commit_callbacks):
+    project = trainable_project(turns=3)
+    client.force_login(member(project, Role.LEAD))
+    page = reverse("autolabel:learned_judge", args=[project.slug])
+    assert "No learned judge yet" in client.get(page).content.decode()
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(reverse("autolabel:learned_judge_train", args=[project.slug]))
+    assert response.status_code == 302 and len(callbacks) == 1  # the task is sent after commit, nothing fitted here
+    judge = LearnedJudge.objects.get(project=project)
+    assert judge.status == LearnedJudge.Status.QUEUED and not judge.model_file
+    polled = client.get(page, {"partial": "status"}, HTTP_HX_REQUEST="true").content.decode()
+    assert "every 2s" in polled and "Queued" in polled
+    judge_train_run(judge.pk, folds=3)  # what the worker's task does
+    done = client.get(page).content.decode()
+    assert "every 2s" not in done and 'data-testid="judge-figures"' in done and "<svg" in done
+    assert "3-fold cross-validated, grouped by turn" in done
+    annotator = member(project, Role.ANNOTATOR)
+    client.force_login(annotator)
+    assert client.get(page).status_code == 404
+
+
+def test_the_api_trains_reports_and_refuses_a_second_training_or_an_unknown_judge():
+    project = trainable_project(turns=3)
+    api = token_client(member(project, Role.LEAD))
+    base = f"/api/v1/projects/{project.slug}/learned-judge/"
+    assert api.get(base).status_code == 404
+    started = api.post(base + "train/")
+    assert started.status_code == 202 and started.json()["status"] == "queued"
+    assert api.post(base + "train/").status_code == 409
+    judge_train_run(started.json()["id"], folds=3)
+    report = api.get(base).json()
+    assert report["status"] == "done" and report["cross_validated"]["sentences"] == 15
+    for body in ({"judge": 999999}, {"judge": "x"}, {}):
+        refused = api.post(base + "label/", body, format="json")
+        assert refused.status_code == 400 and "judge" in refused.json()["errors"]
+    labelled = api.post(base + "label/", {"judge": report["id"]}, format="json")
+    assert labelled.status_code == 201 and labelled.json()["profile"] is None
+    assert labelled.json()["samples"] == 20
+
+
+def test_a_learned_judges_job_is_scored_and_compared_with_another_job_on_the_same_gold(client):
+    project = trainable_project(turns=3)
+    lead = member(project, Role.LEAD)
+    judge = train(project)
+    first, second = (learned_job_create(project=project, judge=judge, enqueue=False) for _ in range(2))
+    for job in (first, second):
+        assert services.job_run(job.pk) == AutoLabelJob.Status.DONE
+    client.force_login(lead)
+    evaluation = client.get(reverse("autolabel:job_evaluation", args=[project.slug, first.pk])).content.decode()
+    assert "≥ 10 (job)" in evaluation and f'value="{second.pk}"' in evaluation  # offered for the comparison
+    compared = client.get(reverse("autolabel:job_comparison", args=[project.slug, first.pk]), {"other": second.pk})
+    assert compared.status_code == 200
+    report = compared.context["report"]
+    assert report["turns"] == 3 and report["views"]["cognibench_overall"]["difference"]["f1"] == 0.0  # same judge
