@@ -80,20 +80,3 @@ def gold_set(project, *, with_votes: bool = True) -> GoldSet:
         found.words.append(word_count(text))
         found.sentence_ids.append(sentence_id)
     return found
-
-
-def turn_examples(turn_ids, votes_job_id: int | None) -> dict[int, list[tuple[int, Example]]]:
-    """turn id -> [(sentence id, example)] for the turns of a job page, in sentence order."""
-    turn_ids = list(turn_ids)
-    votes = job_votes(votes_job_id, turn_ids)
-    rows = (Sentence.objects.filter(turn_id__in=turn_ids).order_by("turn_id", "index")
-            .values_list("pk", "turn_id", "index", "text", "turn__dialogue__reference", "turn__user_message"))
-    grouped: dict[int, list] = {}
-    for sentence_id, turn_id, index, text, reference, question in rows:
-        grouped.setdefault(turn_id, []).append((sentence_id, index, text, reference, question))
-    result = {}
-    for turn_id, sentences in grouped.items():
-        result[turn_id] = [(sentence_id, Example(text, reference, question, index, len(sentences),
-                                                 tuple(votes.get(sentence_id, ()))))
-                           for sentence_id, index, text, reference, question in sentences]
-    return result
