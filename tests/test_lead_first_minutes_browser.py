@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from annotator import models
 from annotator.domain.vocabulary import Role
-from tests.conftest import press_start
+from tests.conftest import keys_ready, press_start
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.test_accessibility_browser import violations_on
 
@@ -61,17 +61,22 @@ def signed_out_page(browser, live_server):
     context.close()
 
 
-def annotate_with_keys(page, project, keys_per_sentence):
-    """Every turn of the annotator's queue, labelled with the keyboard only, then submitted with s."""
-    for keys in keys_per_sentence:
-        page.goto(f"/p/{project.slug}/work/")
-        press_start(page)
-        for sentence_keys in keys:
-            for key in sentence_keys:
+def annotate_with_keys(page, project, keys_for):
+    """Every turn of the annotator's queue, each sentence labelled with the keys ``keys_for(its text)`` and the
+    turn submitted with s, with the keyboard only (submitting opens the next turn, or the queue)."""
+    page.goto(f"/p/{project.slug}/work/")
+    press_start(page)
+    while re.search(r"/a/\d+/", page.url):
+        screen = re.search(r"/a/\d+/", page.url).group(0)
+        keys_ready(page)
+        total = int(re.search(r"of (\d+)", page.locator("#ws-progress").inner_text()).group(1))
+        for done in range(total):
+            text = page.locator("a.sentence.active .sentence-text").inner_text()
+            for key in keys_for(text):
                 page.keyboard.press(key)
-        expect(page.locator("#ws-progress")).to_have_text(re.compile(rf"^{len(keys)} of {len(keys)} sentences? labelled"))
+            expect(page.locator("#ws-progress")).to_contain_text(f"{done + 1} of {total}")
         page.keyboard.press("s")
-        page.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
+        page.wait_for_url(lambda url: screen not in url)
 
 
 @pytest.mark.worker
@@ -167,14 +172,14 @@ def test_a_new_lead_goes_from_nothing_to_adjudicated_gold_without_the_admin(
     signup.get_by_role("button", name="Create my account and join as annotator").click()
     expect(newcomer.get_by_role("heading", name="Palace study")).to_be_visible()
 
-    # 6. Two annotators with the keyboard only: both turns; they disagree on the second unit of the first turn
+    # 6. Two annotators with the keyboard only: both turns; they disagree on the unit split off the first turn
     #    (Nina: supported, 1 1; Ana: no claim, 2).
-    annotate_with_keys(newcomer, project, [[("1", "1"), ("1", "1")], [("1", "1")]])
+    annotate_with_keys(newcomer, project, lambda text: ("1", "1"))  # a claim (1), supported (1)
     shoot(newcomer, "queue")
     second = page_for(ana)
     second.set_default_timeout(60_000)
     second.on("request", lambda request: visited.append(request.url))
-    annotate_with_keys(second, project, [[("1", "1"), ("2",)], [("1", "1")]])
+    annotate_with_keys(second, project, lambda text: ("2",) if text == "它建于1420年。" else ("1", "1"))  # no claim
     assert models.Adjudication.objects.filter(turn__dialogue__project=project, status="open").count() == 1
 
     # 7. The adjudicator decides the dispute with the keyboard and moves on with n.
