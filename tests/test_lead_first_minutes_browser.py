@@ -19,6 +19,7 @@ from annotator.domain.vocabulary import Role
 from tests.conftest import keys_ready, press_start
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.test_accessibility_browser import violations_on
+from tests.test_invite_browser import signed_out_page  # noqa: F401  (the fixture: a browser page with no session)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
@@ -49,16 +50,6 @@ def chinese_jsonl(path):
     ]
     path.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def signed_out_page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=live_server.url)
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    yield page
-    context.set_offline(True)
-    context.close()
 
 
 def annotate_with_keys(page, project, keys_for):
