@@ -13,6 +13,7 @@ parser), the pages' JSON routes (the annotation page's ``/a/<id>/sync/``, the wa
 from __future__ import annotations
 
 import json
+import re
 
 from django.conf import settings
 
@@ -39,6 +40,8 @@ def json_loads_limited(text: str | bytes):
         except UnicodeDecodeError as error:
             raise JSONInputError(f"The body is not UTF-8 text ({error.reason} at byte {error.start}).") from None
     depth = json_max_depth()
+    if nesting_exceeds(text, depth):
+        raise JSONInputError(_too_deep(depth))
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
@@ -50,6 +53,23 @@ def json_loads_limited(text: str | bytes):
     if _deeper_than(data, depth):
         raise JSONInputError(_too_deep(depth))
     return data
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_A_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def nesting_exceeds(text: str, max_depth: int) -> bool:
+    """Whether ``text`` opens more than ``max_depth`` objects or lists inside each other, read before parsing:
+    Python's json reaches its recursion limit on an array ~1,000 deep, and a RecursionError caught in a request
+    left CPython 3.11's recursion bookkeeping off (a later ``ast.parse`` in the process failed with "AST
+    constructor recursion depth mismatch"). Strings are left out; malformed text is the parser's to refuse."""
+    depth = 0
+    for bracket in _NOT_A_BRACKET.sub("", _JSON_STRING.sub("", text)):
+        depth = depth + 1 if bracket in "[{" else depth - 1
+        if depth > max_depth:
+            return True
+    return False
 
 
 def _no_constant(name: str):

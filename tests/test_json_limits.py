@@ -119,3 +119,13 @@ def test_the_protocol_page_and_its_preview_answer_a_400_naming_the_problem(name)
                         {"source": "edited", "document": BODIES[name]})
     assert preview.status_code == 200 and 'data-testid="preview-problems"' in preview.content.decode()
     assert snapshot() == before
+
+
+def test_the_depth_is_read_before_the_parser_so_it_never_reaches_its_recursion_limit():
+    """A RecursionError caught inside a request left CPython 3.11's recursion bookkeeping off in that process (a
+    later ``ast.parse`` failed with "AST constructor recursion depth mismatch"): too deep is refused unparsed."""
+    from annotator.json_input import nesting_exceeds
+
+    assert nesting_exceeds("[" * 100_000 + "]" * 100_000, 32)
+    assert not nesting_exceeds('{"note": "[[[[[[[[ a quoted \\" [[[[ bracket", "path": [[1]]}', 3)
+    assert nesting_exceeds('{"path": [[[1]]]}', 3) and not nesting_exceeds('{"path": [[[1]]]}', 4)

@@ -24,6 +24,7 @@ import yaml
 from django.conf import settings
 
 from ..domain.protocol_document import Protocol, ProtocolDocumentError, load_protocol
+from ..json_input import nesting_exceeds
 from ..domain.protocol_validation import cut, pointer, quoted
 
 JSON_SCALARS = (str, int, float, bool, type(None))
@@ -79,6 +80,8 @@ def load_protocol_bounded(document) -> Protocol:
 
 
 def _json(text: str):
+    if nesting_exceeds(text, protocol_limits()[1]):  # before the parser: never a RecursionError (json_input)
+        raise ProtocolTextError(_too_deep(protocol_limits()[1]))
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
