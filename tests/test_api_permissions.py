@@ -81,6 +81,10 @@ PROJECT_ENDPOINTS = {
     "autolabel-job-list": ({}, {"GET": (LEADS, 200), "POST": (LEADS, 400)}),
     "autolabel-job-detail": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-estimate": ({}, {"POST": (LEADS, 400)}),
+    # The learned judge: the world has none trained (404); training needs no body (202, queued); a job needs one.
+    "learned-judge": ({}, {"GET": (LEADS, 404)}),
+    "learned-judge-train": ({}, {"POST": (LEADS, 202)}),
+    "learned-judge-label": ({}, {"POST": (LEADS, 400)}),
     "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-faithfulness": (JOB, {"GET": (LEADS, 200)}),

@@ -22,7 +22,7 @@ from annotator.models import Dialogue, Sentence, Turn
 from annotator.corpus.draws.services import draws_of_turns
 from annotator.corpus.exports.carried import ExportCarry
 from annotator.corpus.exports.stream import _rows, _rows_from_snapshot, _snapshot
-from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, PREDICTION_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
+from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, prediction_shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
 
 CHUNK = 1000
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".
@@ -200,7 +200,7 @@ def _chunk(chunk, state):
             if prediction is None and extra and extra.get("prediction"):
                 # Imported with the sentence (the exporting project's pre-label): written again as it came, unless
                 # a job of this project labelled the sentence since.
-                prediction = _shaped(extra["prediction"], PREDICTION_KEYS)
+                prediction = prediction_shaped(extra["prediction"])
             if prediction is not None:
                 sentence["prediction"] = prediction
             out_sentences.append(sentence)

@@ -70,6 +70,15 @@ def _shaped(obj, keys, protocol=None):
     return out
 
 
+def prediction_shaped(obj):
+    """An imported pre-label as the export writes a job's: its keys in order and its votes sorted by label (the
+    database may keep a JSON object's keys in another order: PostgreSQL's jsonb does)."""
+    out = _shaped(obj, PREDICTION_KEYS)
+    if isinstance(out, dict) and isinstance(out.get("label_votes"), dict):
+        out["label_votes"] = _sorted(out["label_votes"])
+    return out
+
+
 def _json(text):
     if text is None:
         return None
