@@ -273,10 +273,12 @@ def browser():
 
 
 class LiveServerRequests:
-    """Counts the requests being handled by the live server's threads (the test's own Client runs in this one)."""
+    """Counts the requests being handled by the live server's threads (the test's own Client runs in this one),
+    and once ``close`` is called refuses any new one before it reaches a view or the database."""
 
     def __init__(self):
         self.count = 0
+        self.closed = False
         self.lock = threading.Lock()
         self.test_thread = threading.current_thread()
 
@@ -285,14 +287,29 @@ class LiveServerRequests:
             with self.lock:
                 self.count += delta
 
+    def close(self):
+        self.closed = True
+
     def started(self, **kwargs):
-        self._add(1)
+        if threading.current_thread() is self.test_thread:
+            return
+        with self.lock:
+            if self.closed:
+                # Raised inside Django's handler before the request is built: the live server answers 500 and
+                # nothing is written. A page's closing beacon is a keepalive request the browser sends after the
+                # page is gone, late by any latency the test emulated, so no wait can be sure it has arrived.
+                raise LiveServerClosed("the test is over; the database is being emptied")
+            self.count += 1
 
     def finished(self, **kwargs):
         self._add(-1)
 
     def wait_until_none(self, timeout=15):
         wait_until(lambda: self.count <= 0, timeout=timeout, interval=0.05, message="the live server's requests to end")
+
+
+class LiveServerClosed(RuntimeError):
+    """A request that reached the live server after its test ended."""
 
 
 def keys_ready(page):
@@ -351,8 +368,10 @@ def page_for(browser, live_server):
     yield open_page
     # Closing a page hides it, and the workspace then sends the time spent as a beacon. A request
     # still running when pytest-django empties the database commits rows into tables being
-    # truncated (a deadlock or a foreign-key error on PostgreSQL). Take the pages offline (a route
-    # that aborts requests does not catch that beacon), close them, then let running requests end.
+    # truncated (a deadlock or a foreign-key error on PostgreSQL). Refuse new requests from here on,
+    # take the pages offline (a route that aborts requests does not catch that beacon), close them,
+    # then let the requests already running end.
+    requests.close()
     for context in contexts:
         # A failed test leaves its route handlers in place; one called while its page closes would raise into
         # the next test of this process ("Request context disposed").
