@@ -10,9 +10,11 @@ from django.db.models import F
 
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.jobs import estimation, selectors as job_selectors
-from autolabel.models import AutoLabelJob, Prediction
+from autolabel.jobs.learned import learned_job_create
+from autolabel.learned.store import JudgeRefused
+from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
 from autolabel.evaluation import selectors as calibration_selectors
-from autolabel.jobs.services import job_cancel, job_create
+from autolabel.jobs.services import JobError, job_cancel, job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
 from ..pagination import IdCursorPagination, PagePagination
@@ -67,6 +69,25 @@ class JobStartSerializer(serializers.Serializer):
                                      help_text="Default: every turn outside the qualification set.")
     use_n = serializers.BooleanField(required=False, default=True)
     batch_mode = serializers.BooleanField(required=False, default=False)
+
+
+class JobCreateSerializer(JobStartSerializer):
+    """Starting a job: an LLM endpoint (``profile``) or, as the job form offers it, the learned judge."""
+
+    profile = serializers.CharField(max_length=100, required=False,
+                                    help_text="Name of an LLM endpoint: the project's own (its endpoints page) or "
+                                              "the site's (set up in the admin); the project's first. Required "
+                                              "unless `learned_judge` is given.")
+    learned_judge = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID,
+        help_text="Instead of `profile`: the id of a trained learned judge of the project (GET learned-judge/). "
+                  "No service is called; model, samples, threshold, use_n, batch_mode and turn_ids do not apply "
+                  "(every turn outside the qualification set). Refused for another protocol version.")
+
+    def validate(self, data):
+        if ("profile" in data) == ("learned_judge" in data):
+            raise serializers.ValidationError("Give either `profile` (an LLM endpoint) or `learned_judge`.")
+        return data
 
 
 class PredictionSerializer(serializers.ModelSerializer):
@@ -128,19 +149,22 @@ class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
         description="Queues the job for a Celery worker: each turn's sentences are labelled in one prompt, "
                     "`samples` replies are drawn and a sentence is called hallucinated when at least "
                     "`threshold` of them say so.",
-        request=JobStartSerializer, responses={201: JobSerializer},
+        request=JobCreateSerializer, responses={201: JobSerializer},
         examples=[
             OpenApiExample("Start", request_only=True,
                            value={"profile": "baseline", "samples": 5, "threshold": 3}),
+            OpenApiExample("Start with the learned judge", request_only=True, value={"learned_judge": 2}),
             OpenApiExample("Queued", response_only=True, status_codes=["201"],
                            value={**JOB_EXAMPLE, "status": "queued", "done_turns": 0, "percent": 0.0}),
         ],
         tags=["autolabel"],
     )
     def post(self, request, slug):
-        serializer = JobStartSerializer(data=request.data, context={"project": self.project})
+        serializer = JobCreateSerializer(data=request.data, context={"project": self.project})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        if "learned_judge" in data:
+            return self._learned(request, data["learned_judge"])
         job = job_create(
             project=self.project, profile=data["profile"], model=data.get("model", ""), samples=data["samples"],
             threshold=data["threshold"], turn_ids=data.get("turn_ids"), use_n=data["use_n"],
@@ -148,6 +172,19 @@ class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
         )
         job = self.project_queryset().get(pk=job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
+
+    def _learned(self, request, judge_id):
+        """The learned judge's job, through its one write path (refused to a lead blind in the project, as its
+        own route is: it learned from all of the project's gold)."""
+        self.refuse_if_blind()
+        judge = LearnedJudge.objects.filter(project=self.project, pk=judge_id).first()
+        if judge is None:
+            raise serializers.ValidationError({"learned_judge": ["No learned judge of this project has this id."]})
+        try:
+            job = learned_job_create(project=self.project, judge=judge, created_by=request.user)
+        except (JudgeRefused, JobError) as refusal:
+            raise serializers.ValidationError({"learned_judge": [str(refusal)]}) from None
+        return Response(JobSerializer(self.project_queryset().get(pk=job.pk)).data, status=status.HTTP_201_CREATED)
 
 
 class EstimateSerializer(serializers.Serializer):

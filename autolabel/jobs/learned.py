@@ -7,17 +7,26 @@ label probabilities, and writes predictions through ``progress.flush`` (lease, c
 runners do. A prediction's votes are ``SAMPLES`` votes shared by the probabilities, so the evaluation, the
 calibration, the comparison of two jobs and the smallest-margin draw read it as an LLM's samples; its
 ``confidence`` is the probability of its label.
+
+The job form offers the judge as one of its endpoints (``judge_offer``: the latest judge usable in the project's
+protocol version, or why none may label), and its estimate says what such a job sends: nothing (``learned_estimate``).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal
+
 from django.db import transaction
 
-from annotator.models import Turn
+from annotator.access import BLIND_REPORT_MESSAGE
+from annotator.models import Sentence
 from annotator.projects.protocols import protocol_of_version
 
 from autolabel.evaluation.scores import decision
+from autolabel.jobs import selectors
 from autolabel.jobs.progress import FLUSH_TURNS, flush, iter_specs
+from autolabel.labelling.estimate import Estimate
 from autolabel.labelling.pipeline import TurnOutcome
 from autolabel.learned.data import job_votes
 from autolabel.learned.features import Example
@@ -26,6 +35,52 @@ from autolabel.learned.validation import SAMPLES, THRESHOLD, confidence, votes_f
 from autolabel.models import AutoLabelJob, JobTurn, LearnedJudge
 
 MODEL_NAME = "learned judge"
+# How many judges the form looks through for one usable in the current protocol version (the latest first).
+OFFER_LOOKBACK = 20
+
+
+@dataclass(frozen=True)
+class JudgeOffer:
+    """The learned judge the job form offers: the judge, how the form names it, and why it may not label here
+    ("" when it may)."""
+
+    judge: LearnedJudge
+    label: str
+    refusal: str
+
+
+def judge_label(judge: LearnedJudge) -> str:
+    """"Learned judge (trained <date>, <n> gold sentences, protocol vN)": what a lead chooses it by."""
+    trained = judge.finished_at or judge.created_at
+    version = f"v{judge.protocol_version.number}" if judge.protocol_version_id else "built-in"
+    return (f"Learned judge (trained {trained:%Y-%m-%d %H:%M}, {judge.gold_sentences} gold sentences, "
+            f"protocol {version})")
+
+
+def judge_offer(project, *, blind: bool = False) -> JudgeOffer | None:
+    """The judge the job form offers for ``project``: its latest trained judge usable in the project's current
+    protocol version; else its latest trained judge with the reason it is refused; None when none was trained.
+    ``blind``: the lead holds an unsubmitted slot in the project (a judge learned from all of its gold is refused
+    to them, as its page is)."""
+    judges = list(LearnedJudge.objects.filter(project=project, status=LearnedJudge.Status.DONE)
+                  .select_related("protocol_version")[:OFFER_LOOKBACK])
+    if not judges:
+        return None
+    refusals = [(judge, judge_refusal(judge, project, project.protocol_version_id)) for judge in judges]
+    judge, refusal = next(((judge, refusal) for judge, refusal in refusals if not refusal), refusals[0])
+    if blind and not refusal:
+        refusal = BLIND_REPORT_MESSAGE
+    return JudgeOffer(judge, judge_label(judge), refusal)
+
+
+def learned_estimate(project) -> Estimate:
+    """What a learned-judge job over the project's turns sends: nothing (no service, no tokens, no cost); the
+    turns and sentences it labels."""
+    turns, _ = selectors.job_scope(project)
+    count = turns.count()
+    return Estimate(turns=count, sentences=Sentence.objects.filter(turn__in=turns).count(), requests=0,
+                    prompt_tokens=0, completion_tokens=0, cost=Decimal("0.000000"), seconds=None,
+                    counted_turns=count, stage2_upper_bound=False)
 
 
 def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue: bool = True) -> AutoLabelJob:
@@ -36,8 +91,8 @@ def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue
     refusal = judge_refusal(judge, project, project.protocol_version_id)
     if refusal:
         raise JudgeRefused(refusal)
-    ids = list(Turn.objects.filter(dialogue__project=project, is_qualification=False).order_by("pk")
-               .values_list("pk", flat=True))
+    turns, _ = selectors.job_scope(project)  # the turns an LLM job labels by default
+    ids = list(turns.order_by("pk").values_list("pk", flat=True))
     if not ids:
         raise JobError("there are no turns to label")
     with transaction.atomic():
@@ -47,6 +102,7 @@ def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue
             samples=SAMPLES, threshold=THRESHOLD, use_n=False, created_by=created_by, total_turns=len(ids),
             parameters={"learned_judge": judge.pk, "gold_sentences": judge.gold_sentences,
                         "votes_job": judge.votes_job_id, "protocol": protocol_summary(project)},
+            estimate=learned_estimate(project).as_dict(),
         )
         JobTurn.objects.bulk_create([JobTurn(job=job, turn_id=turn_id) for turn_id in ids], batch_size=2000)
         if enqueue:

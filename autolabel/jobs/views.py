@@ -7,36 +7,51 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids
+from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids, is_blind_in
 from annotator.domain.protocol_groups import reading
 from annotator.domain.protocol_wording import name_list
 from annotator.projects.protocols import protocol_for
 from annotator.views.common import bad_request
 
 from autolabel.jobs import estimation, live
+from autolabel.jobs.learned import judge_label, learned_estimate, learned_job_create
 from autolabel.jobs import selectors
 from autolabel.jobs import services
 from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
+from autolabel.learned.store import JudgeRefused
+from autolabel.learned.validation import SAMPLES as JUDGE_SAMPLES, THRESHOLD as JUDGE_THRESHOLD
 from autolabel.models import AutoLabelJob, Prediction
+
+
+def _start_form(request, project, data):
+    """The job form with the learned judge among its endpoints (refused to a lead blind in the project)."""
+    return JobStartForm(data, project=project, learned=True, blind=is_blind_in(request.user, project))
+
+
+def _job_start(request, project, form):
+    data = form.cleaned_data
+    if form.learned_chosen:  # the learned judge: no endpoint, none of the LLM's options
+        return learned_job_create(project=project, judge=data["profile"], created_by=request.user)
+    return services.job_create(
+        project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
+        threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
+        batch_mode=data["batch_mode"], created_by=request.user,
+    )
 
 
 def job_list(request, slug):
     project = access_project_as_lead(request.user, slug)
-    form = JobStartForm(request.POST or None, project=project)
+    form = _start_form(request, project, request.POST or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            job = services.job_create(
-                project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
-                threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
-                batch_mode=data["batch_mode"], created_by=request.user,
-            )
-        except services.JobError as error:
+            job = _job_start(request, project, form)
+        except (services.JobError, JudgeRefused) as error:
             form.add_error(None, str(error))
         else:
             messages.success(request, f"Job {job.pk} queued: {job.total_turns} turns.")
             return redirect("autolabel:job_detail", slug=project.slug, job_id=job.pk)
-    jobs = AutoLabelJob.objects.filter(project=project).select_related("prompt_version", "profile")[:50]
+    jobs = AutoLabelJob.objects.filter(project=project).select_related("prompt_version", "profile",
+                                                                        "learned_judge")[:50]
     # A malformed form is answered 400 (the page again, with what was wrong); a job the service refuses, 200.
     status = 400 if request.method == "POST" and form.errors and not form.non_field_errors() else 200
     read = reading(protocol_for(project))
@@ -50,12 +65,16 @@ def job_estimate(request, slug):
     """The job form's estimate (htmx, as its fields change): what a job with these options would send and cost.
     Builds the prompts, sends nothing."""
     project = access_project_as_lead(request.user, slug)
-    form = JobStartForm(request.GET, project=project)
+    form = _start_form(request, project, request.GET)
     if not form.is_valid():
         if request.htmx:  # shown in the estimate's place, naming the field
             return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None})
         return bad_request(request, form, back_url=reverse("autolabel:job_list", args=[project.slug]))
     data = form.cleaned_data
+    if form.learned_chosen:
+        return render(request, "autolabel/partials/job_estimate.html",
+                      {"form": form, "estimate": learned_estimate(project), "judge": data["profile"],
+                       "judge_votes": {"samples": JUDGE_SAMPLES, "threshold": JUDGE_THRESHOLD}})
     estimate = estimation.estimate_for(project, data["profile"], samples=data["samples"], use_n=data["use_n"],
                                        batch_mode=data["batch_mode"], prompt_version=data["prompt_version"])
     return render(request, "autolabel/partials/job_estimate.html",
@@ -75,7 +94,8 @@ def job_detail(request, slug, job_id):
         return _progress_poll(request, project, job, after=query.cleaned_data["after"] or 0)
     if request.htmx and partial == "admin_progress":
         return render(request, "autolabel/partials/admin_progress.html", {"project": project, "job": job})
-    context = {"project": project, "job": job, **_predictions_context(request, project, job)}
+    context = {"project": project, "job": job, **_predictions_context(request, project, job),
+               "judge_label": judge_label(job.learned_judge) if job.learned_judge_id else ""}
     return render(request, "autolabel/job_detail.html", context)
 
 
