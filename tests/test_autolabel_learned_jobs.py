@@ -71,6 +71,9 @@ def test_the_lead_chooses_the_learned_judge_sees_an_estimate_of_nothing_and_star
     batch = client.get(reverse("autolabel:job_estimate", args=[project.slug]),
                        {"profile": LEARNED, "samples": 5, "threshold": 3, "batch_mode": "on"}, HTTP_HX_REQUEST="true")
     assert "no Batch API" in batch.content.decode()
+    llm_only = client.get(reverse("autolabel:job_estimate", args=[project.slug]),  # the LLM's vote, not the judge's
+                          {"profile": LEARNED, "samples": 2, "threshold": 5}, HTTP_HX_REQUEST="true")
+    assert "calls no service" in llm_only.content.decode()
 
     with django_capture_on_commit_callbacks() as callbacks:
         response = client.post(url, {"profile": LEARNED, "samples": 5, "threshold": 3, "use_n": "on"})

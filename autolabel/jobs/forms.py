@@ -107,14 +107,14 @@ class JobStartForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        samples, threshold = data.get("samples"), data.get("threshold")
-        if samples and threshold and threshold > samples:
-            self.add_error("threshold", "The threshold cannot exceed the number of samples.")
         profile = data.get("profile")
-        if isinstance(profile, LearnedJudge):
+        if isinstance(profile, LearnedJudge):  # its votes and threshold are its own (learned/validation.py)
             if data.get("batch_mode"):
                 self.add_error("batch_mode", "The learned judge calls no service: there is no Batch API to use.")
             return data
+        samples, threshold = data.get("samples"), data.get("threshold")
+        if samples and threshold and threshold > samples:
+            self.add_error("threshold", "The threshold cannot exceed the number of samples.")
         if data.get("batch_mode") and profile and not profile.supports_batch:
             self.add_error("batch_mode", f"The profile {profile.name} does not offer the Batch API.")
         return data
