@@ -237,6 +237,14 @@ class AutoLabelJob(LLMJob):
         return f"Job {self.pk} on {self.project.slug} ({self.model}, {self.status})"
 
     @property
+    def labelled_by(self):
+        """What labelled the job, as its pages name it: a learned judge has no prompt, samples or threshold of an
+        LLM's (its votes are shared from probabilities), so naming them would describe a run that did not happen."""
+        if self.learned_judge_id:
+            return f"learned judge #{self.learned_judge_id}"
+        return f"{self.model} · prompt v{self.prompt_version.version} · threshold {self.threshold} of {self.samples}"
+
+    @property
     def percent(self):
         return round(100 * self.done_turns / self.total_turns, 1) if self.total_turns else 0.0
 

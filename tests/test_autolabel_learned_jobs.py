@@ -92,6 +92,8 @@ def test_the_lead_chooses_the_learned_judge_sees_an_estimate_of_nothing_and_star
     assert "called no service: no requests, no tokens, no cost" in detail and "Tokens and cost" not in detail
     listing = client.get(url).content.decode()
     assert "none (learned judge)" in listing
+    evaluation = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk])).content.decode()
+    assert f"learned judge #{judge.pk}" in evaluation and "prompt v" not in evaluation
 
 
 def test_a_judge_of_another_protocol_version_is_shown_disabled_with_the_reason_and_refused(client, profile):

@@ -14,7 +14,7 @@ class CompareQueryForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.candidates = candidates
         self.fields["other"].widget.choices = [
-            (job.pk, f"#{job.pk} · {job.model} · prompt v{job.prompt_version.version} · threshold {job.threshold}")
+            (job.pk, f"#{job.pk} · {job.labelled_by}")
             for job in candidates
         ]
 
