@@ -266,7 +266,9 @@ class Protocol:
         for answered in self.steps_of(path):
             if answered == step:
                 break
-            kept[answered] = path[answered]
+            value_so_far = path[answered]
+            kept[answered] = (str(value_so_far) if isinstance(value_so_far, str)
+                              else list(value_so_far) if isinstance(value_so_far, list) else value_so_far)
         if self.next_step(kept) != step:
             raise ProtocolError(f"step {step!r} is not asked after the answers given so far")
         kept[step] = value
