@@ -221,3 +221,9 @@ def test_independent_mode_counts_the_shapes_reaching_a_label_not_the_kind_values
     document["steps"][0]["answers"].append({"value": "partly", "label": "Partly", "next": "error_types"})
     assert ("/labels/1", "label 'unsupported' is reached by 2 paths; independent mode needs exactly one (give each "
             "path its own label, or drop 'independent' from modes)") in problems(document)
+
+
+def test_a_shape_leads_to_its_label_past_the_kind_steps():
+    assert [HALLU.label_of_shape(shape) for shape in HALLU.paths()] == ["supported", "unsupported"]
+    assert HALLU.label_of({"supported": "no"}) is None and HALLU.label_of_shape({}) is None
+    assert HALLU.label_of_shape(walked(*FULL)) == "unsupported"
