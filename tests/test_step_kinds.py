@@ -94,6 +94,8 @@ def test_a_stored_path_must_hold_each_value_in_its_stored_form():
         with pytest.raises(ProtocolError):
             HALLU.validate(bad)
     assert not holds(HALLU.step("severity"), True) and holds(HALLU.step("severity"), 1)
+    with pytest.raises(ProtocolError, match=r"step 'error_types' stores its answer as \['fabricated', 'wrong_citation'\]"):
+        HALLU.validate({**complete, "error_types": ["wrong_citation", "fabricated"]})
 
 
 def test_an_optional_text_step_is_answered_with_an_empty_string():

@@ -328,8 +328,8 @@ class Protocol:
             target = self._target(expected, value)
             if target is None:
                 step = self._steps[expected]
-                KINDS[step.kind].parse_value(step, value)  # raises, naming what the step takes
-                raise ProtocolError(f"step {key!r} keeps its answers in the step's order, not {value!r}")
+                stored = KINDS[step.kind].parse_value(step, value)  # raises, naming what the step takes
+                raise ProtocolError(f"step {key!r} stores its answer as {stored!r}, not {value!r}")
             expected = target[1] if target[0] else None
 
     def path_for_label(self, label: str) -> Path | None:
