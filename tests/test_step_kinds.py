@@ -229,3 +229,21 @@ def test_a_shape_leads_to_its_label_past_the_kind_steps():
     assert [HALLU.label_of_shape(shape) for shape in HALLU.paths()] == ["supported", "unsupported"]
     assert HALLU.label_of({"supported": "no"}) is None and HALLU.label_of_shape({}) is None
     assert HALLU.label_of_shape(walked(*FULL)) == "unsupported"
+
+
+def test_many_kind_steps_in_a_row_add_no_path_shape():
+    answers = [{"value": f"a{n}", "label": f"A{n}"} for n in range(1, 10)]
+    chain = [{"id": f"m{n}", "kind": "multiple", "question": "Which?", "min": 0, "answers": answers,
+              "next": f"m{n + 1}"} for n in range(40)]
+    chain[-1] = {**chain[-1], "yields": "bad"}
+    del chain[-1]["next"]
+    document = {"id": "wide", "version": 1, "name": "Wide", "start": "ok", "modes": ["sequential"],
+                "steps": [{"id": "ok", "question": "OK?", "answers": [{"value": "yes", "label": "Yes", "yields": "good"},
+                                                                    {"value": "no", "label": "No", "next": "m0"}]}, *chain],
+                "labels": [{"id": "good", "name": "Good"}, {"id": "bad", "name": "Bad"}]}
+    protocol = load_protocol(document)  # 2 shapes, not 512 ** 40 combinations of picks
+    assert protocol.paths() == [{"ok": "yes"}, {"ok": "no"}] and len(protocol.kind_steps()) == 40
+    path = {"ok": "no"}
+    for n in range(40):
+        path = protocol.answer(path, f"m{n}", [] if n % 2 else ["a9", "a1"])
+    assert protocol.label_of(path) == "bad" and path["m0"] == ["a1", "a9"]
