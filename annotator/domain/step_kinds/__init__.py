@@ -1,6 +1,6 @@
 """The kinds of a protocol step (issue 42): ``choice`` (the default), ``multiple``, ``scale`` and ``text``.
 
-One module per kind, each exposing the same four functions, gathered in ``KINDS``:
+One module per kind, each exposing the same five functions, gathered in ``KINDS``:
 
 - ``validate_step(step_doc, where) -> [(path, message), ...]``: the kind's own problems of a step of the right
   shape (the schema checked types); ``where`` is the step's JSON pointer (``/steps/3``).
