@@ -7,8 +7,9 @@
 
 It imports the CogniBench files into a database of its own (var/bench-learned.sqlite3) once. The sample has
 253 gold sentences: the training time on 1,250 is measured on the sample's gold sentences repeated (each copy a
-turn of its own) and the prediction time on its 431 sentences repeated to 240,000; both are times only, never
-figures (a copy in training and test would be a leak).
+turn of its own) and the prediction time on its 431 sentences repeated to 240,000, each copy with references of
+its own (as many as a job's turns); both are times only, never figures (a copy in training and test would be a
+leak).
 """
 
 from __future__ import annotations
@@ -96,8 +97,14 @@ def main():
 
     rows = list(Sentence.objects.filter(turn__dialogue__project=project).values_list(
         "text", "turn__dialogue__reference", "turn__user_message", "index"))
-    pool = [Example(text, reference, question, index, 8) for text, reference, question, index in rows]
-    many = (pool * (-(-args.predict_sentences // len(pool))))[: args.predict_sentences]
+    # Each copy of the pool reads references of its own (a job's 240,000 sentences come in some 28,000 turns,
+    # each with its reference): what is computed once per reference is paid once per turn, as in a job.
+    many, copy = [], 0
+    while len(many) < args.predict_sentences:
+        many += [Example(text, f"Copy {copy}. {reference}", question, index, 8)
+                 for text, reference, question, index in rows]
+        copy += 1
+    many = many[: args.predict_sentences]
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):
