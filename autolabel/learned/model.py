@@ -28,7 +28,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
-from autolabel.learned.features import FEATURE_VERSION, Example, dense_matrix
+from autolabel.learned.dense import dense_matrix
+from autolabel.learned.features import FEATURE_VERSION, Example
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 

@@ -25,7 +25,6 @@ from annotator.domain.languages import is_unspaced
 _BASE = 0x100000001B3  # odd: invertible modulo 2**64
 _BASE_INVERSE = pow(_BASE, -1, 2**64)
 _WORD = re.compile(r"\w")
-_SENTENCE_ENDS = np.fromiter(map(ord, ".!?。！？\n"), dtype=np.uint32)
 _SPACE = 32
 
 
@@ -146,11 +145,6 @@ class TextBatch:
             hashes = combine(hashes, self.token_hash[offset:offset + count])
         return hashes[same], self.token_text[:count][same]
 
-    def token_sentence(self) -> np.ndarray:
-        """Per token, the number of the sentence it stands in (sentence ends counted over the whole batch)."""
-        ends = np.flatnonzero(np.isin(self.codes, _SENTENCE_ENDS))
-        return np.searchsorted(ends, self.token_start)
-
     def character_ngrams(self, sizes=(2, 3, 4)) -> tuple[np.ndarray, np.ndarray]:
         """Hashes of the n-grams within each whitespace-separated word padded with a space, and their texts.
 
@@ -173,12 +167,6 @@ class TextBatch:
         if not hashes:
             return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
         return np.concatenate(hashes), np.concatenate(texts)
-
-
-def word_hashes(words) -> np.ndarray:
-    """The token hashes of single-token words (a lexicon), sorted."""
-    batch = TextBatch(list(words))
-    return np.unique(batch.token_hash[np.bincount(batch.token_text, minlength=batch.size)[batch.token_text] == 1])
 
 
 def member(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
