@@ -101,8 +101,8 @@ def main():
     # each with its reference): what is computed once per reference is paid once per turn, as in a job.
     many, copy = [], 0
     while len(many) < args.predict_sentences:
-        many += [Example(text, f"Copy {copy}. {reference}", question, index, 8)
-                 for text, reference, question, index in rows]
+        own = {reference: f"Copy {copy}. {reference}" for reference in {row[1] for row in rows}}
+        many += [Example(text, own[reference], question, index, 8) for text, reference, question, index in rows]
         copy += 1
     many = many[: args.predict_sentences]
     started, cpu = time.perf_counter(), time.process_time()

@@ -57,7 +57,7 @@ def _find(pattern: re.Pattern, texts: Sequence[str], *, lower: bool = False):
     search over the texts joined (a search per text costs more than the search): the matches, their hashes and
     the text of each."""
     joined = "\x00" + "\x00".join(texts)
-    if joined.count("\x00") != len(texts) + 1:  # a text holding the separator: read it as a space
+    if joined.count("\x00") != max(len(texts), 1):  # a text holding the separator: read it as a space
         joined = "\x00" + "\x00".join(text.replace("\x00", " ") for text in texts)
     found = pattern.findall(joined.lower() if lower else joined)
     hashes = _hashes(found)
