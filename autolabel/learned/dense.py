@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from autolabel.learned.features import HEDGES, MONTHS, NEGATIONS, REASONING, STOP, UNSPACED_CLASS, Example
+from autolabel.learned.features import (EVALUATIVE, HEDGES, MONTHS, NEGATIONS, PERSONAL, REASONING, STOP,
+                                        UNSPACED_CLASS, Example)
 from autolabel.learned.text_arrays import combine, member
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|\x00")
@@ -46,6 +47,7 @@ def _hashes(words) -> np.ndarray:
 
 _LEXICONS = {name: np.unique(_hashes(words)) for name, words in (
     ("stop", STOP), ("negation", NEGATIONS), ("hedge", HEDGES), ("reasoning", REASONING),
+    ("evaluative", EVALUATIVE), ("personal", PERSONAL),
     ("date", MONTHS + tuple(str(year) for year in range(1500, 2100))), ("end", tuple(".!?。！？\n")))}
 
 
@@ -169,6 +171,9 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str]) -> np.ndarr
         negation, reference_negation, negation & ~reference_negation,
         _per(text[np.isin(hashes, _LEXICONS["hedge"])], size),
         _per(text[np.isin(hashes, _LEXICONS["reasoning"])], size),
+        _per(text[np.isin(hashes, _LEXICONS["evaluative"])], size),
+        _per(text[np.isin(hashes, _LEXICONS["personal"])], size),
+        np.fromiter((text.rstrip()[-1:] in ("!", "?") for text in texts), dtype=bool, count=size),
         position == 0, position == count - 1, _share(position, np.maximum(count - 1, 1)), np.log1p(words),
     ]
     matrix = np.zeros((size, len(columns) + 2 + len(labels)))

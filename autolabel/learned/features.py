@@ -9,7 +9,8 @@ turns a batch of them into the numbers a linear model weighs beside the sentence
   found in one reference sentence, and the share found in the question;
 - what the reference does not hold: numbers, capitalised names and dates (years, months) of the sentence absent
   from it (counts and shares), the content words absent from it;
-- negation (the sentence's, and whether the reference has one), hedges and reasoning cues;
+- negation (the sentence's, and whether the reference has one), hedges, reasoning cues, evaluative words, words
+  of the first and second person, and whether it ends in an exclamation or a question (``CUES``);
 - the position (first, last, relative) and the length;
 - the pre-label job's votes: the share of samples that gave each label of the protocol, and that said hallucinated.
 
@@ -30,8 +31,8 @@ from dataclasses import dataclass, field
 
 from annotator.domain.languages import UNSPACED_RANGES, is_unspaced
 
-# 2: features read as arrays, hashed n-grams (names and dates are tokens; dates are absent when no token of the
-# reference is the same); 1 (unrecorded): scikit-learn's vectorizers and a Python loop per sentence.
+# 2: features read as arrays, hashed n-grams (dates are absent when no token of the reference is the same; word
+# pairs and triples within a sentence), the cues; 1 (unrecorded): scikit-learn's vectorizers, a loop per sentence.
 FEATURE_VERSION = 2
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
@@ -46,6 +47,13 @@ HEDGES = frozenset("may might could can possibly perhaps likely unlikely probabl
 REASONING = frozenset("because therefore thus hence so consequently since overall however important "
                        "significant crucial essential key should must recommend recommended consider helps help "
                        "allows ensure ensures contribute contributes impact role making makes".split())
+# Cues of a judgement rather than a fact (cognitive labels: speculation, evaluation, advice), and of talk to the
+# reader (greetings, offers: irrelevant sentences).
+EVALUATIVE = frozenset("best great excellent ideal perfect amazing wonderful fascinating interesting remarkable "
+                       "popular beautiful unique valuable beneficial effective useful worth enjoy enjoyable "
+                       "impressive notable famous renowned iconic rich vibrant ultimately overall truly".split())
+PERSONAL = frozenset("i me my we us our you your yours".split())
+CUES = ("evaluative", "personal", "exclamation_or_question")
 STOP = frozenset("the a an of in on at to and or is are was were be been it its this that these those for with by "
                   "as from which who their there they he she his her we you your i".split())
 
@@ -91,7 +99,7 @@ def dense_names(labels: Sequence[str]) -> list[str]:
         "question_overlap", "words_not_in_reference",
         "numbers", "numbers_absent", "numbers_absent_share", "names", "names_absent", "names_absent_share",
         "dates_absent", "negation", "reference_negation", "negation_mismatch", "hedges", "reasoning_cues",
-        "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
+        *CUES, "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
     ] + [f"votes_{label}" for label in labels]
 
 

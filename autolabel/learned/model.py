@@ -29,7 +29,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import FEATURE_VERSION, Example
+from autolabel.learned.features import CUES, FEATURE_VERSION, Example, dense_names
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 
@@ -41,9 +41,11 @@ class TextFeatures:
     """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True):
+                 use_characters: bool = True, use_cues: bool = True):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
+        names = dense_names(self.labels)
+        self.dense_columns = [i for i, name in enumerate(names) if use_cues or name not in CUES]
         self.characters = HashedTfidf("characters", max_features=20000)
         self.words = HashedTfidf("words", max_features=10000)
         self.scaler = StandardScaler()
@@ -56,7 +58,7 @@ class TextFeatures:
         if self.use_ngrams:
             blocks.append(self.words.fit_transform(batch) if fit else self.words.transform(batch))
         if self.use_dense:
-            dense = dense_matrix(examples, self.labels)
+            dense = dense_matrix(examples, self.labels)[:, self.dense_columns]
             blocks.append(sparse.csr_matrix(self.scaler.fit_transform(dense) if fit else self.scaler.transform(dense)))
         return blocks
 
@@ -96,7 +98,7 @@ class JudgeModel:
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True):
+                 use_characters: bool = True, use_cues: bool = True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
@@ -104,7 +106,7 @@ class JudgeModel:
         self.strategy = strategy
         self.regularization = regularization
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
-                                     use_characters=use_characters)
+                                     use_characters=use_characters, use_cues=use_cues)
         self.classifiers: dict[str, object] = {}
         self.feature_version = FEATURE_VERSION
 
