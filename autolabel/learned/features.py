@@ -9,8 +9,9 @@ turns a batch of them into the numbers a linear model weighs beside the sentence
   found in one reference sentence, and the share found in the question;
 - what the reference does not hold: numbers, capitalised names and dates (years, months) of the sentence absent
   from it (counts and shares), the content words absent from it;
-- negation (the sentence's, and whether the reference has one), hedges, reasoning cues, evaluative words, words
-  of the first and second person, and whether it ends in an exclamation or a question (``CUES``);
+- negation (the sentence's, and whether the reference has one), hedges and reasoning cues; evaluative words, words
+  of the first and second person, and whether it ends in an exclamation or a question (``CUES``: computed, but a
+  model reads them only with ``use_cues``, which cross-validation on the CogniBench sample did not support);
 - the position (first, last, relative) and the length;
 - the pre-label job's votes: the share of samples that gave each label of the protocol, and that said hallucinated.
 

@@ -41,7 +41,7 @@ class TextFeatures:
     """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = True):
+                 use_characters: bool = True, use_cues: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
         names = dense_names(self.labels)
@@ -98,7 +98,7 @@ class JudgeModel:
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = True):
+                 use_characters: bool = True, use_cues: bool = False):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
