@@ -3,12 +3,14 @@
 
     .venv/bin/python bench/learned_judge.py                      # figures of the shipped options, the timings
     .venv/bin/python bench/learned_judge.py --variants           # every variant tried, same folds
+    .venv/bin/python bench/learned_judge.py --nested             # the figure of choosing a variant by inner CV
     .venv/bin/python bench/learned_judge.py --data /work/shared/data/cognibench-sample
 
 It imports the CogniBench files into a database of its own (var/bench-learned.sqlite3) once. The sample has
 253 gold sentences: the training time on 1,250 is measured on the sample's gold sentences repeated (each copy a
-turn of its own) and the prediction time on its 431 sentences repeated to 240,000; both are times only, never
-figures (a copy in training and test would be a leak).
+turn of its own) and the prediction time on its 431 sentences repeated to 240,000, each copy with references of
+its own (as many as a job's turns); both are times only, never figures (a copy in training and test would be a
+leak).
 """
 
 from __future__ import annotations
@@ -30,7 +32,41 @@ VARIANTS = {
     "steps, n-grams only": {"strategy": "steps", "use_dense": False},
     "steps, C=0.3": {"strategy": "steps", "regularization": 0.3},
     "steps, C=3": {"strategy": "steps", "regularization": 3.0},
+    "steps, with cue features": {"strategy": "steps", "use_cues": True},
+    "steps, no character n-grams": {"strategy": "steps", "use_characters": False},
 }
+# What the nested cross-validation chooses among (in each outer fold, by grouped CV on its training turns only).
+CANDIDATES = ("steps (shipped)", "flat", "steps, C=0.3", "steps, C=3", "steps, with cue features",
+              "steps, no character n-grams")
+
+
+def nested(protocol, gold, folds=5, inner_folds=4):
+    """The figure of choosing the options by cross-validation: in each outer fold (grouped by turn) every
+    candidate is cross-validated on the training turns only, the best is fitted on them and predicts the held-out
+    turns; the held-out predictions are scored together. Nothing is chosen on a turn it is then scored on."""
+    import numpy as np
+
+    from autolabel.learned.model import judge_for
+    from autolabel.learned.validation import _figures, _folds, cross_validate, score_probabilities
+
+    labels = tuple(protocol.labels)
+    _, outer = _folds(gold.turns, folds)
+    probabilities = np.zeros((len(gold), len(labels)))
+    chosen = []
+    for train, test in outer:
+        pick = lambda rows: [gold.examples[i] for i in rows]  # noqa: E731
+        scores = {}
+        for name in CANDIDATES:
+            inner = cross_validate(protocol, pick(train), [gold.gold[i] for i in train],
+                                   [gold.turns[i] for i in train], [gold.words[i] for i in train],
+                                   folds=inner_folds, curve_shares=(1.0,), **VARIANTS[name])
+            scores[name] = inner["cross_validated"]["macro_f1"] or 0.0
+        best = max(CANDIDATES, key=lambda name: scores[name])  # ties: the first listed (the shipped options)
+        chosen.append(best)
+        model = judge_for(protocol, **VARIANTS[best]).fit(pick(train), [gold.gold[i] for i in train])
+        probabilities[test] = model.predict_proba(pick(test))
+    report = score_probabilities(protocol, labels, probabilities, gold.gold, gold.words)
+    return {**_figures(protocol, report), "chosen": chosen}
 
 
 def setup(args):
@@ -56,6 +92,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--variants", action="store_true", help="Cross-validate every variant tried.")
+    parser.add_argument("--nested", action="store_true",
+                        help="Also the nested cross-validation of choosing among the candidate variants.")
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
                         help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
@@ -83,6 +121,12 @@ def main():
             results["learning_curve"] = [(p["sentences"], p["macro_f1"]) for p in figures["learning_curve"]]
         print(name, json.dumps(results[name]), flush=True)
 
+    if args.nested:
+        started, cpu = time.perf_counter(), time.process_time()
+        results["nested"] = {**nested(protocol, gold), "seconds": round(time.perf_counter() - started, 1),
+                             "cpu_seconds": round(time.process_time() - cpu, 1)}
+        print("nested", json.dumps(results["nested"]), flush=True)
+
     copies = -(-args.train_sentences // len(gold))
     examples = (gold.examples * copies)[: args.train_sentences]
     labels = (gold.gold * copies)[: args.train_sentences]
@@ -96,8 +140,14 @@ def main():
 
     rows = list(Sentence.objects.filter(turn__dialogue__project=project).values_list(
         "text", "turn__dialogue__reference", "turn__user_message", "index"))
-    pool = [Example(text, reference, question, index, 8) for text, reference, question, index in rows]
-    many = (pool * (-(-args.predict_sentences // len(pool))))[: args.predict_sentences]
+    # Each copy of the pool reads references of its own (a job's 240,000 sentences come in some 28,000 turns,
+    # each with its reference): what is computed once per reference is paid once per turn, as in a job.
+    many, copy = [], 0
+    while len(many) < args.predict_sentences:
+        own = {reference: f"Copy {copy}. {reference}" for reference in {row[1] for row in rows}}
+        many += [Example(text, own[reference], question, index, 8) for text, reference, question, index in rows]
+        copy += 1
+    many = many[: args.predict_sentences]
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):

@@ -84,6 +84,17 @@ def test_a_judge_is_refused_for_another_protocol_version_than_the_one_it_learned
     assert "learned protocol version built-in" in job.error and not Prediction.objects.filter(job=job).exists()
 
 
+def test_a_judge_trained_on_other_features_is_refused_with_the_reason():
+    project = trainable_project(turns=3)
+    judge = train(project)
+    learned_job_create(project=project, judge=judge, enqueue=False)  # trained here: accepted
+    figures = {key: value for key, value in judge.figures.items() if key != "feature_version"}
+    LearnedJudge.objects.filter(pk=judge.pk).update(figures=figures)  # as a judge trained before versions were kept
+    judge.refresh_from_db()
+    with pytest.raises(JudgeRefused, match="trained on features of version 1; .* computes version 2: train it again"):
+        learned_job_create(project=project, judge=judge, enqueue=False)
+
+
 def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client, django_capture_on_commit_callbacks):
     project = trainable_project(turns=3)
     client.force_login(member(project, Role.LEAD))

@@ -1,47 +1,61 @@
-"""What the learned judge reads of a sentence, as pure functions (no database, no model).
+"""What the learned judge reads of a sentence (no database, no model).
 
 A ``Example`` is one sentence with what surrounds it: its turn's reference and question, its position among the
-turn's sentences and, when a finished pre-labelling job predicted it, that job's sample votes. ``dense_features``
-turns it into the numbers a linear model weighs beside the sentence's own n-grams:
+turn's sentences and, when a finished pre-labelling job predicted it, that job's sample votes. ``dense_matrix``
+turns a batch of them into the numbers a linear model weighs beside the sentences' own n-grams:
 
 - overlap with the reference: the share of the sentence's words (characters where the script is written without
-  spaces) and word pairs found in the reference, and in the question;
-- what the reference does not hold: numbers, capitalised names and dates of the sentence absent from it (counts
-  and shares), the words in none of the reference's sentences;
-- negation (the sentence's, and whether the reference has one), hedges and reasoning cues;
+  spaces), content words, word pairs and triples found in the reference, the best share of its content words
+  found in one reference sentence, and the share found in the question;
+- what the reference does not hold: numbers, capitalised names and dates (years, months) of the sentence absent
+  from it (counts and shares), the content words absent from it;
+- negation (the sentence's, and whether the reference has one), hedges and reasoning cues; evaluative words, words
+  of the first and second person, and whether it ends in an exclamation or a question (``CUES``: computed, but a
+  model reads them only with ``use_cues``, which cross-validation on the CogniBench sample did not support);
 - the position (first, last, relative) and the length;
 - the pre-label job's votes: the share of samples that gave each label of the protocol, and that said hallucinated.
 
 Tokens are lower-cased words in spaced scripts and single characters in Chinese and Japanese
-(``annotator.domain.languages``), so every language is read, not only English.
+(``annotator.domain.languages``), so every language is read, not only English. ``dense.dense_matrix`` reads a
+batch as arrays: each distinct reference once, every membership test a sorted search over hashed (reference,
+token) keys, so predicting a job's sentences costs no Python loop per sentence or word.
+
+``FEATURE_VERSION`` names what these features are: a model fitted on other features is refused
+(``store.judge_refusal``), never fed columns it did not learn.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from annotator.domain.languages import UNSPACED_RANGES, is_unspaced
 
+# 2: features read as arrays, hashed n-grams (dates are absent when no token of the reference is the same; word
+# pairs and triples within a sentence), the cues; 1 (unrecorded): scikit-learn's vectorizers, a loop per sentence.
+FEATURE_VERSION = 2
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_ANY_UNSPACED = re.compile("[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in UNSPACED_RANGES) + "]")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*|\n+")
-_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+UNSPACED_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in UNSPACED_RANGES)
+_ANY_UNSPACED = re.compile(f"[{UNSPACED_CLASS}]")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
-_NEGATIONS = frozenset("not no never none nor neither without cannot isn't aren't wasn't weren't doesn't don't "
+NEGATIONS = frozenset("not no never none nor neither without cannot isn't aren't wasn't weren't doesn't don't "
                        "didn't won't can't nothing nobody 不 没 無 无 非 未 ない nicht kein keine pas jamais".split())
-_HEDGES = frozenset("may might could can possibly perhaps likely unlikely probably suggest suggests suggesting "
+HEDGES = frozenset("may might could can possibly perhaps likely unlikely probably suggest suggests suggesting "
                     "seem seems appear appears potentially generally often typically usually some".split())
-_REASONING = frozenset("because therefore thus hence so consequently since overall however important "
+REASONING = frozenset("because therefore thus hence so consequently since overall however important "
                        "significant crucial essential key should must recommend recommended consider helps help "
                        "allows ensure ensures contribute contributes impact role making makes".split())
-_STOP = frozenset("the a an of in on at to and or is are was were be been it its this that these those for with by "
+# Cues of a judgement rather than a fact (cognitive labels: speculation, evaluation, advice), and of talk to the
+# reader (greetings, offers: irrelevant sentences).
+EVALUATIVE = frozenset("best great excellent ideal perfect amazing wonderful fascinating interesting remarkable "
+                       "popular beautiful unique valuable beneficial effective useful worth enjoy enjoyable "
+                       "impressive notable famous renowned iconic rich vibrant ultimately overall truly".split())
+PERSONAL = frozenset("i me my we us our you your yours".split())
+CUES = ("evaluative", "personal", "exclamation_or_question")
+STOP = frozenset("the a an of in on at to and or is are was were be been it its this that these those for with by "
                   "as from which who their there they he she his her we you your i".split())
 
 
@@ -79,89 +93,21 @@ def tokens(text: str) -> list[str]:
     return found
 
 
-def _content(words: list[str]) -> list[str]:
-    return [w for w in words if w not in _STOP]
-
-
-@dataclass(frozen=True)
-class ReferenceIndex:
-    """What the features ask of a reference, computed once per reference (a turn's sentences share it)."""
-
-    words: frozenset
-    pairs: frozenset
-    triples: frozenset
-    sentences: tuple  # each reference sentence's content words (a frozenset)
-    numbers: frozenset
-    lowered: str
-    has_negation: bool
-
-
-@lru_cache(maxsize=4096)
-def reference_index(reference: str) -> ReferenceIndex:
-    words = tokens(reference)
-    parts = tuple(frozenset(_content(tokens(part))) for part in _SENTENCE_END.split(reference) if part.strip())
-    return ReferenceIndex(
-        words=frozenset(words), pairs=frozenset(zip(words, words[1:])),
-        triples=frozenset(zip(words, words[1:], words[2:])), sentences=parts,
-        numbers=frozenset(_normal_number(n) for n in _NUMBER.findall(reference)),
-        lowered=reference.lower(), has_negation=any(w in _NEGATIONS for w in words),
-    )
-
-
-def _normal_number(number: str) -> str:
-    return number.replace(",", "")
-
-
-def _share(found: int, total: int) -> float:
-    return found / total if total else 0.0
-
-
 def dense_names(labels: Sequence[str]) -> list[str]:
-    """The names of ``dense_features``' columns, in order (the votes' columns follow the protocol's labels)."""
+    """The names of ``dense_matrix``' columns, in order (the votes' columns follow the protocol's labels)."""
     return [
         "word_overlap", "content_overlap", "pair_overlap", "triple_overlap", "best_sentence_overlap",
         "question_overlap", "words_not_in_reference",
         "numbers", "numbers_absent", "numbers_absent_share", "names", "names_absent", "names_absent_share",
         "dates_absent", "negation", "reference_negation", "negation_mismatch", "hedges", "reasoning_cues",
-        "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
+        *CUES, "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
     ] + [f"votes_{label}" for label in labels]
 
 
 def dense_features(example: Example, labels: Sequence[str]) -> list[float]:
-    """The numbers of one sentence (``dense_names`` says which), beside its n-grams."""
-    reference = reference_index(example.reference)
-    words = tokens(example.text)
-    content = _content(words)
-    question = set(tokens(example.question))
-    pairs = list(zip(words, words[1:]))
-    triples = list(zip(words, words[1:], words[2:]))
-    content_set = set(content)
-    numbers = [_normal_number(n) for n in _NUMBER.findall(example.text)]
-    absent_numbers = [n for n in numbers if n not in reference.numbers]
-    names = [n.lower() for n in _NAME.findall(example.text)]
-    absent_names = [n for n in names if n not in reference.words]
-    dates = _YEAR.findall(example.text) + [m for m in _MONTHS if m in words]
-    absent_dates = [d for d in dates if d not in reference.lowered]
-    negation = any(w in _NEGATIONS for w in words)
-    votes = list(example.votes or ())
-    answered = [v for v in votes if v.get("hallucinated") is not None]
-    row = [
-        _share(sum(w in reference.words for w in words), len(words)),
-        _share(sum(w in reference.words for w in content), len(content)),
-        _share(sum(p in reference.pairs for p in pairs), len(pairs)),
-        _share(sum(t in reference.triples for t in triples), len(triples)),
-        max((_share(len(content_set & part), len(content_set)) for part in reference.sentences), default=0.0),
-        _share(sum(w in question for w in content), len(content)),
-        math.log1p(sum(w not in reference.words for w in content)),
-        float(len(numbers)), float(len(absent_numbers)), _share(len(absent_numbers), len(numbers)),
-        float(len(names)), float(len(absent_names)), _share(len(absent_names), len(names)),
-        float(len(absent_dates)),
-        float(negation), float(reference.has_negation), float(negation and not reference.has_negation),
-        float(sum(w in _HEDGES for w in words)), float(sum(w in _REASONING for w in words)),
-        float(example.position == 0), float(example.position == example.sentences - 1),
-        _share(example.position, max(example.sentences - 1, 1)), math.log1p(len(words)),
-        float(bool(answered)),
-        _share(sum(v.get("hallucinated") is True for v in answered), len(answered)),
-    ]
-    row += [_share(sum(v.get("label") == label for v in answered), len(answered)) for label in labels]
-    return row
+    """The numbers of one sentence (``dense_names`` says which); ``dense.dense_matrix`` reads many at once."""
+    from autolabel.learned.dense import dense_matrix  # numpy: loaded by the processes that predict only
+
+    return [float(value) for value in dense_matrix([example], labels)[0]]
+
+

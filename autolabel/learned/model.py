@@ -14,7 +14,8 @@ Every classifier weighs the classes by their inverse frequency (``class_weight="
 labels are the rare ones, and the macro of the evaluation counts each view alike.
 
 The text is read as character n-grams within words (every script, spaced or not) and word n-grams (words, or
-characters where the script has no spaces: ``features.tokens``), beside ``features.dense_features``, scaled.
+characters where the script has no spaces: ``features.tokens``), hashed (``hashed.HashedTfidf``), beside
+``features.dense_matrix``, scaled. ``feature_version`` records which features a fitted model reads.
 """
 
 from __future__ import annotations
@@ -23,53 +24,49 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
-from autolabel.learned.features import Example, dense_features, tokens
+from autolabel.learned.dense import dense_matrix
+from autolabel.learned.features import CUES, FEATURE_VERSION, Example, dense_names
+from autolabel.learned.hashed import HashedTfidf
+from autolabel.learned.text_arrays import TextBatch
 
 STRATEGIES = ("steps", "flat")
+CHUNK = 20_000  # sentences featurized at once when predicting: the arrays of a chunk and its references fit in memory
 
 
 class TextFeatures:
-    """Sentence n-grams (TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
+    """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True):
+                 use_characters: bool = True, use_cues: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
-        self.characters = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), min_df=2, sublinear_tf=True,
-                                          max_features=20000)
-        self.words = TfidfVectorizer(tokenizer=tokens, token_pattern=None, lowercase=False, ngram_range=(1, 2),
-                                     min_df=2, sublinear_tf=True, max_features=10000)
+        names = dense_names(self.labels)
+        self.dense_columns = [i for i, name in enumerate(names) if use_cues or name not in CUES]
+        self.characters = HashedTfidf("characters", max_features=20000)
+        self.words = HashedTfidf("words", max_features=10000)
         self.scaler = StandardScaler()
 
-    def _dense(self, examples: Sequence[Example]) -> np.ndarray:
-        return np.asarray([dense_features(example, self.labels) for example in examples], dtype=np.float64)
+    def _blocks(self, examples: Sequence[Example], fit: bool) -> list:
+        batch = TextBatch([example.text for example in examples]) if self.use_ngrams else None
+        blocks = []
+        if self.use_ngrams and self.use_characters:
+            blocks.append(self.characters.fit_transform(batch) if fit else self.characters.transform(batch))
+        if self.use_ngrams:
+            blocks.append(self.words.fit_transform(batch) if fit else self.words.transform(batch))
+        if self.use_dense:
+            dense = dense_matrix(examples, self.labels)[:, self.dense_columns]
+            blocks.append(sparse.csr_matrix(self.scaler.fit_transform(dense) if fit else self.scaler.transform(dense)))
+        return blocks
 
     def fit_transform(self, examples: Sequence[Example]):
-        texts = [example.text for example in examples]
-        blocks = []
-        if self.use_ngrams and self.use_characters:
-            blocks.append(self.characters.fit_transform(texts))
-        if self.use_ngrams:
-            blocks.append(self.words.fit_transform(texts))
-        if self.use_dense:
-            blocks.append(sparse.csr_matrix(self.scaler.fit_transform(self._dense(examples))))
-        return sparse.hstack(blocks, format="csr")
+        return sparse.hstack(self._blocks(examples, fit=True), format="csr")
 
     def transform(self, examples: Sequence[Example]):
-        texts = [example.text for example in examples]
-        blocks = []
-        if self.use_ngrams and self.use_characters:
-            blocks.append(self.characters.transform(texts))
-        if self.use_ngrams:
-            blocks.append(self.words.transform(texts))
-        if self.use_dense:
-            blocks.append(sparse.csr_matrix(self.scaler.transform(self._dense(examples))))
-        return sparse.hstack(blocks, format="csr")
+        return sparse.hstack(self._blocks(examples, fit=False), format="csr")
 
 
 class _Constant:
@@ -101,7 +98,7 @@ class JudgeModel:
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True):
+                 use_characters: bool = True, use_cues: bool = False):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
@@ -109,8 +106,9 @@ class JudgeModel:
         self.strategy = strategy
         self.regularization = regularization
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
-                                     use_characters=use_characters)
+                                     use_characters=use_characters, use_cues=use_cues)
         self.classifiers: dict[str, object] = {}
+        self.feature_version = FEATURE_VERSION
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str]) -> JudgeModel:
         if not examples:
@@ -132,6 +130,9 @@ class JudgeModel:
 
     def predict_proba(self, examples: Sequence[Example]) -> np.ndarray:
         """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1."""
+        if len(examples) > CHUNK:
+            return np.vstack([self.predict_proba(examples[start:start + CHUNK])
+                              for start in range(0, len(examples), CHUNK)])
         matrix = self.features.transform(examples)
         result = np.zeros((matrix.shape[0], len(self.labels)))
         column = {label: i for i, label in enumerate(self.labels)}

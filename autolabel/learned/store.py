@@ -4,7 +4,8 @@ The model is serialized with joblib (scikit-learn's own way to keep a fitted est
 (``annotator.storage``: no URL serves it). It is read back only for the protocol version it learned: a job of a
 project that moved to another version, or that names a judge of another project, is refused with
 ``JudgeRefused`` before anything is predicted. A model fitted by another scikit-learn version is refused too
-(joblib files are not promised to load across versions).
+(joblib files are not promised to load across versions), and so is a model that reads other features than this
+code computes (``features.FEATURE_VERSION``, recorded in the judge's figures when it is trained).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from django.core.files.base import ContentFile
 
+from autolabel.learned.features import FEATURE_VERSION
 from autolabel.models import LearnedJudge
 
 if TYPE_CHECKING:
@@ -38,6 +40,11 @@ def judge_model_save(judge: LearnedJudge, model: JudgeModel) -> None:
     judge.library_version = sklearn.__version__
 
 
+def judge_feature_version(judge: LearnedJudge) -> int:
+    """The version of the features the judge's model reads (1: trained before the version was recorded)."""
+    return int((judge.figures or {}).get("feature_version", 1))
+
+
 def judge_refusal(judge: LearnedJudge, project, protocol_version_id: int | None) -> str:
     """Why ``judge`` may not label ``project`` in ``protocol_version_id`` ("" when it may)."""
     import sklearn
@@ -50,6 +57,10 @@ def judge_refusal(judge: LearnedJudge, project, protocol_version_id: int | None)
         learned = judge.protocol_version.number if judge.protocol_version_id else "built-in"
         return (f"learned judge {judge.pk} learned protocol version {learned}; the project labels with another "
                 "version: train a judge on its gold in the current version")
+    features = judge_feature_version(judge)
+    if features != FEATURE_VERSION:
+        return (f"learned judge {judge.pk} was trained on features of version {features}; this version of the "
+                f"application computes version {FEATURE_VERSION}: train it again")
     if judge.library_version and judge.library_version != sklearn.__version__:
         return (f"learned judge {judge.pk} was fitted by scikit-learn {judge.library_version}, this is "
                 f"{sklearn.__version__}: train it again")
@@ -64,4 +75,9 @@ def judge_model_load(judge: LearnedJudge, project, protocol_version_id: int | No
     import joblib
 
     with judge.model_file.open("rb") as handle:
-        return joblib.load(handle)
+        model = joblib.load(handle)
+    if getattr(model, "feature_version", 1) != FEATURE_VERSION:  # the row said otherwise: trust the model
+        raise JudgeRefused(f"learned judge {judge.pk}'s model was trained on features of version "
+                           f"{getattr(model, 'feature_version', 1)}; this version of the application computes "
+                           f"version {FEATURE_VERSION}: train it again")
+    return model

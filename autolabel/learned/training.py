@@ -21,6 +21,7 @@ from annotator.queue import task_send
 
 from autolabel.learned import validation
 from autolabel.learned.data import gold_set
+from autolabel.learned.features import FEATURE_VERSION
 from autolabel.learned.store import judge_model_save
 from autolabel.models import LearnedJudge
 
@@ -93,6 +94,7 @@ def _train(judge: LearnedJudge, folds: int) -> None:
     model = judge_for(protocol, **options).fit(gold.examples, gold.gold)
     figures["seconds"] = {"cross_validation": round(measured, 1), "fit": round(time.monotonic() - started - measured, 1)}
     figures["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
+    figures["feature_version"] = FEATURE_VERSION
     judge_model_save(judge, model)
     judge.status, judge.finished_at, judge.error = LearnedJudge.Status.DONE, timezone.now(), ""
     judge.gold_version, judge.gold_sentences, judge.votes_job_id = gold_version, len(gold), gold.votes_job_id

@@ -35,18 +35,32 @@ def votes_from_probabilities(probabilities: Sequence[float], labels: Sequence[st
                              samples: int = SAMPLES) -> list[dict]:
     """``samples`` votes shared among the labels by their probabilities (largest remainder), each a job sample's
     vote (``{"label", "hallucinated", "kind"}``)."""
-    read = scoring(protocol)
-    exact = np.asarray(probabilities, dtype=np.float64) * samples
-    counts = np.floor(exact).astype(int)
-    order = np.argsort(-(exact - counts), kind="stable")
-    for i in order[: samples - counts.sum()]:
+    template = _vote_template(protocol, tuple(labels))
+    # Plain floats: a job reads hundreds of thousands of rows, and numpy's cost per call dwarfs a row's arithmetic.
+    values = probabilities.tolist() if hasattr(probabilities, "tolist") else probabilities
+    exact = [float(p) * samples for p in values]
+    counts = [int(value) for value in exact]  # the floor: probabilities are not negative
+    order = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])  # largest remainder first, stable
+    for i in order[: samples - sum(counts)]:
         counts[i] += 1
-    votes = []
-    for label, count in zip(labels, counts):
-        family = protocol.family_of(label)
-        vote = {"label": label, "hallucinated": label in read.hallucinated, "kind": family.id if family else None}
-        votes.extend(dict(vote) for _ in range(int(count)))
-    return votes
+    return [dict(vote) for vote, count in zip(template, counts) for _ in range(count)]
+
+
+_TEMPLATES: dict = {}
+
+
+def _vote_template(protocol, labels: tuple) -> list[dict]:
+    """Each label's vote in ``protocol``, read once per protocol (its checksum) and labels."""
+    key = (protocol.checksum, labels)
+    if key not in _TEMPLATES:
+        read = scoring(protocol)
+        votes = []
+        for label in labels:
+            family = protocol.family_of(label)
+            votes.append({"label": label, "hallucinated": label in read.hallucinated,
+                          "kind": family.id if family else None})
+        _TEMPLATES[key] = votes
+    return _TEMPLATES[key]
 
 
 def confidence(probabilities: Sequence[float]) -> float:
