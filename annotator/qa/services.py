@@ -67,7 +67,7 @@ def question_ask(*, project: Project, user, turn: Turn, body: str, sentence: Sen
     step = question_step_for(protocol, path) if sentence is not None else None
     question = Question.objects.create(
         project=project, turn=turn, sentence=sentence, asked_by=user,
-        path={str(k): str(v) for k, v in path.items()}, step=step or "",
+        path={str(k): v for k, v in path.items()}, step=step or "",  # a kind's value stays a list, int or text
     )
     QuestionMessage.objects.create(question=question, author=user, body=body)
     return question
