@@ -1,22 +1,27 @@
 """The API and step kinds (issue 42): a path's values are strings, integers or arrays of strings, as the OpenAPI
 schema says, and they come back as they are stored (a list stays a list, a scale's point an integer)."""
 
+import copy
 import json
+from html import unescape
 
 import pytest
+from django.test import Client
+from django.urls import reverse
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 
 from annotator.models import Assignment, SentenceAnnotation
 from api.serializers.common import PATH_VALUE_SCHEMA
+from annotator.domain.protocol_document import load_shipped
 from annotator.domain.vocabulary import Role
-from tests.factories import AssignmentFactory, member
+from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, member
 from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.django_db
 
 # Stored by a protocol with kinds (annotator/protocols/halludetect.json): the database keeps JSON values as given.
-KIND_PATH = {"supported": "no", "error_types": ["fabricated_fact", "wrong_citation"], "severity": 4,
+KIND_PATH = {"supported": "no", "error_types": ["fabricated", "wrong_citation"], "severity": 4,
              "justification": "The cited case does not exist."}
 
 
@@ -79,3 +84,64 @@ def test_a_resolve_with_a_list_value_is_read_by_the_protocol_not_refused_by_the_
     body = response.json()
     assert "path" not in body.get("errors", {}), body
     assert "relevance" in body["detail"]
+
+
+def _api(name, project, **kwargs):
+    return reverse(f"api:{name}", kwargs={"slug": project.slug, **kwargs})
+
+
+def test_a_lead_puts_a_document_with_kinds_and_an_annotator_answers_every_kind():
+    halludetect = load_shipped("halludetect")
+    project = ProjectFactory(slug="hd-api")
+    TurnFactory(dialogue__project=project)
+    lead = token_client(member(project, Role.LEAD, username="hd-lead"))
+    put = lead.put(_api("project-protocol", project), halludetect.document, format="json")
+    assert put.status_code == 200, put.json()
+    assert put.json() == halludetect.document == lead.get(_api("project-protocol", project)).json()
+    assert [step.get("kind", "choice") for step in put.json()["steps"]] == ["choice", "multiple", "scale", "text"]
+    broken = copy.deepcopy(halludetect.document)
+    scale = next(step for step in broken["steps"] if step.get("kind") == "scale")
+    scale["min"], scale["max"] = 5, 1
+    refused = lead.put(_api("project-protocol", project), broken, format="json")
+    assert refused.status_code == 400
+    assert any(problem["path"].startswith("/steps/2") for problem in refused.json()["problems"]), refused.json()
+
+    annotator = token_client(member(project, Role.ANNOTATOR, username="hd-ann"))
+    assignment = annotator.post(_api("assignment-next", project)).json()
+    sentence = assignment["turn_detail"]["sentences"][0]["id"]
+    answer_url = _api("assignment-answer", project, pk=assignment["id"])
+
+    def answer(step, value):
+        return annotator.post(answer_url, {"sentence": sentence, "step": step, "answer": value}, format="json")
+
+    assert answer("supported", ["no"]).json()["errors"].keys() == {"answer"}  # a list to a choice step
+    assert answer("supported", "maybe").status_code == 400
+    assert answer("supported", "no").json()["next_step"] == "error_types"
+    chosen = list(halludetect.answers("error_types")[:2])
+    assert answer("error_types", chosen[::-1]).json()["next_step"] == "severity"  # any order: stored in the step's
+    assert answer("severity", True).status_code == 400  # a bool is not a point
+    assert answer("severity", 9).status_code == 400  # outside the scale: the protocol refuses it
+    assert answer("severity", 4).json()["next_step"] == "justification"
+    done = answer("justification", "The cited case does not exist.").json()
+    assert done["next_step"] is None and done["annotation"]["label"] == "unsupported"
+    assert done["annotation"]["path"] == {"supported": "no", "error_types": chosen, "severity": 4,
+                                          "justification": "The cited case does not exist."}
+
+
+def test_the_preview_draws_a_document_with_kinds_or_names_a_kinds_problem_by_path():
+    halludetect = load_shipped("halludetect")
+    project = ProjectFactory(slug="hd-preview")
+    lead = Client()
+    lead.force_login(member(project, Role.LEAD, username="hd-preview-lead"))
+    preview_url = reverse("project_protocol_preview", args=[project.slug])
+    drawn = lead.post(preview_url, {"source": "edited", "document": json.dumps(halludetect.document)})
+    assert drawn.status_code == 200
+    described = json.loads(unescape(drawn.content.decode().split('data-description="')[1].split('"')[0]))
+    assert described == halludetect.describe()
+    shipped = lead.post(preview_url, {"source": "shipped", "shipped": "halludetect"})
+    assert shipped.status_code == 200 and "data-description" in shipped.content.decode()
+    broken = copy.deepcopy(halludetect.document)
+    multiple = next(step for step in broken["steps"] if step.get("kind") == "multiple")
+    multiple["max"] = len(multiple["answers"]) + 1
+    refused = lead.post(preview_url, {"source": "edited", "document": json.dumps(broken)}).content.decode()
+    assert "<code>/steps/1/max</code>" in refused

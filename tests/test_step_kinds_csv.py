@@ -14,8 +14,8 @@ def _row(*cells):
 
 
 def test_a_list_is_one_cell_of_its_answers_joined_by_a_bar():
-    raw, row = _row("d-1", ["fabricated_fact", "wrong_citation"], 4, "The cited case does not exist.")
-    assert row == ["d-1", "fabricated_fact|wrong_citation", "4", "The cited case does not exist."]
+    raw, row = _row("d-1", ["fabricated", "wrong_citation"], 4, "The cited case does not exist.")
+    assert row == ["d-1", "fabricated|wrong_citation", "4", "The cited case does not exist."]
     assert ',4,' in raw  # the scale's point is a number, not quoted text
     assert _row([])[1] == [""]
     assert _row(("one",))[1] == ["one"]

@@ -3,7 +3,9 @@
 from rest_framework import serializers
 
 
-from .common import MAX_ID, ProtocolValueField
+from annotator.domain.step_kinds import CHOICE
+
+from .common import MAX_ID, PathValueField, ProtocolValueField
 from .work import AssignmentSerializer, SentenceAnnotationSerializer
 
 
@@ -27,7 +29,21 @@ class _SentenceActionSerializer(_ActionSerializer):
 
 class AnswerStepSerializer(_SentenceActionSerializer):
     step = ProtocolValueField("step")
-    answer = ProtocolValueField("answer")
+    answer = PathValueField(help_text=(
+        "The step's value, by the step's kind: a choice's answer (project-defined: one of the answers of the "
+        "project's protocol, GET /api/v1/projects/{slug}/protocol/), a multiple step's answers (an array, in any "
+        "order), a scale's point (an integer) or a text step's text."))
+
+    def validate(self, data):
+        """A choice step's answer is one the protocol has (a 400 naming them, as before step kinds); another kind's
+        value is checked against its step by the protocol when it is answered."""
+        protocol = self.context.get("protocol")
+        if protocol is not None and protocol.step_kind(data["step"]) == CHOICE:
+            known = tuple(dict.fromkeys(v for step in protocol.steps for v in protocol.answers(step)))
+            if not isinstance(data["answer"], str) or data["answer"] not in known:
+                raise serializers.ValidationError({"answer": [
+                    f"{data['answer']!r} is not a answer of this project's protocol: one of {', '.join(known)}."]})
+        return data
 
 
 class PickLabelSerializer(_SentenceActionSerializer):
