@@ -101,7 +101,7 @@ def test_a_halludetect_export_carries_lists_integers_and_strings_and_round_trips
     assert second.read_bytes() == first.read_bytes()
 
 
-def turn_line(gold_path=None, label="unsupported", annotation_path=None):
+def turn_line(gold_path=None, label="unsupported", annotation_path=None, adjudication_path=None):
     sentences, start = [], 0
     for index, text in enumerate(SENTENCES):
         start = RESPONSE.index(text)
@@ -110,6 +110,9 @@ def turn_line(gold_path=None, label="unsupported", annotation_path=None):
             sentence["gold"] = {"label": label, "path": gold_path} if gold_path is not None else {"label": label}
             if annotation_path is not None:
                 sentence["annotations"] = [{"annotator": "elsewhere", "label": label, "path": annotation_path}]
+            if adjudication_path is not None:
+                sentence["adjudication"] = {"adjudicator": "elsewhere", "label": label, "path": adjudication_path,
+                                            "reason": "", "evidence": []}
         sentences.append(sentence)
     return {"dialogue": {"id": "d-9", "reference": "Nothing about Smith."}, "turn": {"index": 0, "response": RESPONSE},
             "sentences": sentences}
@@ -157,6 +160,19 @@ def test_a_multiple_value_with_a_duplicate_is_refused(tmp_path):
     _refused(tmp_path, turn_line(unsupported(error_types=[first, first])), r"'sentences\[1\]\.gold\.path'")
 
 
+@pytest.mark.parametrize("where", ["gold", "answer"])
+def test_a_multiple_value_out_of_the_steps_order_is_refused_with_its_one_written_form(tmp_path, where):
+    """One set, one written form: the file's answers are kept and exported as written, so two equal sets must
+    be written alike (the export writes the step's order)."""
+    reversed_path = unsupported(error_types=_error_types()[::-1])
+    if where == "gold":
+        message = _refused(tmp_path, turn_line(reversed_path), r"'sentences\[1\]\.gold\.path'")
+    else:
+        message = _refused(tmp_path, turn_line(unsupported(), annotation_path=reversed_path),
+                           r"'sentences\[1\]\.annotations\[0\]\.path\.error_types'")
+    assert "step 'error_types' keeps its answers in the step's order" in message
+
+
 @pytest.mark.parametrize("change", BAD_KIND_VALUES)
 def test_an_imported_answer_with_a_bad_kind_value_is_refused_atomically(tmp_path, change):
     """Answers made in another project are kept as written, but never with a kind value the file's own protocol
@@ -164,6 +180,11 @@ def test_an_imported_answer_with_a_bad_kind_value_is_refused_atomically(tmp_path
     (step,) = change
     _refused(tmp_path, turn_line(unsupported(), annotation_path={**unsupported(), **change}),
              rf"'sentences\[1\]\.annotations\[0\]\.path\.{step}'")
+
+
+def test_an_imported_adjudication_with_a_bad_kind_value_is_refused(tmp_path):
+    _refused(tmp_path, turn_line(unsupported(), adjudication_path=unsupported(severity=[4])),
+             r"'sentences\[1\]\.adjudication\.path\.severity'")
 
 
 def test_a_gold_label_without_its_kind_values_is_still_imported(tmp_path):

@@ -30,5 +30,6 @@ def kind_value_problem(protocol: Protocol, path) -> tuple[str, str] | None:
         if type(stored) is not type(value) or stored != value:
             # Kept as written and exported as written: only the one stored form (a multiple step's answers in the
             # step's order) compares equal to the same answer given here.
-            return step_id, f"write it as {stored!r} (a multiple step's answers in the step's order)"
+            return step_id, (f"step {step_id!r} keeps its answers in the step's order, not {value!r}: "
+                             f"write {stored!r}")
     return None
