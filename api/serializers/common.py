@@ -67,6 +67,7 @@ class PathValueField(serializers.Field):
                    "array of strings (a multiple step's answers), not {kind}.",
         "too_long": f"A path's text is at most {PATH_TEXT_MAX} characters.",
         "out_of_range": f"A path's integer is between -{PATH_SCALE_BOUND} and {PATH_SCALE_BOUND}.",
+        "nul": "A path's text may not contain a NUL character (\\u0000), which the database cannot store.",
         "too_many": f"A path's list holds at most {PATH_CHOICES_MAX} answers, each a string of at most 40 characters.",
     }
 
@@ -74,6 +75,8 @@ class PathValueField(serializers.Field):
         if isinstance(data, str):
             if len(data) > PATH_TEXT_MAX:
                 self.fail("too_long")
+            if "\x00" in data:
+                self.fail("nul")
             return data
         if isinstance(data, int) and not isinstance(data, bool):
             if not -PATH_SCALE_BOUND <= data <= PATH_SCALE_BOUND:
@@ -82,8 +85,38 @@ class PathValueField(serializers.Field):
         if isinstance(data, list) and all(isinstance(item, str) for item in data):
             if len(data) > PATH_CHOICES_MAX or any(len(item) > 40 for item in data):
                 self.fail("too_many")
+            if any("\x00" in item for item in data):
+                self.fail("nul")
             return list(data)
         self.fail("invalid", kind="null" if data is None else type(data).__name__)
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field({"oneOf": [{"type": "string", "maxLength": 5000}, {"type": "integer"},
+                                {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 9}]})
+class StepAnswerField(serializers.Field):
+    """An answer to a step of the project's protocol, of the step's kind (docs/protocols.md): a string for a
+    choice step (one of its answers) or a text step, a list of answers for a multiple step, an integer for a
+    scale. Its shape here; ``AnswerStepSerializer.validate`` checks it against the step."""
+
+    default_error_messages = {"invalid": "An answer is a string, a list of strings or an integer."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("help_text", PROJECT_DEFINED.format(kind="answer") + " A list of answers for a multiple "
+                                       "step, an integer for a scale, the text for a text step.")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and len(data) <= 5000 and "\x00" not in data:
+            return data
+        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= 10**6:
+            return data
+        if isinstance(data, list) and len(data) <= 9 and all(
+                isinstance(value, str) and len(value) <= 40 and "\x00" not in value for value in data):
+            return list(data)
+        self.fail("invalid")
 
     def to_representation(self, value):
         return value

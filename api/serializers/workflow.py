@@ -3,9 +3,10 @@
 from rest_framework import serializers
 
 
-from annotator.domain.step_kinds import CHOICE
+from annotator.domain.protocol_document import ProtocolError
+from annotator.domain.step_kinds import CHOICE, parse_value
 
-from .common import MAX_ID, PathValueField, ProtocolValueField
+from .common import MAX_ID, ProtocolValueField, StepAnswerField
 from .work import AssignmentSerializer, SentenceAnnotationSerializer
 
 
@@ -29,20 +30,30 @@ class _SentenceActionSerializer(_ActionSerializer):
 
 class AnswerStepSerializer(_SentenceActionSerializer):
     step = ProtocolValueField("step")
-    answer = PathValueField(help_text=(
-        "The step's value, by the step's kind: a choice's answer (project-defined: one of the answers of the "
-        "project's protocol, GET /api/v1/projects/{slug}/protocol/), a multiple step's answers (an array, in any "
-        "order), a scale's point (an integer) or a text step's text."))
+    answer = StepAnswerField()
 
     def validate(self, data):
-        """A choice step's answer is one the protocol has (a 400 naming them, as before step kinds); another kind's
-        value is checked against its step by the protocol when it is answered."""
+        """A choice step's answer is one of the protocol's answers (as before step kinds); another kind's value is
+        checked against its step (a 400 naming it)."""
         protocol = self.context.get("protocol")
-        if protocol is not None and protocol.step_kind(data["step"]) == CHOICE:
-            known = tuple(dict.fromkeys(v for step in protocol.steps for v in protocol.answers(step)))
-            if not isinstance(data["answer"], str) or data["answer"] not in known:
-                raise serializers.ValidationError({"answer": [
-                    f"{data['answer']!r} is not a answer of this project's protocol: one of {', '.join(known)}."]})
+        if protocol is None or data["step"] not in protocol.steps:
+            return data
+        step = protocol.step(data["step"])
+        if step.kind == CHOICE:
+            if not isinstance(data["answer"], str) or len(data["answer"]) > 40:
+                raise serializers.ValidationError({"answer": [f"step {step.id!r} takes one of its answers: "
+                                                              f"{', '.join(step.values)}."]})
+            checked = ProtocolValueField("answer")  # the check and the message of a choice answer before kinds
+            checked.bind("answer", self)
+            try:
+                checked.run_validation(data["answer"])
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({"answer": error.detail}) from None
+            return data
+        try:
+            data["answer"] = parse_value(step, data["answer"])
+        except ProtocolError as error:
+            raise serializers.ValidationError({"answer": [str(error)]}) from None
         return data
 
 
