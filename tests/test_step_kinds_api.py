@@ -63,7 +63,8 @@ def test_a_path_with_kind_values_is_read_back_as_stored(world):
     assert paths and all(path == KIND_PATH for path in paths)
 
 
-@pytest.mark.parametrize("value", [[1, 2], {"a": "b"}, True, None, "x" * 5001, [["nested"]], 10**12, "a\x00b", ["a\x00"]])
+@pytest.mark.parametrize("value", [[1, 2], {"a": "b"}, True, None, "x" * 5001, [["nested"]], 10**12, "a\x00b",
+                                   ["a\x00"]])
 def test_a_path_value_of_no_kind_is_a_field_error_not_a_crash(world, value):
     annotator = token_client(world.users["annotator"])
     sentence = world.turn.sentences.first()

@@ -81,9 +81,10 @@ _FORMULA_AFTER_SEPARATOR = re.compile(
 
 
 def csv_cell(value):
-    """A CSV cell (a list is its items joined by "|"): text that a spreadsheet could run as a formula, at its start or after any separator a
+    """A CSV cell: text that a spreadsheet could run as a formula, at its start or after any separator a
     spreadsheet may split on, gets a leading apostrophe; `csv_writer` quotes every text cell, so the cell
-    stays one cell whatever the separator (names and notes come from imported data)."""
+    stays one cell whatever the separator (names and notes come from imported data). A list is one cell of
+    its items joined by "|"."""
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
