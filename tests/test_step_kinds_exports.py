@@ -182,6 +182,12 @@ def test_an_imported_answer_with_a_bad_kind_value_is_refused_atomically(tmp_path
              rf"'sentences\[1\]\.annotations\[0\]\.path\.{step}'")
 
 
+def test_a_gold_path_that_stops_before_its_kind_steps_is_refused_naming_the_step_it_lacks(tmp_path):
+    partial = {key: value for key, value in unsupported().items() if key != "justification"}
+    message = _refused(tmp_path, turn_line(partial), r"'sentences\[1\]\.gold\.path'")
+    assert "the path stops before a label: step 'justification' is not answered" in message
+
+
 def test_an_imported_adjudication_with_a_bad_kind_value_is_refused(tmp_path):
     _refused(tmp_path, turn_line(unsupported(), adjudication_path=unsupported(severity=[4])),
              r"'sentences\[1\]\.adjudication\.path\.severity'")
