@@ -201,3 +201,31 @@ def test_a_gold_label_without_its_kind_values_is_still_imported(tmp_path):
         write_jsonl(tmp_path / "in.jsonl", {"protocol": HALLUDETECT.document}, turn_line()))
     gold = models.GoldLabel.objects.get(label="unsupported")
     assert gold.path == HALLUDETECT.path_for_label("unsupported")
+
+
+def _renamed(document: dict) -> dict:
+    """Version 2 of the HalluDetect document: "unsupported" is called "hallucinated" (same walk, same kinds)."""
+    text = json.dumps(document).replace('"unsupported"', '"hallucinated"')
+    return {**json.loads(text), "version": 2}
+
+
+def test_kind_values_given_under_an_older_version_round_trip_with_the_labels_carried(tmp_path):
+    """The header is the current version; a gold decided under version 1 says what it was given as, its kind
+    values in both paths; the file re-imported into a fresh project exports the same bytes."""
+    ProjectFactory(slug="v1")
+    source = write_jsonl(tmp_path / "in.jsonl", {"protocol": HALLUDETECT.document},
+                         turn_line(unsupported(3, "Given under version one.")))
+    run("import_jsonl", "--project", "v1", source)
+    project = models.Project.objects.get(slug="v1")
+    protocol_set(project, _renamed(HALLUDETECT.document), user=member(project, Role.LEAD, username="lead-v"),
+                 label_mapping={"supported": "supported", "unsupported": "hallucinated"})
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    header, line = export("v1", first)
+    assert header["protocol"]["version"] == 2
+    gold = line["sentences"][1]["gold"]
+    assert gold["label"] == "hallucinated" and gold["path"] == unsupported(3, "Given under version one.")
+    assert gold["given_under"]["label"] == "unsupported" and gold["given_under"]["path"]["severity"] == 3
+    ProjectFactory(slug="v2-copy")
+    run("import_jsonl", "--project", "v2-copy", str(first))
+    run("export_gold", "--project", "v2-copy", "--format", "jsonl", "--out", str(second))
+    assert second.read_bytes() == first.read_bytes()
