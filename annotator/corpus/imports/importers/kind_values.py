@@ -30,8 +30,5 @@ def kind_value_problem(protocol: Protocol, path) -> tuple[str, str] | None:
         if type(stored) is not type(value) or stored != value:
             # Kept as written and exported as written: only the one stored form (a multiple step's answers in the
             # step's order) compares equal to the same answer given here.
-            if isinstance(stored, list):
-                return step_id, (f"step {step_id!r} keeps its answers in the step's order, not {value!r}: "
-                                 f"write {stored!r}")
-            return step_id, f"step {step_id!r} is written {stored!r}, not {value!r}"
+            return step_id, f"step {step_id!r} stores its answer as {stored!r}, not {value!r}"  # as the walk says
     return None
