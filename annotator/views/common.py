@@ -83,9 +83,14 @@ _FORMULA_AFTER_SEPARATOR = re.compile(
 def csv_cell(value):
     """A CSV cell: text that a spreadsheet could run as a formula, at its start or after any separator a
     spreadsheet may split on, gets a leading apostrophe; `csv_writer` quotes every text cell, so the cell
-    stays one cell whatever the separator (names and notes come from imported data)."""
+    stays one cell whatever the separator (names and notes come from imported data). A list is one cell of
+    its items joined by "|"."""
     if value is None:
         return ""
+    if isinstance(value, (list, tuple)):
+        # A multiple step's answers (a path value that is a list) are one cell: its answers joined by "|" in the
+        # step's order (answer values are identifiers, so none holds a "|"); guarded below like any text.
+        value = "|".join("" if item is None else str(item) for item in value)
     if isinstance(value, str) and _FORMULA_AFTER_SEPARATOR.search(value):
         return "'" + value
     return value

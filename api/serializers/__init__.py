@@ -4,7 +4,7 @@ One module per resource, as the views (``api/views/``); every serializer is impo
 so that a view names the ones it uses (``from ..serializers import X``) whatever module holds them.
 """
 
-from .common import MAX_ID, PROJECT_DEFINED, ProtocolValueField, blank_label
+from .common import MAX_ID, PROJECT_DEFINED, PathField, ProtocolValueField, blank_label
 from .auth import (
     MeSerializer,
     TokenRequestSerializer,
@@ -65,7 +65,7 @@ from .autolabel import (
 )
 
 __all__ = [
-    "PROJECT_DEFINED", "ProtocolValueField", "blank_label",
+    "PROJECT_DEFINED", "PathField", "ProtocolValueField", "blank_label",
     "ActionResultSerializer",
     "AdjudicationSerializer",
     "AgreementReportSerializer",

@@ -43,6 +43,57 @@ class ProtocolValueField(serializers.CharField):
         return value
 
 
+# A step's answer in a decision path, by the step's kind (docs/protocols.md): a choice's answer or a text step's
+# text (string), a scale's point (integer), a multiple step's chosen answers (array of strings). The bounds are
+# the widest the protocol document allows (a text step's max_length, nine answers), so no value a walk can
+# produce is refused here: the protocol checks the value against its step.
+PATH_TEXT_MAX = 5000
+PATH_CHOICES_MAX = 9
+PATH_SCALE_BOUND = 1_000_000
+PATH_VALUE_SCHEMA = {"oneOf": [
+    {"type": "string", "maxLength": PATH_TEXT_MAX},
+    {"type": "integer", "minimum": -PATH_SCALE_BOUND, "maximum": PATH_SCALE_BOUND},
+    {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": PATH_CHOICES_MAX},
+]}
+
+
+@extend_schema_field(PATH_VALUE_SCHEMA)
+class PathValueField(serializers.Field):
+    """One step's value in a decision path: string, integer or array of strings (the step's kind says which;
+    the protocol, not this field, checks that the value is the step's)."""
+
+    default_error_messages = {
+        "invalid": "A path value is a string (a choice's answer, a text), an integer (a scale's point) or an "
+                   "array of strings (a multiple step's answers), not {kind}.",
+        "too_long": f"A path's text is at most {PATH_TEXT_MAX} characters.",
+        "out_of_range": f"A path's integer is between -{PATH_SCALE_BOUND} and {PATH_SCALE_BOUND}.",
+        "nul": "A path's text may not contain a NUL character (\\u0000), which the database cannot store.",
+        "too_many": f"A path's list holds at most {PATH_CHOICES_MAX} answers, each a string of at most 40 characters.",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            if len(data) > PATH_TEXT_MAX:
+                self.fail("too_long")
+            if "\x00" in data:
+                self.fail("nul")
+            return data
+        if isinstance(data, int) and not isinstance(data, bool):
+            if not -PATH_SCALE_BOUND <= data <= PATH_SCALE_BOUND:
+                self.fail("out_of_range")
+            return data
+        if isinstance(data, list) and all(isinstance(item, str) for item in data):
+            if len(data) > PATH_CHOICES_MAX or any(len(item) > 40 for item in data):
+                self.fail("too_many")
+            if any("\x00" in item for item in data):
+                self.fail("nul")
+            return list(data)
+        self.fail("invalid", kind="null" if data is None else type(data).__name__)
+
+    def to_representation(self, value):
+        return value
+
+
 @extend_schema_field({"oneOf": [{"type": "string", "maxLength": 5000}, {"type": "integer"},
                                 {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 9}]})
 class StepAnswerField(serializers.Field):
@@ -69,6 +120,19 @@ class StepAnswerField(serializers.Field):
 
     def to_representation(self, value):
         return value
+
+
+PATH_SCHEMA = {"type": "object", "additionalProperties": PATH_VALUE_SCHEMA}
+
+
+@extend_schema_field(PATH_SCHEMA)
+class PathField(serializers.DictField):
+    """A decision path: step id -> the step's value (``PathValueField``), as stored and as exported."""
+
+    child = PathValueField()
+
+    def to_representation(self, value):
+        return dict(value or {})
 
 
 def severity_field():

@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotator.models import Adjudication, Assignment, GoldLabel
 
-from .common import MAX_ID, ProtocolValueField, RecordIdField, blank_label, severity_field
+from .common import MAX_ID, PathField, ProtocolValueField, RecordIdField, blank_label, severity_field
 
 
 class GoldSerializer(serializers.ModelSerializer):
@@ -14,6 +14,7 @@ class GoldSerializer(serializers.ModelSerializer):
     dialogue_external_id = RecordIdField(of="dialogue", turn="sentence.turn")
     decided_by = serializers.CharField(source="decided_by.username", read_only=True, default=None, allow_null=True)
     severity = severity_field()
+    path = PathField(read_only=True, help_text="The decision path of the gold label: step -> the step's value.")
 
     class Meta:
         model = GoldLabel
@@ -28,7 +29,7 @@ class DisputedAnnotationSerializer(serializers.Serializer):
     assignment = serializers.IntegerField(source="assignment_id")
     annotator = serializers.SerializerMethodField(help_text="Shown to leads only; adjudicators judge blind.")
     label = serializers.CharField()
-    path = serializers.DictField(child=serializers.CharField())
+    path = PathField()
     note = serializers.CharField()
 
     def get_annotator(self, annotation) -> str | None:
@@ -42,6 +43,7 @@ class AdjudicationSerializer(serializers.ModelSerializer):
     adjudicator = serializers.CharField(source="adjudicator.username", read_only=True, default=None, allow_null=True)
     label = blank_label(help_text="Empty while open.")
     annotations = serializers.SerializerMethodField(help_text="The submitted answers that disagree.")
+    path = PathField(read_only=True, help_text="The adjudicator's decision path (empty while open).")
 
     class Meta:
         model = Adjudication
@@ -68,9 +70,10 @@ class ResolveSerializer(serializers.Serializer):
     """Exactly one of path, label or side (the service says so if not)."""
 
     reason = serializers.CharField(help_text="Why: required, kept in the gold history.")
-    path = serializers.DictField(child=serializers.CharField(), required=False,
-                                 help_text="A complete walk of the project's protocol: step -> answer, ending on "
-                                           "a label (GET /api/v1/projects/{slug}/protocol/).")
+    path = PathField(required=False,
+                     help_text="A complete walk of the project's protocol: step -> the step's value (a choice's "
+                               "answer, a multiple step's answers, a scale's point, a text), ending on a label "
+                               "(GET /api/v1/projects/{slug}/protocol/).")
     label = ProtocolValueField("label", required=False)
     side = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
                                     help_text="The assignment id whose answer you adopt.")

@@ -4,7 +4,7 @@ from rest_framework import serializers
 
 from annotator.models import Assignment, SentenceAnnotation
 
-from .common import RecordIdField, blank_label, severity_field
+from .common import PathField, RecordIdField, blank_label, severity_field
 from .corpus import TurnSerializer
 
 
@@ -24,6 +24,7 @@ class AssignmentSerializer(serializers.ModelSerializer):
 class SentenceAnnotationSerializer(serializers.ModelSerializer):
     label = blank_label(help_text="Empty until the path reaches a label.")
     severity = severity_field()
+    path = PathField(read_only=True, help_text="The answers so far: step -> the step's value.")
 
     class Meta:
         model = SentenceAnnotation

@@ -23,6 +23,7 @@ from annotator.projects.protocols import protocol_for
 from ..serializers import (
     MAX_ID,
     PROJECT_DEFINED,
+    PathField,
     ProtocolValueField,
     blank_label,
     QualificationAttemptSerializer,
@@ -45,6 +46,7 @@ class QuestionSerializer(serializers.ModelSerializer):
     messages = MessageSerializer(many=True, read_only=True)
     step = serializers.CharField(allow_blank=True, read_only=True,
                                  help_text=PROJECT_DEFINED.format(kind="step") + " Empty for a question on the turn.")
+    path = PathField(read_only=True, help_text="The decision path when the question was asked.")
 
     class Meta:
         model = Question
@@ -57,8 +59,7 @@ class AskSerializer(serializers.Serializer):
     turn = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     sentence = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False, allow_null=True)
     body = serializers.CharField(max_length=5000)
-    path = serializers.DictField(child=serializers.CharField(), required=False,
-                                 help_text="Your decision path on the sentence when asking.")
+    path = PathField(required=False, help_text="Your decision path on the sentence when asking.")
 
 
 class MessageInSerializer(serializers.Serializer):

@@ -262,9 +262,13 @@ def gold_from_label(label: str, path=None, *, where, protocol: Protocol = COGNIB
         protocol.validate(path)
     except ProtocolError as exc:
         raise ImportFormatError(filename, record, field_name + ".path", str(exc)) from None
-    if protocol.label_of(path) != label:
+    reached = protocol.label_of(path)
+    if reached is None:  # a walk that stops early, e.g. before a scale or text step the label's walk asks
+        raise ImportFormatError(filename, record, field_name + ".path",
+                                f"the path stops before a label: step {protocol.next_step(path)!r} is not answered")
+    if reached != label:
         raise ImportFormatError(
-            filename, record, field_name + ".path", f"the path yields {protocol.label_of(path)!r}, not the label {label!r}"
+            filename, record, field_name + ".path", f"the path yields {reached!r}, not the label {label!r}"
         )
     return GoldRecord(label=label, path=protocol.ordered(path))
 

@@ -16,6 +16,7 @@ from annotator.domain.vocabulary import GoldProvenance, TripletSource
 from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
 from annotator.projects.protocol_reading import load_protocol_bounded
 from annotator.corpus.imports.importers import MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, canonical_paths, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
+from annotator.corpus.imports.importers.kind_values import kind_value_problem
 from annotator.corpus.imports.importers.reading import refuse_deep
 from annotator.corpus.imports.importers.segmenting import record_language, refuse_bad_units, studio_units
 
@@ -202,9 +203,12 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
     if decided_by:
         extras["decided_by"] = decided_by
     annotations = check.get(raw, "annotations", list, f"{field_name}.annotations", [])
+    for position, annotation in enumerate(annotations):
+        _check_kind_values(check, annotation, f"{field_name}.annotations[{position}]")
     if annotations:
         extras["annotations"] = annotations
     adjudication = check.get(raw, "adjudication", dict, f"{field_name}.adjudication")
+    _check_kind_values(check, adjudication, f"{field_name}.adjudication")
     if adjudication:
         extras["adjudication"] = adjudication
     # A pre-label of the exporting project's job: kept with the sentence (and exported again), never a label.
@@ -213,6 +217,13 @@ def _sentence_checked(check, raw, position, response) -> SentenceRecord:
         extras["prediction"] = prediction
     extras.update(check.get(raw, "metadata", dict, f"{field_name}.metadata", {}))
     return SentenceRecord(index, start, end, text, gold=gold, extras=extras or None)
+
+
+def _check_kind_values(check, record, field_name: str) -> None:
+    """An imported answer or adjudication (kept as written) holds no kind value its step refuses."""
+    if isinstance(record, dict) and (problem := kind_value_problem(check.protocol, record.get("path"))):
+        step, message = problem
+        check.fail(f"{field_name}.path.{step}", message)
 
 
 def _given_under(check, raw_gold: dict, field_name: str) -> dict | None:
