@@ -12,6 +12,10 @@ import * as landing from "./annotation_landing.js";
 import { AnnotationPanel } from "./annotation_panel.js";
 import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
 import { line } from "./annotation_saving.js";
+import { addLayer, drawHelp, listen, ORDER, pageKey } from "./keymap.js";
+// Into the severity / error type panel: on its chosen severity, else its first one, else its first field.
+const focusExtras = (extras) => (extras.querySelector(".severity-picker button.chosen") || extras.querySelector(".severity-picker button") ||
+  extras.querySelector("select, input") || extras).focus();
 function start() {
   const root = document.getElementById("workspace");
   const dataElement = document.getElementById("annotation-data");
@@ -150,7 +154,7 @@ function start() {
     drawer.loadExtras(data.urls.panel + "?sentence=" + sentence.id, sentence, () => active === sentence && !outbox.hasOpenChange(sentence.id))
       .then((found) => { // `v` asked for it: focus it, or say there is none
         if (found === undefined || extrasWanted !== sentence) { return; } extrasWanted = null;
-        if (found) { (found.querySelector(".severity-picker button.chosen, .severity-picker button, select") || found).focus(); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
+        if (found) { focusExtras(found); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
       });
   }
 
@@ -281,46 +285,46 @@ function start() {
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the rest are the page's.
+  // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the page's commands
+  // are the keymap's (keymap.js), which asks this layer after the claims panels'.
   const answerKeys = protocol.answerKeys();
-  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecsv?/]|Arrow(Up|Down|Left|Right))$/.test(key);
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  const isShortcut = (key) => answerKeys.has(key) || pageKey(key);
+  const changes = (command, key) => answerKeys.has(key) || command === "undo" || command === "evidence";
+  addLayer(ORDER.workspace, (event, command) => {
     const target = event.target;
     const key = event.key;
     if (target.closest && target.closest("textarea, input, select, [contenteditable]")) {
-      if (target.id === "note-input") {
-        if (key === "Enter" && !event.shiftKey) { event.preventDefault(); saveNote(target); }
-        else if (key === "Escape") { event.preventDefault(); target.blur(); }
-      }
-      return;
+      if (target.id !== "note-input") { return false; }
+      if (command === "confirm" && !event.shiftKey) { saveNote(target); return true; }
+      if (command === "leave") { target.blur(); return true; }
+      return false;
     }
     const help = document.getElementById("help");
-    if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
+    if (help && help.open && command === "help") { help.close(); return true; }
     if (document.querySelector("dialog[open]")) {
       if (isShortcut(key)) { event.preventDefault(); AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
-      return;
+      return false;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
-    let handled = true;
-    if (key === "?") { help.showModal(); }
-    else if (key === "/" && finder) { finder.open(); }
-    else if (key === "j" || (!inPane && (key === "ArrowDown" || key === "ArrowRight"))) { goTo(neighbour(+1)); }
-    else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
-    else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
-    else if (!active) { handled = false; }
-    else if (stopped && (answerKeys.has(key) || key === "u" || key === "e")) { refuse(stopped.text + " The key was not applied."); }
-    else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
-    else if (key === "u") { undo(); }
-    else if (key === "e") { attachEvidence(); }
-    else if (key === "v" && data.extras) { // no panel on screen (claims.js opens one): the sentence just labelled's, or this one's once saved
+    if (command === "help") { help.showModal(); }
+    else if (command === "find" && finder) { finder.open(); }
+    else if ((command === "next" || command === "previous") && (key.length === 1 || !inPane)) { goTo(neighbour(command === "next" ? +1 : -1)); }
+    else if (command === "submit") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
+    else if (command === "rate" && document.getElementById("claims-extras")) { focusExtras(document.getElementById("claims-extras")); }
+    else if (!active) { return false; }
+    else if (stopped && changes(command, key)) { refuse(stopped.text + " The key was not applied."); }
+    else if (closed && changes(command, key)) { refuse("This assignment can no longer be changed: the key was not applied."); }
+    else if (command === "undo") { undo(); }
+    else if (command === "evidence") { attachEvidence(); }
+    else if (command === "rate" && data.extras) { // no panel on screen: the sentence just labelled's, or this one's once saved
       extrasWanted = justLabelled || active;
       if (extrasWanted !== active) { goTo(extrasWanted); } else { message = { text: "The severity panel opens once this sentence is saved.", error: false }; drawPanel(); loadExtras(active); }
     }
-    else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
+    else if (command === "note") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
     else if (independent && answerKeys.has(key)) {
       const option = protocol.labels().find((l) => l.key === key);
-      if (option) { message = null; pick(option.value); } else { handled = false; }
+      if (!option) { return false; }
+      message = null; pick(option.value);
     }
     else if (!independent && answerKeys.has(key)) {
       const next = protocol.nextStep(active.path);
@@ -329,9 +333,11 @@ function start() {
       else if (!next) { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
       else { refuse("Key " + key + " is not an answer to this question."); }
     }
-    else { handled = false; }
-    if (handled) { event.preventDefault(); }
+    else { return false; }
+    return true;
   });
+  listen();
+  drawHelp(protocol.kinds()); // the help lists the keys of the kinds this protocol asks
 
   root.addEventListener("mousedown", (event) => {
     if (event.target.closest("#attach-evidence")) { event.preventDefault(); } // keep the reference selection
