@@ -10,12 +10,11 @@ import { AnnotationProtocol } from "./protocol_walk.js";
 import { AnnotationOutbox } from "./annotation_outbox.js";
 import * as landing from "./annotation_landing.js";
 import { AnnotationPanel } from "./annotation_panel.js";
+import { clicked } from "./step_kinds.js";
 import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
 import { line } from "./annotation_saving.js";
 import { addLayer, drawHelp, listen, ORDER, pageKey } from "./keymap.js";
-// Into the severity / error type panel: on its chosen severity, else its first one, else its first field.
-const focusExtras = (extras) => (extras.querySelector(".severity-picker button.chosen") || extras.querySelector(".severity-picker button") ||
-  extras.querySelector("select, input") || extras).focus();
+const focusExtras = AnnotationPanel.focusExtras;
 function start() {
   const root = document.getElementById("workspace");
   const dataElement = document.getElementById("annotation-data");
@@ -41,7 +40,6 @@ function start() {
   let extrasWanted = null; // `v` asked for this sentence's severity panel: focus it when it arrives
   let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
   let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
-
   const outbox = new AnnotationOutbox({
     assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
     onChange: showStatus,
@@ -74,7 +72,6 @@ function start() {
     drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
     // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
     setVersion: (v, saved) => { if (saved) { outbox.advance(outbox.version, Number(v)); } setVersion(outbox.version); } };
-
   const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
   const drawer = new AnnotationPanel(protocol, data);
@@ -88,42 +85,10 @@ function start() {
                            hasOpenChange: (id) => outbox.hasOpenChange(id),
                            refused: refusal && { sentence: byId.get(refusal.change.sentence), error: refusal.error } });
   }
-
-  // Per key, only what changed is touched: the chips of sentences whose label changed, the active link when the
-  // active sentence changed (the pre-label tags are added once, at the end of this file).
+  // Per key, only what changed is touched (annotation_panel.js drawList).
   const links = new Map([...document.querySelectorAll("a.sentence")].map((link) => [Number(link.dataset.sentence), link]));
-  function drawList() {
-    sentences.forEach((sentence) => {
-      const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
-      if (sentence.chipState === state) { return; }
-      const old = document.getElementById("chip-" + sentence.id);
-      const fresh = drawer.chip(sentence, "chip-" + sentence.id);
-      if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
-      sentence.chipState = state;
-    });
-    if (drawList.shown !== active) {
-      drawList.shown = active;
-      links.forEach((link, id) => {
-        const on = !!active && id === active.id;
-        link.classList.toggle("active", on);
-        if (on) { link.setAttribute("aria-current", "true"); link.scrollIntoView({ block: "nearest" }); } else { link.removeAttribute("aria-current"); }
-      });
-    }
-    const done = sentences.filter((s) => protocol.labelOf(s.path)).length;
-    const progress = document.getElementById("ws-progress");
-    const text = done + " of " + sentences.length + " sentences labelled";
-    if (progress && progress.textContent !== text) { progress.textContent = text; }
-  }
-
-  function drawReference() {
-    // Redrawn only when the marks change (another sentence, or its evidence: a new list each time it changes).
-    if (!referenceElement || (drawReference.sentence === active && drawReference.evidence === (active && active.evidence))) { return; }
-    drawReference.sentence = active;
-    drawReference.evidence = active && active.evidence;
-    referenceElement.replaceChildren(...AnnotationPanel.marked(referenceText, active ? active.evidence : []));
-    if (finder) { finder.redrawn(); }
-  }
-
+  const drawList = () => drawer.drawList(links, sentences, active);
+  const drawReference = () => drawer.drawReference(referenceElement, referenceText, active, finder);
   function render() {
     drawPanel();
     drawList();
@@ -137,16 +102,13 @@ function start() {
   }
 
   function setVersion(version) {
-    const element = panel();
-    if (element) { element.dataset.version = version; }
+    if (panel()) { panel().dataset.version = version; }
     document.querySelectorAll('#workspace input[name="version"]').forEach((input) => { input.value = version; });
   }
-
   function showStatus() {
     if (!statusElement) { return; }
     const { text, state } = outbox.status(stopped);
-    statusElement.textContent = text;
-    statusElement.dataset.state = state;
+    statusElement.textContent = text; statusElement.dataset.state = state;
   }
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
   function loadExtras(sentence) {
@@ -191,6 +153,18 @@ function start() {
     if (finished) { loadExtras(active); }
   }
 
+  // A key (or a click, as its key) on the step asked next: answered, a pick toggled, refused, or back into the
+  // field. False: the kind has no use for the key (Enter on a choice step's focused answer keeps its own meaning).
+  function kindKey(step, key, inField) {
+    const outcome = drawer.kindKey(active, step, key, inField);
+    if (!outcome) { return false; }
+    if (outcome.refuse) { refuse(outcome.refuse); return true; }
+    message = null;
+    if (outcome.answer !== undefined) { answer(step, outcome.answer); return true; }
+    if (outcome.focus) { drawer.leaveField(active, step, false); }
+    drawPanel();
+    return true;
+  }
   function answer(step, value) {
     const path = protocol.answer(active.path, step, value);
     if (!path) { refuse("That answer does not apply to this sentence now."); return; }
@@ -293,7 +267,12 @@ function start() {
   addLayer(ORDER.workspace, (event, command) => {
     const target = event.target;
     const key = event.key;
-    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) {
+    if (target.closest("textarea, input, select, [contenteditable]")) {
+      if (target.dataset.stepText && active) { // a text step's field: Enter confirms the words, Esc leaves
+        if (command === "confirm" && !event.shiftKey) { kindKey(target.dataset.stepText, key, true); return true; }
+        if (command === "leave") { drawer.leaveField(active, target.dataset.stepText, true); target.blur(); return true; }
+        return false;
+      }
       if (target.id !== "note-input") { return false; }
       if (command === "confirm" && !event.shiftKey) { saveNote(target); return true; }
       if (command === "leave") { target.blur(); return true; }
@@ -326,12 +305,12 @@ function start() {
       if (!option) { return false; }
       message = null; pick(option.value);
     }
-    else if (!independent && answerKeys.has(key)) {
-      const next = protocol.nextStep(active.path);
-      const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
-      if (option) { message = null; answer(next, option.value); }
-      else if (!next) { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
-      else { refuse("Key " + key + " is not an answer to this question."); }
+    else if (!independent && answerKeys.has(key) && !protocol.nextStep(active.path)) {
+      refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back.");
+    }
+    else if (!independent && (answerKeys.has(key) || (command === "confirm" && !(target.closest("button, a") && !target.closest(".question"))))
+             && protocol.nextStep(active.path)) {
+      return kindKey(protocol.nextStep(active.path), key, false); // the step's kind says what the key does (step_kinds.js)
     }
     else { return false; }
     return true;
@@ -367,11 +346,19 @@ function start() {
     const button = target.closest("button");
     if (!button) { return; }
     if (button.dataset.pick) { pick(button.dataset.pick); }
-    else if (button.dataset.step) { message = null; answer(button.dataset.step, button.dataset.value); }
+    else if (button.dataset.step) {
+      const meant = clicked(button); // a toggle or Confirm is its key; an answer is answered (the walk's own buttons too)
+      if (meant.answer !== undefined) { message = null; answer(button.dataset.step, meant.answer); }
+      else if (protocol.nextStep(active.path) === button.dataset.step) { kindKey(button.dataset.step, meant.confirm ? "Enter" : button.dataset.key, true); }
+    }
     else if (button.id === "undo-button") { undo(); }
     else if (button.id === "attach-evidence") { attachEvidence(); }
     else if (button.dataset.removeEvidence !== undefined) { removeEvidence(Number(button.dataset.removeEvidence)); }
     else if (button.id === "save-note") { saveNote(document.getElementById("note-input")); }
+  });
+  // A text step's words are the sentence's draft as they are typed (a redraw puts them back).
+  root.addEventListener("input", (event) => {
+    if (active && event.target.dataset && event.target.dataset.stepText) { drawer.setDraft(active, event.target.dataset.stepText, event.target.value); }
   });
   document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
   document.getElementById("submit-stop-button")?.addEventListener("click", (event) => { event.preventDefault(); submit("queue"); });
