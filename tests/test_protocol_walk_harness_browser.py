@@ -166,6 +166,8 @@ def test_the_javascript_walk_is_the_python_walk_on_every_path_of_every_shipped_d
     protocol = load_shipped(name)
     paths = complete_paths(protocol)
     assert paths and len(paths) >= len(protocol.paths())
+    # Every step of the document is on some path (so every kind it has is walked).
+    assert {step for path in paths for step in path} == set(protocol.describe()["steps"])
     expected = [trace(protocol, path) for path in paths]
     bad = [case for path in paths for case in refusals(protocol, path)]
     page = harness(name, protocol)

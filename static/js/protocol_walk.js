@@ -12,34 +12,33 @@
 
 const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
-// kind -> {accepts(step, value): the value is one this step takes; after(node, value): the node it leads to}.
+// kind -> {parse(step, value): the value as the step keeps it, or null when the step does not take it;
+//          after(node, value): the node it leads to}. annotator/domain/step_kinds/<kind>.py parse_value is the same.
 export const KINDS = {
   choice: {
-    accepts: (step, value) => typeof value === "string" && step.answers.some((a) => a.value === value),
+    parse: (step, value) => (typeof value === "string" && step.answers.some((a) => a.value === value) ? value : null),
     after: (node, value) => (own(node.then, value) ? node.then[value] : null),
   },
-  // The chosen answers' values, in the step's answer order, no duplicates, between min and max of them.
+  // Between min and max of the step's answers, none twice; kept in the step's answer order (equal sets, equal values).
   multiple: {
-    accepts: (step, value) => {
-      if (!Array.isArray(value)) { return false; }
+    parse: (step, value) => {
       const order = step.answers.map((a) => a.value);
-      const positions = value.map((v) => order.indexOf(v));
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && order.includes(v)) || new Set(value).size !== value.length) { return null; }
       const min = step.min === undefined ? 1 : step.min;
       const max = step.max === undefined ? order.length : step.max;
-      return value.every((v) => typeof v === "string") && positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1])) &&
-        value.length >= min && value.length <= max;
+      return value.length >= min && value.length <= max ? order.filter((v) => value.includes(v)) : null;
     },
     after: (node) => node.after,
   },
   // An integer point of the scale (a boolean is no integer here either).
   scale: {
-    accepts: (step, value) => Number.isInteger(value) && value >= step.min && value <= step.max,
+    parse: (step, value) => (Number.isInteger(value) && value >= step.min && value <= step.max ? value : null),
     after: (node) => node.after,
   },
   // Words: no NUL, at most max_length characters (as Python counts them: code points), not blank unless optional.
   text: {
-    accepts: (step, value) => typeof value === "string" && !value.includes("\u0000") &&
-      [...value].length <= step.max_length && (!!step.optional || value.trim() !== ""),
+    parse: (step, value) => (typeof value === "string" && !value.includes("\u0000") &&
+      [...value].length <= step.max_length && (!!step.optional || value.trim() !== "") ? value : null),
     after: (node) => node.after,
   },
 };
@@ -53,10 +52,15 @@ AnnotationProtocol.prototype.kindOf = function (stepName) {
   const step = this.d.steps[stepName];
   return (step && step.kind) || "choice";
 };
+// `value` as the step keeps it (null when the step does not take it).
+AnnotationProtocol.prototype.parse = function (stepName, value) {
+  const kind = KINDS[this.kindOf(stepName)];
+  return kind && this.d.steps[stepName] ? kind.parse(this.d.steps[stepName], value) : null;
+};
 // The node after answering `node`'s step with `value` (null when the step does not take that value).
 AnnotationProtocol.prototype.after = function (node, value) {
-  const kind = KINDS[this.kindOf(node.step)];
-  return kind && kind.accepts(this.d.steps[node.step], value) ? kind.after(node, value) : null;
+  const parsed = this.parse(node.step, value);
+  return parsed === null ? null : KINDS[this.kindOf(node.step)].after(node, parsed);
 };
 // The node a path leads to (a step still to answer, or a label), and the steps answered on the way, in order.
 AnnotationProtocol.prototype.walk = function (path) {
@@ -91,7 +95,7 @@ AnnotationProtocol.prototype.answer = function (path, step, value) {
     node = following;
   }
   if (!node || node.step !== step || !this.after(node, value)) { return null; }
-  kept[step] = value;
+  kept[step] = this.parse(step, value);
   return kept;
 };
 AnnotationProtocol.prototype.undo = function (path) {
@@ -105,14 +109,15 @@ AnnotationProtocol.prototype.labels = function () { return this.d.labels; };
 // The kinds of the protocol's steps (the help dialog lists the keys of those asked).
 AnnotationProtocol.prototype.kinds = function () { return [...new Set(Object.keys(this.d.steps).map((s) => this.kindOf(s)))]; };
 // Every key that answers something: the labels' keys (independent mode), the choice steps' answer keys (1/2, y/n)
-// and the digits of the multiple choice and scale steps.
+// and the digits, when the protocol has a multiple choice or a scale step.
 AnnotationProtocol.prototype.answerKeys = function () {
   const keys = new Set(this.d.labels.map((label) => label.key));
   Object.keys(this.d.steps).forEach((name) => {
     const step = this.d.steps[name];
     const kind = this.kindOf(name);
     if (kind === "choice" || kind === "multiple") { step.answers.forEach((a) => { keys.add(a.key); if (a.yn) { keys.add(a.yn); } }); }
-    if (kind === "scale") { for (let d = 1; d <= step.max - step.min + 1; d++) { keys.add(String(d)); } }
+    // A digit that is no point or answer of a multiple choice or scale step is refused there with a word.
+    if (kind === "scale" || kind === "multiple") { for (let d = 1; d <= 9; d++) { keys.add(String(d)); } }
   });
   return keys;
 };

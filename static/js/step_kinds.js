@@ -77,7 +77,7 @@ export const STEP_KINDS = {
       if (key !== "Enter") { return null; }
       if (!inField) { return { focus: true }; }
       const words = draft || "";
-      if (KINDS.text.accepts(step, words)) { return { answer: words }; }
+      if (KINDS.text.parse(step, words) !== null) { return { answer: words }; }
       return { refuse: words.includes("\u0000") ? "The text cannot hold a NUL character." : [...words].length > step.max_length
         ? "At most " + step.max_length + " characters." : "Write the answer first: it cannot be left blank." };
     },

@@ -136,7 +136,7 @@ function start() {
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
   function applyPath(newPath, step) {
-    notice = null;
+    notice = null; drawer.left.clear(); // a text step asked anew takes the typing again
     const before = protocol.labelOf(active.path);
     active.path = newPath;
     const after = protocol.labelOf(newPath);

@@ -1,0 +1,123 @@
+"""The step kinds on the annotation screen, in Chromium (issue 42, "The screen and the preview"): the HalluDetect
+example (supported? -> error types, a multiple choice -> severity, a scale -> justification, a text) walked with
+the keys 20 ms apart at 300 ms latency; what reaches the database is each kind's value (a list in answer order,
+an integer, a string), once per sentence, also after a reload with unsent changes."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.domain.protocol_document import load_shipped
+from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
+from tests.factories import DialogueFactory, TurnFactory
+from tests.factories_workspace import annotators, numbered_sentences
+from tests.protocol_walks import example_project
+from tests.test_annotation_outbox_browser import emulate, open_assignment, saved
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+expect.set_options(timeout=30_000)
+
+UNSUPPORTED = {"supported": "no", "error_types": ["fabricated", "wrong_citation"], "severity": 4,
+               "justification": "No such case, Smith v. Jones."}
+# Per sentence: the keys, then the path they walk. Refused keys and a step taken back are part of the burst.
+BURST = [
+    (["1"], {"supported": "yes"}),
+    (["2", "3", "1", "Enter", "4", *"No such case, Smith v. Jones.", "Enter"], UNSUPPORTED),
+    # Enter with nothing picked is refused; 5 picked then dropped; the field left with Esc, the severity taken
+    # back with u and given again, Enter goes back into the field (the words typed are still there).
+    (["n", "Enter", "5", "2", "5", "Enter", "1", *"Old", "Escape", "u", "3", *" law", "Enter"],
+     {"supported": "no", "error_types": ["misattributed"], "severity": 3, "justification": "Old law"}),
+    (["y"], {"supported": "yes"}),
+]
+
+
+def halludetect_turn(slug, sentences, **kwargs):
+    project, lead = example_project("halludetect", slug, **kwargs)
+    turn = TurnFactory(dialogue=DialogueFactory(project=project), sentences=sentences)
+    return project, lead, turn
+
+
+def press(page, keys, delay=20):
+    for key in keys:
+        page.keyboard.press("Space" if key == " " else key)
+        page.wait_for_timeout(delay)
+
+
+def saved_paths(user):
+    assignment = Assignment.objects.get(annotator=user)
+    return [(a.label, a.path) for a in SentenceAnnotation.objects.filter(assignment=assignment).order_by("sentence__index")]
+
+
+def test_a_burst_of_the_new_kinds_at_20_ms_with_300_ms_latency_saves_each_kind_s_value_once(page_for):
+    protocol = load_shipped("halludetect")
+    project, _, _ = halludetect_turn("kinds-burst", numbered_sentences(len(BURST)))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    emulate(page, latency=300)
+    press(page, [key for keys, _ in BURST for key in keys])
+    expect(page.locator("#ws-progress")).to_have_text(f"{len(BURST)} of {len(BURST)} sentences labelled")
+    saved(page)
+    assert saved_paths(user) == [(protocol.label_of(path), path) for _, path in BURST]
+    # One save per sentence, each step answered once in the audit history with the kind's value.
+    assignment = Assignment.objects.get(annotator=user)
+    assert AnnotationEvent.objects.filter(assignment=assignment, action="save").count() == len(BURST)
+    answers = [(e.new.get("step"), e.new.get("answer")) for e in AnnotationEvent.objects.filter(
+        assignment=assignment, action="answer", sentence__index=1).order_by("id")]
+    assert answers == list(UNSUPPORTED.items())
+
+
+def test_the_keys_of_each_kind_say_what_they_do_and_refuse_what_does_not_apply(page_for):
+    project, _, _ = halludetect_turn("kinds-keys", numbered_sentences(2))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    panel = page.locator("#decision-panel")
+    page.keyboard.press("2")
+    expect(page.locator("#question-text")).to_have_text("Which errors does it make?")
+    page.keyboard.press("Enter")
+    expect(panel.locator(".panel-message.error")).to_have_text(
+        "Pick at least 1 answer with their digits, then Enter confirms.")
+    page.keyboard.press("3")
+    expect(panel.locator("[data-toggle=wrong_citation]")).to_have_attribute("aria-pressed", "true")
+    expect(panel.locator(".kind-hint")).to_contain_text("Picked: Wrong citation.")
+    page.keyboard.press("9")
+    expect(panel.locator(".panel-message.error")).to_have_text("Key 9 is not an answer to this question.")
+    page.keyboard.press("Enter")
+    expect(page.locator("#question-text")).to_have_text("How severe is the worst error?")
+    expect(panel.locator(".walk")).to_contain_text("Wrong citation")
+    page.keyboard.press("7")
+    expect(panel.locator(".panel-message.error")).to_contain_text("not a point of this scale: its keys are 1–5")
+    page.keyboard.press("5")
+    field = panel.locator("[data-step-text=justification]")
+    expect(field).to_be_focused()
+    page.keyboard.press("Enter")  # blank: refused, the field keeps the focus
+    expect(panel.locator(".panel-message.error")).to_have_text("Write the answer first: it cannot be left blank.")
+    page.keyboard.type("ujk")  # page keys are words in the field
+    expect(field).to_have_value("ujk")
+    page.keyboard.press("Escape")
+    expect(field).not_to_be_focused()
+    page.keyboard.press("u")
+    expect(page.locator("#question-text")).to_have_text("How severe is the worst error?")
+    expect(panel.locator(".walk")).not_to_contain_text("outcome-changing")
+    # The help lists the keys of the kinds this protocol asks, from the page's keymap.
+    page.keyboard.press("?")
+    help_text = page.locator("#help")
+    expect(help_text).to_contain_text("each digit picks or drops its answer")
+    expect(help_text).to_contain_text("A scale: the digit of a point picks it")
+    expect(help_text).to_contain_text("type it in the field")
+
+
+def test_unsent_kind_values_survive_a_reload_offline_and_are_saved_once_back_online(page_for):
+    project, _, _ = halludetect_turn("kinds-offline", numbered_sentences(2))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    page.context.set_offline(True)
+    press(page, BURST[1][0])
+    expect(page.locator("#save-status")).to_contain_text(re.compile("Offline|Saving"))
+    page.route("**/sync/", lambda route: route.abort())  # nothing leaves before the reload
+    page.context.set_offline(False)
+    page.reload()
+    page.unroute("**/sync/")
+    expect(page.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Unsupported")
+    saved(page)
+    assert saved_paths(user) == [("unsupported", UNSUPPORTED)]
