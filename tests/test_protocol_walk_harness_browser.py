@@ -27,6 +27,17 @@ window.harness = { AnnotationProtocol, STEP_KINDS };
 </script><script type="module" src="./protocol_preview.js"></script></head>
 <body><div data-protocol-preview><div class="protocol-tree"></div>
 <div class="protocol-walk" tabindex="0" data-testid="protocol-walk" data-description="DESCRIPTION"></div></div></body></html>"""
+# The adjudication screen's dispute card as templates/gold/partials/dispute.html draws it (the parts the walk uses);
+# a submitted decision is kept in the page instead of being sent.
+ADJUDICATION = """<!doctype html><html><head><meta charset="utf-8"><title>adjudication harness</title></head><body><script>localStorage.clear(); /* each visit walks afresh */</script>
+<script type="application/json" id="protocol-data">DESCRIPTION</script>
+<div id="disputes" data-protocol-checksum="harness">
+<section class="card dispute dispute-open" id="dispute-1" data-dispute="1" tabindex="-1">
+<form class="decision"><input type="radio" name="decision" value="protocol" data-protocol disabled>
+<span data-walk-label></span><input type="hidden" name="path" value="" data-path>
+<div class="walk" data-walk data-draft="{}"></div><textarea name="reason" data-reason></textarea></form></section></div>
+<script>document.addEventListener("submit", (event) => { event.preventDefault(); window.sent = new FormData(event.target).get("path"); });</script>
+<script type="module" src="./adjudication.js"></script></body></html>"""
 
 
 def kind_of(protocol, step):
@@ -112,6 +123,9 @@ def harness(browser):
             description = json.dumps(documents[name.removeprefix("harness-")])
             body = PAGE.replace("DESCRIPTION", description.replace("&", "&amp;").replace('"', "&quot;"))
             route.fulfill(body=body, content_type="text/html")
+        elif name.startswith("adjudication-"):
+            description = json.dumps(documents[name.removeprefix("adjudication-")]).replace("<", "\\u003c")
+            route.fulfill(body=ADJUDICATION.replace("DESCRIPTION", description), content_type="text/html")
         elif (STATIC / name).is_file() and "/" not in name:
             route.fulfill(body=(STATIC / name).read_text(), content_type="text/javascript")
         else:
@@ -119,10 +133,13 @@ def harness(browser):
 
     page.route(ORIGIN + "/**", serve)
 
-    def open_document(name, protocol):
+    def open_document(name, protocol, screen="harness"):
         documents[name] = protocol.describe()
-        page.goto(f"{ORIGIN}/harness-{name}")
-        page.wait_for_function("() => !!window.harness")
+        page.goto(f"{ORIGIN}/{screen}-{name}")
+        if screen == "harness":
+            page.wait_for_function("() => !!window.harness")
+        else:
+            expect(page.locator("#dispute-1")).to_be_focused()
         return page
 
     yield open_document
@@ -192,3 +209,29 @@ def test_the_javascript_walk_is_the_python_walk_on_every_path_of_every_shipped_d
                     page.keyboard.press(key)
         expect(page.get_by_test_id("walk-label")).to_have_text("Label: " + protocol.label_name(want["label"]))
         expect(page.get_by_test_id("walk-refused")).to_have_count(0)
+
+
+@pytest.mark.parametrize("name", shipped_names())
+def test_the_adjudicator_s_walk_takes_every_path_of_every_shipped_document_with_its_kinds_keys(harness, name):
+    """adjudication.js on a dispute card (no server): the keys of each path give the path Python walks, sent whole
+    with the decision; Enter on a multiple choice step confirms the picks instead of saving the decision."""
+    protocol = load_shipped(name)
+    for path in complete_paths(protocol):
+        page = harness(name, protocol, screen="adjudication")
+        card = page.locator("#dispute-1")
+        for step, value in path.items():
+            expect(card.locator(".question")).to_have_text(protocol.step(step).question)
+            if kind_of(protocol, step) == "multiple":
+                page.keyboard.press("Enter")  # nothing picked yet: refused, nothing sent
+                expect(card.locator(".walk-refused")).to_contain_text("Pick at least")
+            for key in key_presses(protocol, step, value):
+                if isinstance(key, tuple):
+                    page.keyboard.insert_text(key[1])
+                else:
+                    page.keyboard.press(key)
+        expect(card.locator("[data-walk-label]")).to_have_text(protocol.label_name(protocol.label_of(path)))
+        assert page.evaluate("() => window.sent") is None
+        assert json.loads(card.locator("[data-path]").input_value()) == path
+        page.keyboard.press("Enter")
+        page.wait_for_function("() => window.sent !== undefined")
+        assert json.loads(page.evaluate("() => window.sent")) == path
