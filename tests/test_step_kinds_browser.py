@@ -121,3 +121,34 @@ def test_unsent_kind_values_survive_a_reload_offline_and_are_saved_once_back_onl
     expect(page.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Unsupported")
     saved(page)
     assert saved_paths(user) == [("unsupported", UNSUPPORTED)]
+
+
+def test_the_protocol_page_previews_halludetect_and_walks_its_kinds_with_the_keys(page_for):
+    import json
+
+    from annotator.domain.vocabulary import Role
+    from tests.factories import ProjectFactory, member
+    from tests.test_security_csp_browser import watched
+
+    project = ProjectFactory()
+    lead = member(project, Role.LEAD)
+    violations = []
+    page = watched(page_for(lead), violations)
+    page.goto(f"/p/{project.slug}/protocol/")
+    page.locator("#id_document").fill(json.dumps(load_shipped("halludetect").document))
+    tree = page.get_by_test_id("protocol-tree")
+    expect(tree.locator("[data-kind=multiple]")).to_contain_text("Which errors does it make?")
+    expect(tree.locator("[data-kind=scale]")).to_contain_text("How severe is the worst error?")
+    expect(page.get_by_test_id("walk-question")).to_have_text("Is the sentence supported by the sources?")
+    page.get_by_test_id("protocol-walk").focus()
+    press(page, ["n", "Enter"])
+    expect(page.get_by_test_id("walk-refused")).to_have_text("Pick at least 1 answer with their digits, then Enter confirms.")
+    press(page, ["1", "4", "Enter", "5"])
+    expect(page.locator("[data-step-text=justification]")).to_be_focused()
+    press(page, [*"Repealed", "Escape", "u"])
+    expect(page.get_by_test_id("walk-question")).to_have_text("How severe is the worst error?")
+    press(page, ["2", "Enter"])
+    expect(page.get_by_test_id("walk-label")).to_have_text("Label: Unsupported")
+    expect(page.locator(".protocol-path")).to_contain_text("Fabricated fact, Outdated law")
+    expect(page.locator(".protocol-path")).to_contain_text("“Repealed”")
+    assert not violations, violations
