@@ -123,6 +123,24 @@ def test_unsent_kind_values_survive_a_reload_offline_and_are_saved_once_back_onl
     assert saved_paths(user) == [("unsupported", UNSUPPORTED)]
 
 
+def test_picks_and_words_not_yet_confirmed_are_kept_over_a_reload_of_the_tab(page_for):
+    project, _, _ = halludetect_turn("kinds-drafts", numbered_sentences(1))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    press(page, ["2", "1", "3"])
+    page.reload()
+    expect(page.locator("[data-toggle=wrong_citation]")).to_have_attribute("aria-pressed", "true")
+    press(page, ["Enter", "2", *"Half"])
+    page.reload()
+    field = page.locator("[data-step-text=justification]")
+    expect(field).to_be_focused()
+    expect(field).to_have_value("Half")
+    press(page, [*" done", "Enter"])
+    saved(page)
+    assert saved_paths(user) == [("unsupported", {"supported": "no", "error_types": ["fabricated", "wrong_citation"],
+                                                  "severity": 2, "justification": "Half done"})]
+
+
 def test_the_protocol_page_previews_halludetect_and_walks_its_kinds_with_the_keys(page_for):
     import json
 

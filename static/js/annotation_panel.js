@@ -14,12 +14,20 @@ import { kindOf, shownValue } from "./step_kinds.js";
     this.data = data;
     this.drawn = new Map();   // signature -> node, the sections of the last drawing
     this.listIds = new WeakMap(); // an evidence list -> a number (a sentence's list is replaced when it changes)
-    this.drafts = new Map();  // sentence id + step -> what is picked or written on a step not yet answered (step_kinds.js)
+    // sentence id + step -> what is picked or written on a step not yet answered (step_kinds.js), kept for this tab
+    // over a reload (the answer itself is the outbox's, once confirmed).
+    this.draftsKey = "annotator-drafts:" + data.assignment;
+    let kept = {};
+    try { kept = JSON.parse(sessionStorage.getItem(this.draftsKey) || "{}") || {}; } catch (e) { kept = {}; }
+    this.drafts = new Map(Object.entries(kept));
     this.left = new Set();    // sentence id + step: a text step's field the annotator left with Esc (not focused again)
   }
   const draftKey = (sentence, step) => sentence.id + "\n" + step;
   AnnotationPanel.prototype.draft = function (sentence, step) { return this.drafts.get(draftKey(sentence, step)); };
-  AnnotationPanel.prototype.setDraft = function (sentence, step, value) { this.drafts.set(draftKey(sentence, step), value); };
+  AnnotationPanel.prototype.setDraft = function (sentence, step, value) {
+    this.drafts.set(draftKey(sentence, step), value);
+    try { sessionStorage.setItem(this.draftsKey, JSON.stringify(Object.fromEntries(this.drafts))); } catch (e) { /* kept in the page only */ }
+  };
   AnnotationPanel.prototype.leaveField = function (sentence, step, left) {
     if (left) { this.left.add(draftKey(sentence, step)); } else { this.left.delete(draftKey(sentence, step)); }
   };
