@@ -141,6 +141,35 @@ def test_picks_and_words_not_yet_confirmed_are_kept_over_a_reload_of_the_tab(pag
                                                   "severity": 2, "justification": "Half done"})]
 
 
+def test_independent_mode_the_pick_then_the_kind_steps_on_its_walk_at_300_ms_latency(page_for):
+    """A label picked by its key gives the label's shape; the kind steps on its walk are then asked (digits go to
+    them, not to the labels), and u takes them back one by one, then the pick (work/services.py undone_path)."""
+    from annotator.domain.vocabulary import ProtocolMode
+    from annotator.projects.protocol_services import protocol_set
+    from tests.factories import ProjectFactory, member
+    from annotator.domain.vocabulary import Role
+
+    document = {**load_shipped("halludetect").document, "id": "halludetect_both", "modes": ["sequential", "independent"]}
+    project = ProjectFactory(slug="kinds-independent", protocol_mode=ProtocolMode.INDEPENDENT)
+    protocol_set(project, document, user=member(project, Role.LEAD))
+    TurnFactory(dialogue=DialogueFactory(project=project), sentences=numbered_sentences(3))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    emulate(page, latency=300)
+    press(page, ["1",                                                      # supported: labelled at once
+                 "2", "1", "Enter", "2", "Escape", "u", "u", "u",  # the kinds taken back, then the pick
+                 # picked again: the picks come back with their step (1 drops fabricated), walked to its label
+                 "2", "1", "2", "3", "Enter", "5", *"Wrong", "Enter",
+                 "1"])
+    expect(page.locator("#ws-progress")).to_have_text("3 of 3 sentences labelled")
+    saved(page)
+    assert saved_paths(user) == [
+        ("supported", {"supported": "yes"}),
+        ("unsupported", {"supported": "no", "error_types": ["misattributed", "wrong_citation"], "severity": 5,
+                         "justification": "Wrong"}),
+        ("supported", {"supported": "yes"})]
+
+
 def test_the_protocol_page_previews_halludetect_and_walks_its_kinds_with_the_keys(page_for):
     import json
 

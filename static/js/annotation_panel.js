@@ -214,15 +214,19 @@ import { kindOf, shownValue } from "./step_kinds.js";
     if (closed) {
       parts.push(h("p", { class: "muted" }, "This assignment can no longer be changed."));
       if (answered.length) { parts.push(h("p", null, "Decision path: ", answered.map((s, i) => [i ? " · " : "", s + " → ", h("strong", null, shownValue(protocol, s, active.path[s]))]))); }
-    } else if (independent) {
-      parts.push(h("fieldset", { class: "label-picker" }, h("legend", null, "Pick the label of this sentence"),
-        protocol.labels().map((option) => h("button", {
-          type: "button", class: "pick chip-border-" + option.value + (label === option.value ? " chosen" : ""),
-          "data-pick": option.value, "data-key": option.key, "aria-keyshortcuts": option.key, "aria-pressed": label === option.value ? "true" : "false",
-        }, kbd(option.key), " ", h("strong", null, option.label), " ", h("span", { class: "muted" }, option.definition)))));
     } else {
-      if (answered.length) {
-        parts.push(h("ol", { class: "walk", "aria-label": "Answers so far" }, answered.map((stepName) => {
+      const started = Object.keys(active.path).length > 0;
+      if (independent) { // the label picked (its shape, when kind steps on its walk are still to answer)
+        const picked = label || (protocol.labels().find((l) => started && Object.entries(l.path).every(([s, v]) => active.path[s] === v)) || {}).value;
+        parts.push(h("fieldset", { class: "label-picker" }, h("legend", null, "Pick the label of this sentence"),
+          protocol.labels().map((option) => h("button", {
+            type: "button", class: "pick chip-border-" + option.value + (picked === option.value ? " chosen" : ""),
+            "data-pick": option.value, "data-key": option.key, "aria-keyshortcuts": option.key, "aria-pressed": picked === option.value ? "true" : "false",
+          }, kbd(option.key), " ", h("strong", null, option.label), " ", h("span", { class: "muted" }, option.definition)))));
+      }
+      const shown = independent ? answered.filter((s) => protocol.kindOf(s) !== "choice") : answered;
+      if (shown.length) {
+        parts.push(h("ol", { class: "walk", "aria-label": "Answers so far" }, shown.map((stepName) => {
           const step = protocol.step(stepName);
           if (protocol.kindOf(stepName) !== "choice") { // changed by taking it back (u): it has no answers to click
             return h("li", { class: "walk-step", "data-kind": protocol.kindOf(stepName) }, h("span", { class: "walk-question" }, step.question),
@@ -236,12 +240,12 @@ import { kindOf, shownValue } from "./step_kinds.js";
             }, a.label)));
         })));
       }
-      const next = protocol.nextStep(active.path);
+      const next = !independent || started ? protocol.nextStep(active.path) : null; // independent: a kind step after the pick
       // A text step's words are not in the signature: the field keeps them while they are typed.
       const draft = next && this.draft(active, next);
       const kind = next && protocol.kindOf(next);
       const drafted = kind === "choice" ? "" : " " + id + (kind === "multiple" ? " " + JSON.stringify(draft || []) : "");
-      if (next) { parts.push(section("question " + next + drafted, () => this.question(next, draft))); } else {
+      if (next) { parts.push(section("question " + next + drafted, () => this.question(next, draft))); } else if (!independent) {
         parts.push(h("p", { class: "done-line" }, "Labelled ", h("strong", null, labelName(label)), ". ",
           view.hasNext ? ["Press ", kbd("j"), " for the next sentence"] : "This is the last sentence", "; ", kbd("u"), " takes the last answer back."));
       }

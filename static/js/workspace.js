@@ -156,7 +156,7 @@ function start() {
   // A key (or a click, as its key) on the step asked next: answered, a pick toggled, refused, or back into the
   // field. False: the kind has no use for the key (Enter on a choice step's focused answer keeps its own meaning).
   function kindKey(step, key, inField) {
-    const outcome = drawer.kindKey(active, step, key, inField);
+    const outcome = drawer.kindKey(active, step, key, inField) || (answerKeys.has(key) ? { refuse: "Key " + key + " is not an answer to this question." } : null);
     if (!outcome) { return false; }
     if (outcome.refuse) { refuse(outcome.refuse); return true; }
     message = null;
@@ -176,7 +176,9 @@ function start() {
   }
   function undo() {
     if (!Object.keys(active.path).length) { refuse("Nothing to undo on this sentence."); return; }
-    applyPath(independent ? {} : protocol.undo(active.path), { action: "undo" });
+    // Independent mode: the kind steps after the pick are taken back one by one, then the pick (work/services.py undone_path).
+    const last = protocol.walk(active.path).answered.slice(-1)[0];
+    applyPath(independent && !(last && protocol.kindOf(last) !== "choice") ? {} : protocol.undo(active.path), { action: "undo" });
   }
 
   // Time on a sentence joins its change not yet sent; alone (the change already on its way or saved) it is worth a
@@ -300,17 +302,14 @@ function start() {
       if (extrasWanted !== active) { goTo(extrasWanted); } else { message = { text: "The severity panel opens once this sentence is saved.", error: false }; drawPanel(); loadExtras(active); }
     }
     else if (command === "note") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
-    else if (independent && answerKeys.has(key)) {
-      const option = protocol.labels().find((l) => l.key === key);
-      if (!option) { return false; }
-      message = null; pick(option.value);
-    }
-    else if (!independent && answerKeys.has(key) && !protocol.nextStep(active.path)) {
-      refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back.");
-    }
-    else if (!independent && (answerKeys.has(key) || (command === "confirm" && !(target.closest("button, a") && !target.closest(".question"))))
-             && protocol.nextStep(active.path)) {
-      return kindKey(protocol.nextStep(active.path), key, false); // the step's kind says what the key does (step_kinds.js)
+    else if (answerKeys.has(key) || command === "confirm") {
+      // The step asked: the walk's next one; in independent mode a kind step after the pick (the pick is the shape).
+      const asked = !independent || Object.keys(active.path).length ? protocol.nextStep(active.path) : null;
+      const ownButton = target.closest("button, a") && !target.closest(".question"); // Enter keeps its meaning there
+      if (asked && (answerKeys.has(key) || !ownButton)) { return kindKey(asked, key, false); } // the kind says (step_kinds.js)
+      if (!answerKeys.has(key)) { return false; }
+      const option = independent && protocol.labels().find((l) => l.key === key);
+      if (independent) { if (!option) { return false; } message = null; pick(option.value); } else { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
     }
     else { return false; }
     return true;
