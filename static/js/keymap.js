@@ -49,7 +49,7 @@ const HELP = [
     " confirms them (at least the number the question asks)"], "multiple"],
   [() => [kbd("1"), "–", kbd("9")], () => "A scale: the digit of a point picks it", "scale"],
   [() => [k("confirm"), " ", k("leave")], () => ["A written answer: type it in the field, ", k("confirm"), " confirms it (",
-    kbd("Shift"), "+", k("confirm"), " new line), ", k("leave"), " leaves the field (", kbd("i"), " goes back in)"], "text"],
+    kbd("Shift"), "+", k("confirm"), " new line), ", k("leave"), " leaves the field (", k("confirm"), " goes back in)"], "text"],
   [() => [k("next"), " ", k("next", 1), " ", k("next", 2)], () => "Next sentence"],
   [() => [k("previous"), " ", k("previous", 1), " ", k("previous", 2)], () => "Previous sentence"],
   [() => k("undo"), () => "Undo the last answer of this sentence"],
