@@ -44,6 +44,14 @@ def press(page, keys, delay=20):
         page.wait_for_timeout(delay)
 
 
+def axe_serious(page):
+    """axe-core's serious and critical violations on the page as it is (tests/test_accessibility_browser.py)."""
+    from tests.test_accessibility_browser import AXE, SERIOUS
+
+    page.evaluate(AXE)
+    return page.evaluate(SERIOUS)
+
+
 def saved_paths(user):
     assignment = Assignment.objects.get(annotator=user)
     return [(a.label, a.path) for a in SentenceAnnotation.objects.filter(assignment=assignment).order_by("sentence__index")]
@@ -79,6 +87,7 @@ def test_the_keys_of_each_kind_say_what_they_do_and_refuse_what_does_not_apply(p
         "Pick at least 1 answer with their digits, then Enter confirms.")
     page.keyboard.press("3")
     expect(panel.locator("[data-toggle=wrong_citation]")).to_have_attribute("aria-pressed", "true")
+    found = axe_serious(page)  # the toggles, their hint and the refusal
     expect(panel.locator(".kind-hint")).to_contain_text("Picked: Wrong citation.")
     page.keyboard.press("9")
     expect(panel.locator(".panel-message.error")).to_have_text("Key 9 is not an answer to this question.")
@@ -90,6 +99,8 @@ def test_the_keys_of_each_kind_say_what_they_do_and_refuse_what_does_not_apply(p
     page.keyboard.press("5")
     field = panel.locator("[data-step-text=justification]")
     expect(field).to_be_focused()
+    found += axe_serious(page)  # the walk so far with a list and a scale point, the text field
+    assert not found, found
     page.keyboard.press("Enter")  # blank: refused, the field keeps the focus
     expect(panel.locator(".panel-message.error")).to_have_text("Write the answer first: it cannot be left blank.")
     page.keyboard.type("ujk")  # page keys are words in the field
