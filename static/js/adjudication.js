@@ -8,6 +8,7 @@
 // per dispute until it is decided (a reload keeps it) and is sent whole with the decision.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
+import { kindOf, shownValue } from "./step_kinds.js";
 
 function start() {
   const container = document.getElementById("disputes");
@@ -16,6 +17,9 @@ function start() {
   const protocolData = document.getElementById("protocol-data");
   const protocol = protocolData ? new AnnotationProtocol(JSON.parse(protocolData.textContent)) : null;
   const walks = new Map(); // dispute id -> the adjudicator's walk so far
+  const drafts = new Map(); // dispute id + step -> picks or words on a step not yet answered (step_kinds.js)
+  const left = new Set();   // dispute id + step: the text field the adjudicator left with Esc
+  const draftKey2 = (card, step) => card.dataset.dispute + "\n" + step;
 
   const disputes = () => Array.from(container.querySelectorAll("[data-dispute]"));
   const openDisputes = () => disputes().filter((el) => el.classList.contains("dispute-open"));
@@ -121,18 +125,25 @@ function start() {
     const path = pathOf(card);
     const label = protocol.labelOf(path);
     const next = protocol.nextStep(path);
-    const answerName = (step, value) => (protocol.step(step).answers.find((a) => a.value === value) || { label: value }).label;
+    const answerName = (step, value) => shownValue(protocol, step, value);
+    const hadFocus = card.contains(document.activeElement);
+    const kind = next && protocol.kindOf(next);
+    const draft = next && drafts.get(draftKey2(card, next));
     const undo = Object.keys(path).length ? h("button", { type: "button", class: "link", "data-undo": "" }, "Take back last answer ", kbd("u")) : null;
     // replaceChildren would write a null as the text "null": only the parts there are.
     walk.replaceChildren(...[
       Object.keys(path).length ? h("ol", { class: "walk-path" }, Object.entries(path).map(([step, value]) =>
         h("li", null, protocol.step(step).question + " ", h("strong", null, answerName(step, value))))) : null,
       next ? h("p", { class: "question" }, h("strong", null, protocol.step(next).question)) : null,
-      h("div", { class: "actions" }, next ? protocol.step(next).answers.map((a) => h("button", {
+      next && kind !== "choice" ? h("p", { class: "muted kind-hint" }, kindOf(protocol, next).hint(protocol.step(next), draft)) : null,
+      h("div", { class: "actions" }, next && kind === "choice" ? protocol.step(next).answers.map((a) => h("button", {
         type: "button", class: "answer", "data-answer-key": a.key, "data-step": next, "data-value": a.value,
-      }, kbd(a.key), " " + a.label)) : null, undo),
+      }, kbd(a.key), " " + a.label)) : null, next && kind !== "choice" ? kindOf(protocol, next).answers(protocol.step(next), next, draft) : null, undo),
       message ? h("p", { class: "error walk-refused", role: "status" }, message) : null,
     ].filter(Boolean));
+    const field = walk.querySelector("[data-step-text]");
+    if (field && hadFocus && !left.has(draftKey2(card, next))) { field.focus({ preventScroll: true }); }
+    else if (hadFocus && !card.contains(document.activeElement)) { card.focus({ preventScroll: true }); }
     const input = card.querySelector("[data-path]");
     if (input) { input.value = label ? JSON.stringify(path) : ""; }
     const radio = card.querySelector("[data-protocol]");
@@ -147,17 +158,23 @@ function start() {
     }
   }
 
-  function answerKey(card, key) {
+  // A key on the walk's question: its kind says what it does (step_kinds.js). False: not the walk's key.
+  function answerKey(card, key, inField) {
     const path = pathOf(card);
     const next = protocol.nextStep(path);
     if (!next) {
+      if (key === "Enter") { return false; }
       drawWalk(card, "Your walk ended on " + (protocol.labelNames[protocol.labelOf(path)] || "a label") +
         ": the key was not applied. u takes the last answer back.");
-      return;
+      return true;
     }
-    const option = protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
-    if (!option) { drawWalk(card, "Key " + key + " is not an answer to this question."); return; }
-    answer(card, next, option.value);
+    const outcome = kindOf(protocol, next).key(protocol.step(next), key, drafts.get(draftKey2(card, next)), inField);
+    if (!outcome) { return false; }
+    if (outcome.refuse) { drawWalk(card, outcome.refuse); }
+    else if (outcome.draft) { drafts.set(draftKey2(card, next), outcome.draft); drawWalk(card); }
+    else if (outcome.focus) { left.delete(draftKey2(card, next)); drawWalk(card); }
+    else { answer(card, next, outcome.answer); }
+    return true;
   }
 
   function answer(card, step, value) {
@@ -190,6 +207,12 @@ function start() {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
     const target = event.target;
     const typing = target.matches("textarea, input[type=text], select");
+    if (typing && target.dataset.stepText && protocol) { // the walk's text step: Enter confirms the words, Esc leaves
+      const card = target.closest("[data-dispute]");
+      if (event.key === "Escape") { left.add(draftKey2(card, target.dataset.stepText)); target.blur(); card.focus(); event.preventDefault(); }
+      else if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); if (!saving(card)) { answerKey(card, "Enter", true); } }
+      return;
+    }
     if (typing) {
       if (event.key === "Escape") { target.blur(); const el = target.closest("[data-dispute]"); if (el) { el.focus(); } event.preventDefault(); }
       else if (event.key === "Enter" && !event.shiftKey && target.matches("[data-reason]")) { event.preventDefault(); save(); }
@@ -208,11 +231,11 @@ function start() {
     switch (event.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "1": case "2": case "y": case "n": case "u": {
+      case "1": case "2": case "3": case "4": case "5": case "6": case "7": case "8": case "9": case "y": case "n": case "u": {
         const card = active();
         if (!card || !protocol || !card.querySelector("[data-walk]")) { return; }
         if (saving(card)) { drawWalk(card, "Saving this decision: the key was not applied."); break; }
-        if (event.key === "u") { undoStep(card); } else { answerKey(card, event.key); }
+        if (event.key === "u") { undoStep(card); } else if (!answerKey(card, event.key, false)) { return; }
         break;
       }
       case "a": case "b": case "c": {
@@ -221,21 +244,31 @@ function start() {
         break;
       }
       case "r": { const reason = active() && active().querySelector("[data-reason]"); if (reason) { reason.focus(); } break; }
-      case "Enter":
+      case "Enter": {
         if (target.matches("button, a, summary, input[type=radio]") && !target.matches("[data-dispute] input[type=radio]")) { return; }
+        // On a walk's multiple choice or text step, Enter confirms the picks (or goes back into the field), else it saves.
+        const card = active();
+        if (card && protocol && card.querySelector("[data-walk]") && !saving(card) && answerKey(card, "Enter", false)) { break; }
         save(); break;
+      }
       default: return;
     }
     event.preventDefault();
   });
 
+  document.addEventListener("input", (event) => {
+    const card = event.target.dataset && event.target.dataset.stepText && event.target.closest("[data-dispute]");
+    if (card) { drafts.set(draftKey2(card, event.target.dataset.stepText), event.target.value); }
+  });
   document.addEventListener("click", (event) => {
     const button = event.target.closest("[data-walk] button");
     if (button && protocol) {
       const card = button.closest("[data-dispute]");
       activate(card, false);
       if (saving(card)) { drawWalk(card, "Saving this decision: the answer was not applied."); return; }
-      if (button.hasAttribute("data-undo")) { undoStep(card); } else { answer(card, button.dataset.step, button.dataset.value); }
+      if (button.hasAttribute("data-undo")) { undoStep(card); }
+      else if (button.dataset.toggle !== undefined || button.dataset.confirm !== undefined) { answerKey(card, button.dataset.toggle !== undefined ? button.dataset.key : "Enter", true); }
+      else { answer(card, button.dataset.step, button.dataset.point !== undefined ? Number(button.dataset.point) : button.dataset.value); }
       return;
     }
     const sentence = event.target.closest("[data-goto]");

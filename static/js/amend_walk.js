@@ -25,6 +25,10 @@ function start() {
 
   function question(protocol, stepName) {
     const step = protocol.step(stepName);
+    if (protocol.kindOf(stepName) !== "choice") { // a label here takes a multiple choice, a scale or a text: not a label alone
+      return h("p", { class: "muted", "data-walk-question": stepName }, "“" + step.question + "” is answered on the annotation screen: " +
+        "a label past it cannot be given here; ask a lead to reopen the turn.");
+    }
     return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
       h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
       h("p", { class: "muted" }, step.definition),
@@ -102,7 +106,7 @@ function start() {
     const protocol = protocolOf(form);
     const path = paths.get(form);
     const next = protocol.nextStep(path);
-    const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+    const option = next && protocol.kindOf(next) === "choice" && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
     if (option) { answer(form, next, option.value); }
     else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol, protocol.labelOf(path)) + ". u takes the last answer back."); }
     else { refuse(form, "Key " + key + " is not an answer to \u201c" + protocol.step(next).question + "\u201d: it was not applied."); }

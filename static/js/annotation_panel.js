@@ -5,6 +5,7 @@
 // examples, or the label reached; in independent mode the seven labels; then undo, evidence and the note.
 // Text is always inserted as text (never as HTML).
 import { h, kbd } from "./dom.js";
+import { kindOf, shownValue } from "./step_kinds.js";
 
 
 
@@ -13,7 +14,29 @@ import { h, kbd } from "./dom.js";
     this.data = data;
     this.drawn = new Map();   // signature -> node, the sections of the last drawing
     this.listIds = new WeakMap(); // an evidence list -> a number (a sentence's list is replaced when it changes)
+    // sentence id + step -> what is picked or written on a step not yet answered (step_kinds.js), kept for this tab
+    // over a reload (the answer itself is the outbox's, once confirmed).
+    this.draftsKey = "annotator-drafts:" + data.assignment;
+    let kept = {};
+    try { kept = JSON.parse(sessionStorage.getItem(this.draftsKey) || "{}") || {}; } catch (e) { kept = {}; }
+    this.drafts = new Map(Object.entries(kept));
+    this.left = new Set();    // sentence id + step: a text step's field the annotator left with Esc (not focused again)
   }
+  const draftKey = (sentence, step) => sentence.id + "\n" + step;
+  AnnotationPanel.prototype.draft = function (sentence, step) { return this.drafts.get(draftKey(sentence, step)); };
+  AnnotationPanel.prototype.setDraft = function (sentence, step, value) {
+    this.drafts.set(draftKey(sentence, step), value);
+    try { sessionStorage.setItem(this.draftsKey, JSON.stringify(Object.fromEntries(this.drafts))); } catch (e) { /* kept in the page only */ }
+  };
+  AnnotationPanel.prototype.leaveField = function (sentence, step, left) {
+    if (left) { this.left.add(draftKey(sentence, step)); } else { this.left.delete(draftKey(sentence, step)); }
+  };
+  // What `key` does on the step asked next of `sentence` (step_kinds.js): a toggled pick is kept as the draft here.
+  AnnotationPanel.prototype.kindKey = function (sentence, step, key, inField) {
+    const outcome = kindOf(this.protocol, step).key(this.protocol.step(step), key, this.draft(sentence, step), inField);
+    if (outcome && outcome.draft) { this.setDraft(sentence, step, outcome.draft); }
+    return outcome;
+  };
   // A section of the panel: the node drawn last time when its signature is the same (it stays in place, so the
   // browser neither rebuilds nor restyles it), else a new one. Signatures say everything the section shows.
   AnnotationPanel.prototype.section = function (signature, build, drawing) {
@@ -45,6 +68,10 @@ import { h, kbd } from "./dom.js";
     AnnotationPanel.flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
   };
 
+  // Into the severity / error type panel: on its chosen severity, else its first one, else its first field.
+  AnnotationPanel.focusExtras = (extras) => (extras.querySelector(".severity-picker button.chosen") ||
+    extras.querySelector(".severity-picker button") || extras.querySelector("select, input") || extras).focus();
+
   // The reference's text with the evidence spans marked: the pieces to put in its element.
   AnnotationPanel.marked = function (text, evidence) {
     const spans = evidence.map((s) => [s.start, s.end]).filter(([a, b]) => a < b).sort((x, y) => x[0] - y[0]);
@@ -71,6 +98,42 @@ import { h, kbd } from "./dom.js";
       "pre-label: " + sentence.prelabel.display));
   };
 
+  // The sentence list: the chips of sentences whose label changed, the active link when the active sentence
+  // changed, and the progress line (links: sentence id -> its link).
+  AnnotationPanel.prototype.drawList = function (links, sentences, active) {
+    const protocol = this.protocol;
+    sentences.forEach((sentence) => {
+      const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
+      if (sentence.chipState === state) { return; }
+      const old = document.getElementById("chip-" + sentence.id);
+      const fresh = this.chip(sentence, "chip-" + sentence.id);
+      if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
+      sentence.chipState = state;
+    });
+    if (this.listShown !== active) {
+      this.listShown = active;
+      links.forEach((link, id) => {
+        const on = !!active && id === active.id;
+        link.classList.toggle("active", on);
+        if (on) { link.setAttribute("aria-current", "true"); link.scrollIntoView({ block: "nearest" }); } else { link.removeAttribute("aria-current"); }
+      });
+    }
+    const done = sentences.filter((s) => protocol.labelOf(s.path)).length;
+    const progress = document.getElementById("ws-progress");
+    const text = done + " of " + sentences.length + " sentences labelled";
+    if (progress && progress.textContent !== text) { progress.textContent = text; }
+  };
+
+  // The reference with the active sentence's evidence marked, redrawn only when the marks change (another sentence,
+  // or its evidence: a new list each time it changes).
+  AnnotationPanel.prototype.drawReference = function (element, text, active, finder) {
+    if (!element || (this.referenceShown === active && this.evidenceShown === (active && active.evidence))) { return; }
+    this.referenceShown = active;
+    this.evidenceShown = active && active.evidence;
+    element.replaceChildren(...AnnotationPanel.marked(text, active ? active.evidence : []));
+    if (finder) { finder.redrawn(); }
+  };
+
   AnnotationPanel.prototype.chip = function (sentence, id) {
     const protocol = this.protocol;
     const labelName = (value) => protocol.labelNames[value] || value;
@@ -81,21 +144,22 @@ import { h, kbd } from "./dom.js";
   };
 
 
-  AnnotationPanel.prototype.question = function (stepName) {
+  // The question asked next: its wording, definition, the kind's answers (step_kinds.js) and the project's examples.
+  AnnotationPanel.prototype.question = function (stepName, draft) {
     const protocol = this.protocol;
     const data = this.data;
     const step = protocol.step(stepName);
+    const kind = kindOf(protocol, stepName);
     const examples = (data.examples || {})[stepName] || { positive: [], negative: [] };
     const exampleList = (title, list) => list.length ? h("div", null, h("h4", null, "Examples: " + title.toLowerCase()),
       h("ul", null, list.map((e) => h("li", null, h("q", null, e.text), e.explanation ? [" ", h("span", { class: "muted" }, e.explanation)] : null)))) : null;
-    return h("div", { class: "question", role: "group", "aria-labelledby": "question-text" },
+    const hint = kind.hint(step, draft);
+    return h("div", { class: "question", role: "group", "aria-labelledby": "question-text", "data-kind": protocol.kindOf(stepName) },
       h("h3", { id: "question-text" }, step.question),
       h("p", { class: "definition" }, step.definition),
-      h("div", { class: "answers" }, step.answers.map((a) => h("button", {
-        type: "button", class: "answer primary", "data-step": stepName, "data-value": a.value, "data-key": a.key,
-        "data-yn": a.yn || null, "aria-keyshortcuts": a.key + (a.yn ? " " + a.yn : ""),
-      }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " " + a.label))),
-      (examples.positive.length || examples.negative.length) ? h("div", { class: "examples" },
+      hint ? h("p", { class: "kind-hint muted" }, hint) : null,
+      h("div", { class: "answers" }, kind.answers(step, stepName, draft)),
+      (examples.positive.length || examples.negative.length) && step.answers && step.answers.length > 1 ? h("div", { class: "examples" },
         exampleList(step.answers[0].label, examples.positive), exampleList(step.answers[1].label, examples.negative)) : null);
   };
 
@@ -149,17 +213,25 @@ import { h, kbd } from "./dom.js";
     const answered = protocol.walk(active.path).answered;
     if (closed) {
       parts.push(h("p", { class: "muted" }, "This assignment can no longer be changed."));
-      if (answered.length) { parts.push(h("p", null, "Decision path: ", answered.map((s, i) => [i ? " · " : "", s + " → ", h("strong", null, active.path[s])]))); }
-    } else if (independent) {
-      parts.push(h("fieldset", { class: "label-picker" }, h("legend", null, "Pick the label of this sentence"),
-        protocol.labels().map((option) => h("button", {
-          type: "button", class: "pick chip-border-" + option.value + (label === option.value ? " chosen" : ""),
-          "data-pick": option.value, "data-key": option.key, "aria-keyshortcuts": option.key, "aria-pressed": label === option.value ? "true" : "false",
-        }, kbd(option.key), " ", h("strong", null, option.label), " ", h("span", { class: "muted" }, option.definition)))));
+      if (answered.length) { parts.push(h("p", null, "Decision path: ", answered.map((s, i) => [i ? " · " : "", s + " → ", h("strong", null, shownValue(protocol, s, active.path[s]))]))); }
     } else {
-      if (answered.length) {
-        parts.push(h("ol", { class: "walk", "aria-label": "Answers so far" }, answered.map((stepName) => {
+      const started = Object.keys(active.path).length > 0;
+      if (independent) { // the label picked (its shape, when kind steps on its walk are still to answer)
+        const picked = label || (protocol.labels().find((l) => started && Object.entries(l.path).every(([s, v]) => active.path[s] === v)) || {}).value;
+        parts.push(h("fieldset", { class: "label-picker" }, h("legend", null, "Pick the label of this sentence"),
+          protocol.labels().map((option) => h("button", {
+            type: "button", class: "pick chip-border-" + option.value + (picked === option.value ? " chosen" : ""),
+            "data-pick": option.value, "data-key": option.key, "aria-keyshortcuts": option.key, "aria-pressed": picked === option.value ? "true" : "false",
+          }, kbd(option.key), " ", h("strong", null, option.label), " ", h("span", { class: "muted" }, option.definition)))));
+      }
+      const shown = independent ? answered.filter((s) => protocol.kindOf(s) !== "choice") : answered;
+      if (shown.length) {
+        parts.push(h("ol", { class: "walk", "aria-label": "Answers so far" }, shown.map((stepName) => {
           const step = protocol.step(stepName);
+          if (protocol.kindOf(stepName) !== "choice") { // changed by taking it back (u): it has no answers to click
+            return h("li", { class: "walk-step", "data-kind": protocol.kindOf(stepName) }, h("span", { class: "walk-question" }, step.question),
+              " ", h("strong", { class: "walk-value" }, shownValue(protocol, stepName, active.path[stepName])));
+          }
           return h("li", { class: "walk-step" }, h("span", { class: "walk-question" }, step.question),
             step.answers.map((a) => h("button", {
               type: "button", class: "small" + (active.path[stepName] === a.value ? " chosen" : ""), "data-step": stepName, "data-value": a.value,
@@ -168,8 +240,12 @@ import { h, kbd } from "./dom.js";
             }, a.label)));
         })));
       }
-      const next = protocol.nextStep(active.path);
-      if (next) { parts.push(section("question " + next, () => this.question(next))); } else {
+      const next = !independent || started ? protocol.nextStep(active.path) : null; // independent: a kind step after the pick
+      // A text step's words are not in the signature: the field keeps them while they are typed.
+      const draft = next && this.draft(active, next);
+      const kind = next && protocol.kindOf(next);
+      const drafted = kind === "choice" ? "" : " " + id + (kind === "multiple" ? " " + JSON.stringify(draft || []) : "");
+      if (next) { parts.push(section("question " + next + drafted, () => this.question(next, draft))); } else if (!independent) {
         parts.push(h("p", { class: "done-line" }, "Labelled ", h("strong", null, labelName(label)), ". ",
           view.hasNext ? ["Press ", kbd("j"), " for the next sentence"] : "This is the last sentence", "; ", kbd("u"), " takes the last answer back."));
       }
@@ -204,7 +280,11 @@ import { h, kbd } from "./dom.js";
     const note = document.getElementById("note-input");
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
     if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
-    if (focusWasInPanel) {
+    const field = element.querySelector(".question [data-step-text]");
+    if (field && !this.left.has(draftKey(active, field.dataset.stepText)) && !closed && !stopped) {
+      // A text step asked: typing goes into its field (Esc leaves it, Enter goes back in).
+      if (document.activeElement !== field) { field.focus({ preventScroll: true }); }
+    } else if (focusWasInPanel) {
       // The chosen label's button in independent mode, not the first of the seven.
       const first = element.querySelector(".question .answer") || element.querySelector(".label-picker .pick.chosen") ||
         element.querySelector(".label-picker .pick");

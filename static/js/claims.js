@@ -9,9 +9,11 @@
 // severity / error type section is taken; both carry the new version (X-Assignment-Version), which the
 // page's saving continues from.
 //
-// Keys are handled in the capture phase, before the workspace's own document-level handler, and only while
-// the focus is in a claims panel (or for the two keys that enter them: t and v).
+// Keys come through the page's keymap (keymap.js), asked before the decision panel, and are used only while
+// the focus is in a claims panel (or for t, which enters the triplets; v, which enters the severity panel, is the
+// decision panel's: it also opens the panel of a sentence not yet saved).
 import { line } from "./annotation_saving.js";
+import { addLayer, ORDER } from "./keymap.js";
 
 function start() {
   const root = document.getElementById("workspace");
@@ -211,14 +213,6 @@ function start() {
     return true;
   }
 
-  function enterExtras() {
-    const extras = document.getElementById("claims-extras");
-    if (!extras) { return false; }
-    const chosen = extras.querySelector(".severity-picker button.chosen") || extras.querySelector(".severity-picker button");
-    (chosen || extras.querySelector("select, input") || extras).focus();
-    return true;
-  }
-
   function leave() {
     const active = document.activeElement;
     if (active && active.blur) { active.blur(); }
@@ -226,20 +220,19 @@ function start() {
     if (link) { link.focus(); }
   }
 
-  // Capture phase on the document: runs before the workspace's handler, whatever has the focus.
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  // Asked first (keymap.js): keys inside the claims panels are theirs, whatever the decision panel would do.
+  addLayer(ORDER.claims, (event) => {
     const target = event.target;
     const key = event.key;
     const inTriplets = target.closest && target.closest("#triplet-panel");
     const inExtras = target.closest && target.closest("#claims-extras");
     const typing = target.closest && target.closest("textarea, input, select, [contenteditable]");
     const help = document.getElementById("help");
-    if (help && help.open) { return; }
+    if (help && help.open) { return false; }
     let handled = true;
 
     if (typing) {
-      if (!inTriplets && !inExtras) { return; }
+      if (!inTriplets && !inExtras) { return false; }
       if (key === "Escape") { leave(); }
       else if (key === "Enter" && target.id === "justification-input") {
         // Saved: back to the panel, where 1-5, r and x work again. The focus leaves the text at once, before the
@@ -281,9 +274,8 @@ function start() {
       else if (key === "?" || key === "s" || key === "j" || key === "k") { handled = false; }
       else { handled = key.length === 1; }
     } else if (key === "t") { handled = enterTriplets(); }
-    else if (key === "v") { handled = enterExtras(); }
     else { handled = false; }
-    if (handled) { event.preventDefault(); event.stopPropagation(); }
-  }, true);
+    return handled;
+  });
 }
 start();

@@ -3,6 +3,7 @@
 // (Protocol.describe(), in the walk's data-description) and is walked with protocol_walk.js: no rule is written here.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
+import { kindOf, shownValue } from "./step_kinds.js";
 
 function start() {
 
@@ -16,6 +17,11 @@ function start() {
   function drawNode(protocol, node) {
     if (!node.step) { return chip(protocol, node.label); }
     const step = protocol.step(node.step);
+    if (node.after) { // a step that does not branch (step_kinds.js): what it asks, then the node after it
+      return h("div", { class: "protocol-node", "data-step": node.step, "data-kind": protocol.kindOf(node.step) },
+        h("strong", null, step.question), " ", h("span", { class: "muted" }, "(" + protocol.kindOf(node.step) + ")"),
+        h("ul", null, h("li", null, kindOf(protocol, node.step).hint(step, []), " → ", drawNode(protocol, node.after))));
+    }
     return h("div", { class: "protocol-node", "data-step": node.step },
       h("strong", null, step.question),
       h("ul", null, step.answers.map((answer) => h("li", null,
@@ -34,20 +40,41 @@ function start() {
     return key + " does not apply to this question: its keys are " + keys.join(", ") + ".";
   }
 
-  function drawWalk(protocol, box, path, message) {
+  // walk: {path, drafts: step -> picks or words, left: a text field was left with Esc, message}
+  function drawWalk(protocol, box, walk) {
+    const { path, drafts, message } = walk;
+    const hadFocus = box.contains(document.activeElement); // the walk keeps the keys when what had the focus is redrawn
     const next = protocol.nextStep(path);
-    const answered = Object.keys(protocol.ordered(path)).map((stepId) => {
-      const step = protocol.step(stepId);
-      const answer = step.answers.find((a) => a.value === path[stepId]);
-      return h("li", null, step.question, " ", h("strong", null, answer ? answer.label : path[stepId]));
-    });
+    const answered = Object.keys(protocol.ordered(path)).map((stepId) =>
+      h("li", null, protocol.step(stepId).question, " ", h("strong", null, shownValue(protocol, stepId, path[stepId]))));
+    const kind = next && kindOf(protocol, next);
     const current = next
       ? [h("p", { class: "protocol-question", "data-testid": "walk-question" }, protocol.step(next).question),
-         h("p", null, protocol.step(next).answers.map((a) => h("span", { class: "protocol-answer" }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " ", a.label, " ")))]
+         protocol.kindOf(next) === "choice"
+           ? h("p", null, protocol.step(next).answers.map((a) => h("span", { class: "protocol-answer" }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " ", a.label, " ")))
+           : h("div", { class: "protocol-kind", "data-kind": protocol.kindOf(next) }, h("p", { class: "muted" }, kind.hint(protocol.step(next), drafts[next])),
+             h("div", { class: "answers" }, kind.answers(protocol.step(next), next, drafts[next])))]
       : [h("p", { "data-testid": "walk-label" }, "Label: ", chip(protocol, protocol.labelOf(path)))];
     box.replaceChildren(h("ol", { class: "protocol-path" }, answered), ...current,
       message ? h("p", { class: "walk-refused", role: "alert", "data-testid": "walk-refused" }, message) : null,
       h("p", { class: "muted" }, kbd("u"), " takes the last answer back, ", kbd("r"), " starts again."));
+    const field = box.querySelector("[data-step-text]");
+    if (field && !walk.left) { field.focus({ preventScroll: true }); field.setSelectionRange(field.value.length, field.value.length); }
+    else if (hadFocus && !box.contains(document.activeElement)) { box.focus({ preventScroll: true }); }
+  }
+
+  // A key on the walk: the step's kind says what it does (step_kinds.js); true when it was the walk's.
+  function walkKey(protocol, walk, key, inField) {
+    walk.message = "";
+    const next = protocol.nextStep(walk.path);
+    if (!next) { if (!ANSWER_KEY.test(key)) { return false; } walk.message = refusal(protocol, next, key); return true; }
+    const outcome = kindOf(protocol, next).key(protocol.step(next), key, walk.drafts[next], inField);
+    if (!outcome) { return false; }
+    if (outcome.refuse) { walk.message = protocol.kindOf(next) === "choice" ? refusal(protocol, next, key) : outcome.refuse; }
+    else if (outcome.draft) { walk.drafts[next] = outcome.draft; }
+    else if (outcome.focus) { walk.left = false; }
+    else { walk.path = protocol.answer(walk.path, next, outcome.answer) || walk.path; walk.left = false; }
+    return true;
   }
 
   function init(root) {
@@ -58,22 +85,28 @@ function start() {
     const protocol = new AnnotationProtocol(JSON.parse(box.dataset.description));
     const tree = container.querySelector(".protocol-tree");
     tree.replaceChildren(drawNode(protocol, protocol.d.tree));
-    let path = {};
-    drawWalk(protocol, box, path);
+    const walk = { path: {}, drafts: {}, left: false, message: "" };
+    drawWalk(protocol, box, walk);
+    box.addEventListener("input", (event) => { if (event.target.dataset.stepText) { walk.drafts[event.target.dataset.stepText] = event.target.value; } });
+    box.addEventListener("click", (event) => {
+      const button = event.target.closest("button[data-step]");
+      if (!button) { return; }
+      const key = button.dataset.confirm !== undefined ? "Enter" : button.dataset.key;
+      if (walkKey(protocol, walk, key, true)) { drawWalk(protocol, box, walk); }
+    });
     box.addEventListener("keydown", (event) => {
       if (event.ctrlKey || event.metaKey || event.altKey) { return; }
       const key = event.key;
-      let message = "";
-      if (key === "u") { path = protocol.undo(path); }
-      else if (key === "r") { path = {}; }
-      else {
-        const next = protocol.nextStep(path);
-        const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
-        if (!option && !ANSWER_KEY.test(key)) { return; }
-        if (option) { path = protocol.answer(path, next, option.value) || path; } else { message = refusal(protocol, next, key); }
+      if (event.target.dataset.stepText) { // a text step's field: Enter confirms, Esc leaves, the rest is typed
+        if (key === "Escape") { walk.left = true; event.preventDefault(); box.focus(); }
+        else if (key === "Enter" && !event.shiftKey && walkKey(protocol, walk, key, true)) { event.preventDefault(); drawWalk(protocol, box, walk); }
+        return;
       }
+      if (key === "u") { walk.path = protocol.undo(walk.path); walk.message = ""; walk.left = false; }
+      else if (key === "r") { walk.path = {}; walk.drafts = {}; walk.message = ""; walk.left = false; }
+      else if (!walkKey(protocol, walk, key, false)) { return; }
       event.preventDefault();
-      drawWalk(protocol, box, path, message);
+      drawWalk(protocol, box, walk);
     });
   }
 

@@ -2,6 +2,7 @@
 // active sentence; the server attaches the annotator's saved decision path on it, once the page has saved it. The answer
 // shows up in the "Your questions on this turn" pane, which htmx polls.
 import { line } from "./annotation_saving.js";
+import { addLayer, ORDER } from "./keymap.js";
 
 function start() {
   const root = document.getElementById("workspace");
@@ -30,13 +31,13 @@ function start() {
 
   document.getElementById("ask-button").addEventListener("click", open);
 
-  document.addEventListener("keydown", (event) => {
-    if (event.key !== "q" || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  addLayer(ORDER.ask, (event, command) => {
+    if (command !== "ask") { return false; }
     const target = event.target;
-    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) { return; }
-    if (document.querySelector("dialog[open]")) { return; }
-    event.preventDefault();
+    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) { return false; }
+    if (document.querySelector("dialog[open]")) { return false; }
     open();
+    return true;
   });
 
   // Enter (or Ctrl+Enter) sends the question, Shift+Enter starts a new line, as in the note box.

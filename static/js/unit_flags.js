@@ -2,6 +2,8 @@
 // sentences, not a sentence, or something else, with a note. Keys 1-3 pick the kind and move to the note, Enter
 // sends, Esc cancels; the key that opened the dialog and the kind keys are never typed into the note. The flag is
 // saved at once and the unit gets a "flagged" mark in the list; flagging it again edits the open flag.
+// The key that opens it is the keymap's (keymap.js); the keys inside the dialog are the dialog's own.
+import { addLayer, ORDER } from "./keymap.js";
 function start() {
   const root = document.getElementById("workspace");
   const dialog = document.getElementById("flag-dialog");
@@ -106,13 +108,13 @@ function start() {
   form.addEventListener("submit", (event) => { event.preventDefault(); send(); });
   dialog.addEventListener("click", (event) => { if (event.target.closest("[data-flag-cancel]")) { dialog.close(); } });
 
-  document.addEventListener("keydown", (event) => {
-    if (event.key !== "f" || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  addLayer(ORDER.flag, (event, command) => {
+    if (command !== "flag") { return false; }
     const target = event.target;
-    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) { return; }
-    if (document.querySelector("dialog[open]")) { return; }
-    event.preventDefault();
+    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) { return false; }
+    if (document.querySelector("dialog[open]")) { return false; }
     open();
+    return true;
   });
   document.getElementById("flag-button")?.addEventListener("click", open);
   Object.keys(flags).forEach(mark);

@@ -10,8 +10,11 @@ import { AnnotationProtocol } from "./protocol_walk.js";
 import { AnnotationOutbox } from "./annotation_outbox.js";
 import * as landing from "./annotation_landing.js";
 import { AnnotationPanel } from "./annotation_panel.js";
+import { clicked } from "./step_kinds.js";
 import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
 import { line } from "./annotation_saving.js";
+import { addLayer, drawHelp, listen, ORDER, pageKey } from "./keymap.js";
+const focusExtras = AnnotationPanel.focusExtras;
 function start() {
   const root = document.getElementById("workspace");
   const dataElement = document.getElementById("annotation-data");
@@ -37,7 +40,6 @@ function start() {
   let extrasWanted = null; // `v` asked for this sentence's severity panel: focus it when it arrives
   let stopped = null;      // a conflict or a refusal: the page stops saving, refuses keys and says why
   let notice = landing.conflictNotice(data.assignment); // what the last conflict cost, shown until the next change
-
   const outbox = new AnnotationOutbox({
     assignment: data.assignment, url: data.urls.sync, csrf, version: data.version,
     onChange: showStatus,
@@ -70,7 +72,6 @@ function start() {
     drain: async () => { outbox.readyAll(); while (outbox.pendingCount() && !stopped) { await outbox.pump(); } },
     // `saved`: the write sent with version() was applied (a refusal's version is another tab's: nothing moves).
     setVersion: (v, saved) => { if (saved) { outbox.advance(outbox.version, Number(v)); } setVersion(outbox.version); } };
-
   const restore = (changes) => landing.restore(protocol, byId, changes); // unsent changes back on screen
   // ---- drawing (the decision panel itself: annotation_panel.js) ------------------------------------
   const drawer = new AnnotationPanel(protocol, data);
@@ -84,42 +85,10 @@ function start() {
                            hasOpenChange: (id) => outbox.hasOpenChange(id),
                            refused: refusal && { sentence: byId.get(refusal.change.sentence), error: refusal.error } });
   }
-
-  // Per key, only what changed is touched: the chips of sentences whose label changed, the active link when the
-  // active sentence changed (the pre-label tags are added once, at the end of this file).
+  // Per key, only what changed is touched (annotation_panel.js drawList).
   const links = new Map([...document.querySelectorAll("a.sentence")].map((link) => [Number(link.dataset.sentence), link]));
-  function drawList() {
-    sentences.forEach((sentence) => {
-      const state = protocol.labelOf(sentence.path) + "|" + Object.keys(sentence.path).length;
-      if (sentence.chipState === state) { return; }
-      const old = document.getElementById("chip-" + sentence.id);
-      const fresh = drawer.chip(sentence, "chip-" + sentence.id);
-      if (old && (old.className !== fresh.className || old.textContent !== fresh.textContent)) { old.replaceWith(fresh); }
-      sentence.chipState = state;
-    });
-    if (drawList.shown !== active) {
-      drawList.shown = active;
-      links.forEach((link, id) => {
-        const on = !!active && id === active.id;
-        link.classList.toggle("active", on);
-        if (on) { link.setAttribute("aria-current", "true"); link.scrollIntoView({ block: "nearest" }); } else { link.removeAttribute("aria-current"); }
-      });
-    }
-    const done = sentences.filter((s) => protocol.labelOf(s.path)).length;
-    const progress = document.getElementById("ws-progress");
-    const text = done + " of " + sentences.length + " sentences labelled";
-    if (progress && progress.textContent !== text) { progress.textContent = text; }
-  }
-
-  function drawReference() {
-    // Redrawn only when the marks change (another sentence, or its evidence: a new list each time it changes).
-    if (!referenceElement || (drawReference.sentence === active && drawReference.evidence === (active && active.evidence))) { return; }
-    drawReference.sentence = active;
-    drawReference.evidence = active && active.evidence;
-    referenceElement.replaceChildren(...AnnotationPanel.marked(referenceText, active ? active.evidence : []));
-    if (finder) { finder.redrawn(); }
-  }
-
+  const drawList = () => drawer.drawList(links, sentences, active);
+  const drawReference = () => drawer.drawReference(referenceElement, referenceText, active, finder);
   function render() {
     drawPanel();
     drawList();
@@ -133,16 +102,13 @@ function start() {
   }
 
   function setVersion(version) {
-    const element = panel();
-    if (element) { element.dataset.version = version; }
+    if (panel()) { panel().dataset.version = version; }
     document.querySelectorAll('#workspace input[name="version"]').forEach((input) => { input.value = version; });
   }
-
   function showStatus() {
     if (!statusElement) { return; }
     const { text, state } = outbox.status(stopped);
-    statusElement.textContent = text;
-    statusElement.dataset.state = state;
+    statusElement.textContent = text; statusElement.dataset.state = state;
   }
   // The severity / error type panel of a saved sentence comes from the server (static/js/claims.js drives it).
   function loadExtras(sentence) {
@@ -150,7 +116,7 @@ function start() {
     drawer.loadExtras(data.urls.panel + "?sentence=" + sentence.id, sentence, () => active === sentence && !outbox.hasOpenChange(sentence.id))
       .then((found) => { // `v` asked for it: focus it, or say there is none
         if (found === undefined || extrasWanted !== sentence) { return; } extrasWanted = null;
-        if (found) { (found.querySelector(".severity-picker button.chosen, .severity-picker button, select") || found).focus(); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
+        if (found) { focusExtras(found); } else { refuse("Sentence " + sentence.number + " has no severity to set."); }
       });
   }
 
@@ -170,7 +136,7 @@ function start() {
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
   function applyPath(newPath, step) {
-    notice = null;
+    notice = null; drawer.left.clear(); // a text step asked anew takes the typing again
     const before = protocol.labelOf(active.path);
     active.path = newPath;
     const after = protocol.labelOf(newPath);
@@ -187,6 +153,18 @@ function start() {
     if (finished) { loadExtras(active); }
   }
 
+  // A key (or a click, as its key) on the step asked next: answered, a pick toggled, refused, or back into the
+  // field. False: the kind has no use for the key (Enter on a choice step's focused answer keeps its own meaning).
+  function kindKey(step, key, inField) {
+    const outcome = drawer.kindKey(active, step, key, inField) || (answerKeys.has(key) ? { refuse: "Key " + key + " is not an answer to this question." } : null);
+    if (!outcome) { return false; }
+    if (outcome.refuse) { refuse(outcome.refuse); return true; }
+    message = null;
+    if (outcome.answer !== undefined) { answer(step, outcome.answer); return true; }
+    if (outcome.focus) { drawer.leaveField(active, step, false); }
+    drawPanel();
+    return true;
+  }
   function answer(step, value) {
     const path = protocol.answer(active.path, step, value);
     if (!path) { refuse("That answer does not apply to this sentence now."); return; }
@@ -198,7 +176,9 @@ function start() {
   }
   function undo() {
     if (!Object.keys(active.path).length) { refuse("Nothing to undo on this sentence."); return; }
-    applyPath(independent ? {} : protocol.undo(active.path), { action: "undo" });
+    // Independent mode: the kind steps after the pick are taken back one by one, then the pick (work/services.py undone_path).
+    const last = protocol.walk(active.path).answered.slice(-1)[0];
+    applyPath(independent && !(last && protocol.kindOf(last) !== "choice") ? {} : protocol.undo(active.path), { action: "undo" });
   }
 
   // Time on a sentence joins its change not yet sent; alone (the change already on its way or saved) it is worth a
@@ -281,57 +261,61 @@ function start() {
   }
 
   // ---- keys and clicks -----------------------------------------------------------------------------
-  // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the rest are the page's.
+  // The answer keys come with the protocol's description (labels 1-7, answers 1/2 and y/n); the page's commands
+  // are the keymap's (keymap.js), which asks this layer after the claims panels'.
   const answerKeys = protocol.answerKeys();
-  const isShortcut = (key) => answerKeys.has(key) || /^([jkuecsv?/]|Arrow(Up|Down|Left|Right))$/.test(key);
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  const isShortcut = (key) => answerKeys.has(key) || pageKey(key);
+  const changes = (command, key) => answerKeys.has(key) || command === "undo" || command === "evidence";
+  addLayer(ORDER.workspace, (event, command) => {
     const target = event.target;
     const key = event.key;
-    if (target.closest && target.closest("textarea, input, select, [contenteditable]")) {
-      if (target.id === "note-input") {
-        if (key === "Enter" && !event.shiftKey) { event.preventDefault(); saveNote(target); }
-        else if (key === "Escape") { event.preventDefault(); target.blur(); }
+    if (target.closest("textarea, input, select, [contenteditable]")) {
+      if (target.dataset.stepText && active) { // a text step's field: Enter confirms the words, Esc leaves
+        if (command === "confirm" && !event.shiftKey) { kindKey(target.dataset.stepText, key, true); return true; }
+        if (command === "leave") { drawer.leaveField(active, target.dataset.stepText, true); target.blur(); return true; }
+        return false;
       }
-      return;
+      if (target.id !== "note-input") { return false; }
+      if (command === "confirm" && !event.shiftKey) { saveNote(target); return true; }
+      if (command === "leave") { target.blur(); return true; }
+      return false;
     }
     const help = document.getElementById("help");
-    if (help && help.open && key === "?") { event.preventDefault(); help.close(); return; }
+    if (help && help.open && command === "help") { help.close(); return true; }
     if (document.querySelector("dialog[open]")) {
       if (isShortcut(key)) { event.preventDefault(); AnnotationPanel.flash("Close the dialog first (Esc): the key was not applied."); }
-      return;
+      return false;
     }
     const inPane = target.closest && target.closest(".ws-reference, .ws-history");
-    let handled = true;
-    if (key === "?") { help.showModal(); }
-    else if (key === "/" && finder) { finder.open(); }
-    else if (key === "j" || (!inPane && (key === "ArrowDown" || key === "ArrowRight"))) { goTo(neighbour(+1)); }
-    else if (key === "k" || (!inPane && (key === "ArrowUp" || key === "ArrowLeft"))) { goTo(neighbour(-1)); }
-    else if (key === "s") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
-    else if (!active) { handled = false; }
-    else if (stopped && (answerKeys.has(key) || key === "u" || key === "e")) { refuse(stopped.text + " The key was not applied."); }
-    else if (closed && (answerKeys.has(key) || key === "u" || key === "e")) { refuse("This assignment can no longer be changed: the key was not applied."); }
-    else if (key === "u") { undo(); }
-    else if (key === "e") { attachEvidence(); }
-    else if (key === "v" && data.extras) { // no panel on screen (claims.js opens one): the sentence just labelled's, or this one's once saved
+    if (command === "help") { help.showModal(); }
+    else if (command === "find" && finder) { finder.open(); }
+    else if ((command === "next" || command === "previous") && (key.length === 1 || !inPane)) { goTo(neighbour(command === "next" ? +1 : -1)); }
+    else if (command === "submit") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
+    else if (command === "rate" && document.getElementById("claims-extras")) { focusExtras(document.getElementById("claims-extras")); }
+    else if (!active) { return false; }
+    else if (stopped && changes(command, key)) { refuse(stopped.text + " The key was not applied."); }
+    else if (closed && changes(command, key)) { refuse("This assignment can no longer be changed: the key was not applied."); }
+    else if (command === "undo") { undo(); }
+    else if (command === "evidence") { attachEvidence(); }
+    else if (command === "rate" && data.extras) { // no panel on screen: the sentence just labelled's, or this one's once saved
       extrasWanted = justLabelled || active;
       if (extrasWanted !== active) { goTo(extrasWanted); } else { message = { text: "The severity panel opens once this sentence is saved.", error: false }; drawPanel(); loadExtras(active); }
     }
-    else if (key === "c") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
-    else if (independent && answerKeys.has(key)) {
-      const option = protocol.labels().find((l) => l.key === key);
-      if (option) { message = null; pick(option.value); } else { handled = false; }
+    else if (command === "note") { const note = document.getElementById("note-input"); if (note) { note.focus(); } }
+    else if (answerKeys.has(key) || command === "confirm") {
+      // The step asked: the walk's next one; in independent mode a kind step after the pick (the pick is the shape).
+      const asked = !independent || Object.keys(active.path).length ? protocol.nextStep(active.path) : null;
+      const ownButton = target.closest("button, a") && !target.closest(".question"); // Enter keeps its meaning there
+      if (asked && (answerKeys.has(key) || !ownButton)) { return kindKey(asked, key, false); } // the kind says (step_kinds.js)
+      if (!answerKeys.has(key)) { return false; }
+      const option = independent && protocol.labels().find((l) => l.key === key);
+      if (independent) { if (!option) { return false; } message = null; pick(option.value); } else { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
     }
-    else if (!independent && answerKeys.has(key)) {
-      const next = protocol.nextStep(active.path);
-      const option = next && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
-      if (option) { message = null; answer(next, option.value); }
-      else if (!next) { refuse("Sentence " + active.number + " is labelled " + labelName(protocol.labelOf(active.path)) + ": the key was not applied. j moves on, u takes the last answer back."); }
-      else { refuse("Key " + key + " is not an answer to this question."); }
-    }
-    else { handled = false; }
-    if (handled) { event.preventDefault(); }
+    else { return false; }
+    return true;
   });
+  listen();
+  drawHelp(protocol.kinds()); // the help lists the keys of the kinds this protocol asks
 
   root.addEventListener("mousedown", (event) => {
     if (event.target.closest("#attach-evidence")) { event.preventDefault(); } // keep the reference selection
@@ -361,11 +345,19 @@ function start() {
     const button = target.closest("button");
     if (!button) { return; }
     if (button.dataset.pick) { pick(button.dataset.pick); }
-    else if (button.dataset.step) { message = null; answer(button.dataset.step, button.dataset.value); }
+    else if (button.dataset.step) {
+      const meant = clicked(button); // a toggle or Confirm is its key; an answer is answered (the walk's own buttons too)
+      if (meant.answer !== undefined) { message = null; answer(button.dataset.step, meant.answer); }
+      else if (protocol.nextStep(active.path) === button.dataset.step) { kindKey(button.dataset.step, meant.confirm ? "Enter" : button.dataset.key, true); }
+    }
     else if (button.id === "undo-button") { undo(); }
     else if (button.id === "attach-evidence") { attachEvidence(); }
     else if (button.dataset.removeEvidence !== undefined) { removeEvidence(Number(button.dataset.removeEvidence)); }
     else if (button.id === "save-note") { saveNote(document.getElementById("note-input")); }
+  });
+  // A text step's words are the sentence's draft as they are typed (a redraw puts them back).
+  root.addEventListener("input", (event) => {
+    if (active && event.target.dataset && event.target.dataset.stepText) { drawer.setDraft(active, event.target.dataset.stepText, event.target.value); }
   });
   document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
   document.getElementById("submit-stop-button")?.addEventListener("click", (event) => { event.preventDefault(); submit("queue"); });

@@ -1,0 +1,105 @@
+// The step kinds on screen: one entry per kind (docs/protocols.md), used by every page that walks a protocol (the
+// annotation panel, the adjudicator's walk, the protocol page's preview). What a kind accepts as a value is
+// protocol_walk.js's KINDS; here is how it is asked: the keys it takes, what it draws, how a value reads.
+//
+// key(step, key, draft) answers what a key does on the step asked next, given the draft (the multiple choice
+// step's picks so far, a text step's words): {answer: value} (the step is answered), {draft: picks} (a pick
+// toggled), {refuse: text} (said on screen, nothing changes) or null (not the step's key: the page's own).
+// Drafts are the page's until the step is answered; the value sent is the kind's (a list, an integer, a string).
+import { h, kbd } from "./dom.js";
+import { KINDS } from "./protocol_walk.js";
+
+const bounds = (step) => ({ min: step.min === undefined ? 1 : step.min, max: step.max === undefined ? step.answers.length : step.max });
+const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
+const ANSWER_KEY = /^[1-9yn]$/;
+const anchor = (step, value) => ((step.anchors || []).find(([point]) => point === value) || [null, ""])[1];
+// A scale's points: [key digit, value].
+const points = (step) => Array.from({ length: step.max - step.min + 1 }, (_, i) => [String(i + 1), step.min + i]);
+
+export const STEP_KINDS = {
+  choice: {
+    key(step, key) {
+      const option = step.answers.find((a) => a.key === key || a.yn === key);
+      if (option) { return { answer: option.value }; }
+      return ANSWER_KEY.test(key) ? { refuse: "Key " + key + " is not an answer to this question." } : null;
+    },
+    shown: (step, value) => (step.answers.find((a) => a.value === value) || { label: value }).label,
+    hint: () => null,
+    // The answers' buttons (data-step, data-value: a click answers).
+    answers: (step, name) => step.answers.map((a) => h("button", {
+      type: "button", class: "answer primary", "data-step": name, "data-value": a.value, "data-key": a.key,
+      "data-yn": a.yn || null, "aria-keyshortcuts": a.key + (a.yn ? " " + a.yn : ""),
+    }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " " + a.label)),
+  },
+  multiple: {
+    key(step, key, draft) {
+      const picks = draft || [];
+      const { min, max } = bounds(step);
+      if (key === "Enter") {
+        if (picks.length < min) { return { refuse: "Pick at least " + plural(min, "answer") + " with their digits, then Enter confirms." }; }
+        return { answer: step.answers.map((a) => a.value).filter((v) => picks.includes(v)) };
+      }
+      const option = step.answers.find((a) => a.key === key);
+      if (!option) { return ANSWER_KEY.test(key) ? { refuse: "Key " + key + " is not an answer to this question." } : null; }
+      if (picks.includes(option.value)) { return { draft: picks.filter((v) => v !== option.value) }; }
+      if (picks.length >= max) { return { refuse: "At most " + plural(max, "answer") + ": drop one first (its digit again)." }; }
+      return { draft: picks.concat([option.value]) };
+    },
+    shown: (step, value) => value.map((v) => STEP_KINDS.choice.shown(step, v)).join(", "),
+    hint: (step, draft) => {
+      const { min, max } = bounds(step);
+      return ["Several may apply: each digit picks or drops its answer (" + (min === max ? min : min + "–" + max) + "), ",
+        kbd("Enter"), " confirms. Picked: " + ((draft || []).length ? STEP_KINDS.multiple.shown(step, draft) : "none") + "."];
+    },
+    // Toggles (data-toggle: a click picks or drops) and the confirming button (data-confirm).
+    answers: (step, name, draft) => step.answers.map((a) => {
+      const on = (draft || []).includes(a.value);
+      return h("button", { type: "button", class: "answer toggle" + (on ? " chosen" : ""), "data-step": name, "data-toggle": a.value,
+        "data-key": a.key, "aria-pressed": on ? "true" : "false", "aria-keyshortcuts": a.key }, kbd(a.key), " " + a.label);
+    }).concat([h("button", { type: "button", class: "primary confirm", "data-step": name, "data-confirm": "", "aria-keyshortcuts": "Enter" },
+      kbd("Enter"), " Confirm")]),
+  },
+  scale: {
+    key(step, key) {
+      const point = points(step).find(([digit]) => digit === key);
+      if (point) { return { answer: point[1] }; }
+      return ANSWER_KEY.test(key) ? { refuse: "Key " + key + " is not a point of this scale: its keys are 1–" + points(step).length + "." } : null;
+    },
+    shown: (step, value) => String(value) + (anchor(step, value) ? " (" + anchor(step, value) + ")" : ""),
+    hint: (step) => ["A digit picks a point of the scale (", kbd("1"), "–", kbd(String(points(step).length)), ")."],
+    answers: (step, name) => points(step).map(([digit, value]) => h("button", {
+      type: "button", class: "answer scale-point", "data-step": name, "data-point": String(value), "data-key": digit, "aria-keyshortcuts": digit,
+    }, kbd(digit), " " + value + (anchor(step, value) ? " — " + anchor(step, value) : ""))),
+  },
+  text: {
+    // The words typed in the field (Enter there confirms them; Enter outside goes back into the field).
+    key(step, key, draft, inField) {
+      if (key !== "Enter") { return null; }
+      if (!inField) { return { focus: true }; }
+      const words = draft || "";
+      if (KINDS.text.parse(step, words) !== null) { return { answer: words }; }
+      return { refuse: words.includes("\u0000") ? "The text cannot hold a NUL character." : [...words].length > step.max_length
+        ? "At most " + step.max_length + " characters." : "Write the answer first: it cannot be left blank." };
+    },
+    shown: (step, value) => (value ? "“" + value + "”" : "(left blank)"),
+    hint: (step) => ["Type the answer in the field; ", kbd("Enter"), " confirms", step.optional ? " (it may be left blank)" : "",
+      ", ", kbd("Shift"), "+", kbd("Enter"), " a new line, ", kbd("Esc"), " leaves the field (", kbd("Enter"), " goes back in)."],
+    answers: (step, name, draft) => {
+      const field = h("textarea", { class: "step-text", "data-step-text": name, rows: "3", maxlength: String(step.max_length),
+        "aria-label": step.question });
+      field.value = draft || "";
+      return [field, h("button", { type: "button", class: "primary confirm", "data-step": name, "data-confirm": "" }, kbd("Enter"), " Confirm")];
+    },
+  },
+};
+
+export const kindOf = (protocol, name) => STEP_KINDS[protocol.kindOf(name)] || STEP_KINDS.choice;
+// How an answered step reads ("Fabricated fact, Wrong citation"; "4 (serious)"; "“because…”").
+export const shownValue = (protocol, name, value) => kindOf(protocol, name).shown(protocol.step(name), value);
+// What a click on a step's button means: {answer: value}, {toggle: value} or {confirm: true}.
+export function clicked(button) {
+  if (button.dataset.toggle !== undefined) { return { toggle: button.dataset.toggle }; }
+  if (button.dataset.confirm !== undefined) { return { confirm: true }; }
+  if (button.dataset.point !== undefined) { return { answer: Number(button.dataset.point) }; }
+  return { answer: button.dataset.value };
+}
