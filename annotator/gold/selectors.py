@@ -10,6 +10,7 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 from ..access import ADJUDICATING_ROLES, is_lead
 from ..models import (Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, Membership, SentenceAnnotation,
                       Turn)
+from ..domain.gold_kinds import value_wording
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for
 from ..domain.vocabulary import AdjudicationOrder, GoldProvenance
@@ -73,6 +74,7 @@ class StepRow:
     question: str
     answers: list  # one per side: the wording of the answer given, or None when the step was not asked
     diverged: bool = False
+    kind: str = "choice"  # a text step's answers are the sides' texts, shown side by side (issue 42)
 
 
 @dataclass
@@ -109,6 +111,18 @@ class Dispute:
     @property
     def draft_json(self):
         return json.dumps(self.draft)
+
+    @property
+    def texts_id(self):
+        return f"texts-{self.adjudication.pk}"
+
+    @property
+    def texts(self):
+        """Each text step the sides answered, with its question and every side's text (None: not asked), for the
+        adjudicator to pick or write the gold text (the page's data: ``texts-<dispute>``)."""
+        return [{"step": row.step, "question": row.question,
+                 "texts": [{"side": side.key, "name": side.name, "text": side.path.get(row.step)} for side in self.sides]}
+                for row in self.rows if row.kind == "text"]
 
     @property
     def evidence_id(self):
@@ -149,10 +163,12 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
     paths = [side.path for side in sides]
     walked_paths = [side.path for side in sides if side.walked and side.path]
     divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
+    kinds = {step: protocol.step_kind(step) for step in protocol.kind_steps()}
     rows = [
         StepRow(step, read.step_questions[step],
-                [read.answer_names.get((step, path[step]), path[step]) if step in path else None for path in paths],
-                diverged=step == divergence)
+                [value_wording(protocol, read.answer_names, step, path[step]) if step in path else None
+                 for path in paths],
+                diverged=step == divergence, kind=kinds.get(step, "choice"))
         for step in protocol.steps
         if any(step in path for path in paths)
     ]

@@ -41,12 +41,14 @@ class Command(BaseCommand):
         out = self.stdout.write
         out(f"Inter-annotator agreement: {project.name} ({project.slug})" + (f", batch {report['batch']}" if batch else ""))
         out("")
-        out(f"{'Variable':<34} {'units':>8} {'alpha':>7} {'percent':>8} {'kappa':>7}  scope")
+        out(f"{'Variable':<34} {'kind':<8} {'metric':<22} {'units':>8} {'alpha':>7} {'percent':>8} {'kappa':>7}  scope")
         for row in report["measures"]:
             left_out = (f"  ({row['left_out']} left out: a label given there is reached by several paths)"
                         if row.get("left_out") else "")
-            out(f"{row['title']:<34} {row['units']:>8} {fmt(row['alpha']):>7} {pct(row['percent']):>8} "
-                f"{fmt(row['kappa']):>7}  {row['scope']}{left_out}")
+            # A text step is counted, not scored: its units are shown, its alpha is not a missing figure but none.
+            alpha = "—" if row.get("kind") == "text" else fmt(row["alpha"])
+            out(f"{row['title']:<34} {row.get('kind', 'choice'):<8} {row.get('metric', 'nominal α'):<22} "
+                f"{row['units']:>8} {alpha:>7} {pct(row['percent']):>8} {fmt(row['kappa']):>7}  {row['scope']}{left_out}")
         out("")
         out("Annotator pairs")
         for row in report["pairs"]:
