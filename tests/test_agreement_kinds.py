@@ -2,7 +2,6 @@
 equal ``krippendorff.alpha``, a multiple step's MASI α equals NLTK's ``AnnotationTask(distance=masi_distance)``."""
 
 import math
-from types import SimpleNamespace
 
 import krippendorff
 import numpy as np
@@ -11,6 +10,7 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import masi_distance
 
 from annotator.domain import agreement_kinds as kinds
+from annotator.domain.protocol_document import load_shipped
 
 ANSWERS = ("fabricated", "misattributed", "citation", "outdated", "holding")
 
@@ -164,21 +164,23 @@ def test_choice_is_the_nominal_alpha_of_today():
 # --------------------------------------------------------------------------- the registry
 
 
-def step(kind, **fields):
-    answers = tuple(SimpleNamespace(value=value) for value in fields.pop("answers", ()))
-    return SimpleNamespace(kind=kind, answers=answers, **fields)
+HALLU = load_shipped("halludetect")
 
 
-def test_the_registry_measures_every_kind_and_names_its_metric():
+def test_the_registry_measures_every_kind_of_the_halludetect_protocol_and_names_its_metric():
     assert set(kinds.MEASURES) == set(kinds.KINDS)
-    scale = kinds.step_agreement(step("scale", min=1, max=5), [[1, 2], [5, 5], [3, 4]])
+    severity = HALLU.step("severity")
+    scale = kinds.step_agreement(severity, [[1, 2], [5, 5], [3, 4]])
     assert scale.metric == "ordinal α" and scale.alpha is not None
-    assert kinds.step_agreement(step("scale", min=1, max=5), [[1, 2], [5, 5]], level="interval").metric == "interval α"
-    multiple = kinds.step_agreement(step("multiple", answers=ANSWERS), [[["citation"], ["citation", "holding"]],
-                                                                       [["outdated"], ["fabricated"]]])
-    assert multiple.metric == "MASI α" and len(multiple.per_answer) == len(ANSWERS)
-    assert kinds.step_agreement(step("text"), [["a", "b"]]).metric == "counted only"
-    assert kinds.step_agreement(step("choice", answers=("yes", "no")), [["yes", "no"], ["no", "no"]]).metric == "nominal α"
+    assert scale.alpha == pytest.approx(krippendorff.alpha(reliability_data=[[1, 5, 3], [2, 5, 4]],
+                                                           level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]))
+    assert kinds.step_agreement(severity, [[1, 2], [5, 5]], level="interval").metric == "interval α"
+    units = [[["wrong_citation"], ["wrong_citation", "misread_holding"]], [["outdated_law"], ["fabricated"]]]
+    multiple = kinds.step_agreement(HALLU.step("error_types"), units)
+    assert multiple.metric == "MASI α" and [a for a, _ in multiple.per_answer] == list(HALLU.step("error_types").values)
+    assert multiple.alpha == pytest.approx(AnnotationTask(data=triples(units), distance=masi_distance).alpha())
+    assert kinds.step_agreement(HALLU.step("justification"), [["a", "b"]]).metric == "counted only"
+    assert kinds.step_agreement(HALLU.step("supported"), [["yes", "no"], ["no", "no"]]).metric == "nominal α"
     assert kinds.metric_of("multiple") == "MASI α + per-answer α"
     assert kinds.metric_of("scale", "interval") == "interval α"
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from .protocol_parts import ProtocolError
+
 DECIDING_KINDS = frozenset({"multiple", "scale"})  # the kinds whose values must agree, besides the label
 _ABSENT = object()
 
@@ -22,9 +24,7 @@ def _kind(protocol, step: str) -> str | None:
     """The step's kind, or None for a step the protocol does not have (a path of another version)."""
     try:
         return protocol.step_kind(step)
-    except (KeyError, ValueError, LookupError):
-        return None
-    except Exception:  # a ProtocolError naming an unknown step: not one of this protocol's
+    except ProtocolError:
         return None
 
 
@@ -109,7 +109,7 @@ def reviewed_path(protocol, label: str, path: Mapping) -> dict:
         try:
             if protocol.label_of(dict(path)) == label:
                 return protocol.ordered(dict(path))
-        except Exception:  # a walk the current protocol refuses (another version): the label's own walk
+        except (ProtocolError, TypeError):  # a walk the current protocol refuses: the label's own walk
             pass
     return protocol.path_for_label(label) or {}
 
