@@ -10,6 +10,7 @@ Every change of a sentence's gold still has its GoldEvent (old -> new, who, why)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -145,10 +146,20 @@ def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules
         label = carry.carry(version_of[assignment_id], label) if carry else label
         # The walk of an older version is not compared step by step (its multiple, scale or text steps may have
         # changed): the label carries over, the walk does not.
-        path = path if isinstance(path, dict) and not older else {}
+        path = _stored_walk(path) if not older else {}
         if label is not None:
             answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type, path))
     return answers, carried_note(carry, assignments)
+
+
+def _stored_walk(stored) -> dict:
+    """A walk as the raw statement returns it: decoded by the driver (PostgreSQL's jsonb) or JSON text (SQLite)."""
+    if isinstance(stored, (str, bytes)):
+        try:
+            stored = json.loads(stored)
+        except ValueError:
+            return {}
+    return stored if isinstance(stored, dict) else {}
 
 
 def _turn_gold(turn: Turn) -> _TurnGold:

@@ -64,7 +64,7 @@ def kind_step_rows(project, protocol, batch_id=None, carry=None, level: str | No
         names = {answer.value: answer.label for answer in getattr(step, "answers", ())}
         for answer, alpha in measured.per_answer:
             rows.append({
-                "variable": f"{step_id}:{answer}", "title": f"{title} · “{names.get(answer, answer)}” chosen or not",
+                "variable": f"{step_id}:{answer}", "title": f"{title} · answer “{names.get(answer, answer)}”",
                 "scope": "sentences two or more annotators answered the step on", "kind": "multiple",
                 "metric": "binary α (per answer)", "alpha": None if few else alpha, "percent": None,
                 "units": measured.units, "answered": measured.answered, "kappa": None, "left_out": 0,
