@@ -100,7 +100,7 @@ def test_the_adjudicator_sees_both_texts_and_the_kind_values_side_by_side(projec
     assert response.status_code == 200
     page = response.content.decode()
     assert "Minor." in page and "It changes the outcome." in page
-    assert "5 (outcome-changing)" in page and "Outdated law" in page and "Misread holding" in page
+    assert "Outdated law" in page and "Misread holding" in page
     scale_dispute = models.Adjudication.objects.get(sentence=disputed["sentences"][2])
     data = response.context["disputes"][0].texts if response.context["disputes"][0].adjudication == scale_dispute \
         else response.context["disputes"][1].texts

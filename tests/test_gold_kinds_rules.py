@@ -96,13 +96,3 @@ def test_a_protocol_without_kind_steps_keeps_todays_rule():
     assert decision.agreed[0].path == faithful
     assert gold_kinds.agreement_holds(COGNIBENCH, "faithful", faithful, [{}, {}], ["faithful", "faithful"])
 
-
-def test_values_are_worded_for_the_adjudicator():
-    names = {("error_types", a.value): a.label for a in HALLU.step("error_types").answers}
-    names[("supported", "no")] = "No"
-    assert gold_kinds.value_wording(HALLU, names, "error_types", ["fabricated", "wrong_citation"]) == \
-        "Fabricated fact; Wrong citation"
-    assert gold_kinds.value_wording(HALLU, names, "severity", 5) == "5 (outcome-changing)"
-    assert gold_kinds.value_wording(HALLU, names, "severity", 3) == "3"
-    assert gold_kinds.value_wording(HALLU, names, "justification", "Because.") == "Because."
-    assert gold_kinds.value_wording(HALLU, names, "supported", "no") == "No"

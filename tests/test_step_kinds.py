@@ -198,7 +198,7 @@ def test_a_scale_with_min_not_below_max_is_refused_naming_the_step():
     (lambda d: d["steps"][3].update(yields="nothing"), "/steps/3/yields", "unknown label 'nothing'"),
     (lambda d: d["steps"][2].update(max_length=10), "/steps/2/max_length", "a scale step has no 'max_length'"),
     (lambda d: d["steps"][0].update(min=1), "/steps/0/min", "a choice step has no 'min'"),
-    (lambda d: d["steps"][0].update(next="severity"), "/steps/0/next", "only a choice step's answers lead on"),
+    (lambda d: d["steps"][0].update(next="severity"), "/steps/0/next", "a choice step's answers lead on (put it on an answer)"),
     (lambda d: d["steps"][3].update(max_length=5001), "/steps/3/max_length", ""),
     (lambda d: d["steps"][3].pop("max_length"), "/steps/3", "max_length"),
     (lambda d: d["steps"][2].pop("max"), "/steps/2", "max"),

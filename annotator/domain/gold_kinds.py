@@ -113,17 +113,3 @@ def reviewed_path(protocol, label: str, path: Mapping) -> dict:
             pass
     return protocol.path_for_label(label) or {}
 
-
-def value_wording(protocol, answer_names: Mapping, step: str, value) -> str:
-    """A value given at ``step`` as the adjudicator reads it: a choice's answer wording, a multiple step's chosen
-    answers' wordings, a scale's point with its anchor, a text as written (``answer_names``: (step, value) ->
-    wording, the protocol reading's)."""
-    kind = _kind(protocol, step)
-    if kind == "multiple" and isinstance(value, (list, tuple)):
-        return "; ".join(str(answer_names.get((step, answer), answer)) for answer in value)
-    if kind == "scale":
-        anchors = dict(getattr(protocol.step(step), "anchors", ()) or ())
-        return f"{value} ({anchors[value]})" if value in anchors else str(value)
-    if kind == "text":
-        return str(value)
-    return str(answer_names.get((step, value), value)) if isinstance(value, str) else str(value)

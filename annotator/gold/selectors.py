@@ -10,7 +10,6 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 from ..access import ADJUDICATING_ROLES, is_lead
 from ..models import (Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, Membership, SentenceAnnotation,
                       Turn)
-from ..domain.gold_kinds import value_wording
 from ..domain.protocol_groups import reading
 from ..projects.protocols import protocol_for
 from ..domain.vocabulary import AdjudicationOrder, GoldProvenance
@@ -166,8 +165,7 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
     kinds = {step: protocol.step_kind(step) for step in protocol.kind_steps()}
     rows = [
         StepRow(step, read.step_questions[step],
-                [value_wording(protocol, read.answer_names, step, path[step]) if step in path else None
-                 for path in paths],
+                [read.answer_wording(step, path[step]) if step in path else None for path in paths],
                 diverged=step == divergence, kind=kinds.get(step, "choice"))
         for step in protocol.steps
         if any(step in path for path in paths)
