@@ -213,3 +213,32 @@ def test_the_reports_page_and_its_csv_show_the_kinds(project, reported):
     rows = client.get(f"/p/{project.slug}/reports/agreement.csv").content.decode().splitlines()
     assert rows[0].endswith('"Kind","Metric"')
     assert any("ordinal α" in row for row in rows) and any("MASI α" in row for row in rows)
+
+
+# --------------------------------------------------------------------------- the API's adjudication
+
+
+def api_client(project):
+    from .factories_api import token_client
+    return token_client(member(project, Role.ADJUDICATOR))
+
+
+def test_the_api_shows_a_disputes_kind_values_and_resolves_with_a_walk_and_a_gold_text(project, disputed):
+    from django.urls import reverse
+    client = api_client(project)
+    adjudication = models.Adjudication.objects.get(sentence=disputed["sentences"][3])
+    listed = client.get(reverse("api:adjudication-list", kwargs={"slug": project.slug}))
+    assert listed.status_code == 200
+    shown = next(row for row in listed.json()["results"] if row["id"] == adjudication.pk)
+    assert [a["path"]["error_types"] for a in shown["annotations"]] == [["outdated_law"], ["misread_holding"]]
+    assert [a["path"]["severity"] for a in shown["annotations"]] == [3, 3]
+    resolve_url = reverse("api:adjudication-resolve", kwargs={"slug": project.slug, "pk": adjudication.pk})
+    own = walk(["outdated_law", "misread_holding"], 4, "Mine.")
+    refused = client.post(resolve_url, {"reason": "r", "path": {**own, "severity": 7}}, format="json")
+    assert refused.status_code == 400
+    unknown_step = client.post(resolve_url, {"reason": "r", "path": own, "texts": {"nope": "x"}}, format="json")
+    assert unknown_step.status_code == 400
+    response = client.post(resolve_url, {"reason": "r", "path": own, "texts": {"justification": "Written."}},
+                           format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["path"] == {**own, "justification": "Written."}

@@ -180,7 +180,7 @@ def with_gold_texts(protocol, label, path: dict, texts: dict[str, str]) -> dict:
     the walk does not reach, a text too long, a NUL are refused)."""
     path = dict(path)
     for step, text in texts.items():
-        if protocol.step_kind(step) != "text":
+        if step not in protocol.kind_steps() or protocol.step_kind(step) != "text":
             raise GoldError(f"{step!r} is not a text step of this project's protocol.")
         path[step] = text
     path = protocol.ordered(path)

@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotator.models import Adjudication, Assignment, GoldLabel
 
-from .common import MAX_ID, ProtocolValueField, RecordIdField, blank_label, severity_field
+from .common import MAX_ID, ProtocolValueField, RecordIdField, StepAnswerField, blank_label, severity_field
 
 
 class GoldSerializer(serializers.ModelSerializer):
@@ -28,7 +28,7 @@ class DisputedAnnotationSerializer(serializers.Serializer):
     assignment = serializers.IntegerField(source="assignment_id")
     annotator = serializers.SerializerMethodField(help_text="Shown to leads only; adjudicators judge blind.")
     label = serializers.CharField()
-    path = serializers.DictField(child=serializers.CharField())
+    path = serializers.DictField(child=StepAnswerField(help_text="An answer of the step's kind."))
     note = serializers.CharField()
 
     def get_annotator(self, annotation) -> str | None:
@@ -68,10 +68,23 @@ class ResolveSerializer(serializers.Serializer):
     """Exactly one of path, label or side (the service says so if not)."""
 
     reason = serializers.CharField(help_text="Why: required, kept in the gold history.")
-    path = serializers.DictField(child=serializers.CharField(), required=False,
-                                 help_text="A complete walk of the project's protocol: step -> answer, ending on "
-                                           "a label (GET /api/v1/projects/{slug}/protocol/).")
+    path = serializers.DictField(child=StepAnswerField(help_text="An answer of the step's kind."), required=False,
+                                 help_text="A complete walk of the project's protocol: step -> answer (a list for a "
+                                           "multiple step, an integer for a scale, the text for a text step), "
+                                           "ending on a label (GET /api/v1/projects/{slug}/protocol/).")
+    texts = serializers.DictField(
+        child=serializers.CharField(max_length=5000, trim_whitespace=False), required=False,
+        help_text="The gold text of text steps (step -> text) you wrote or picked from a side: it replaces the "
+                  "decision's own text there (text never decides gold).")
     label = ProtocolValueField("label", required=False)
+
+    def validate_texts(self, texts):
+        # A key is a step id of the protocol (the service names one that is not a text step); a NUL is refused
+        # here, naming the field, like every text of the API.
+        if any("\x00" in step or len(step) > 40 for step in texts):
+            raise serializers.ValidationError("A step id has at most 40 characters and no NUL (\\x00).")
+        return texts
+
     side = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
                                     help_text="The assignment id whose answer you adopt.")
     evidence = serializers.ListField(
