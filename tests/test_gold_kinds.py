@@ -205,6 +205,19 @@ def test_iaa_report_prints_the_kind_and_the_metric_of_each_step(project, reporte
     assert {row["kind"] for row in json.loads(out.getvalue())["measures"]} == {"label", "choice", "multiple", "scale", "text"}
 
 
+def test_iaa_report_gives_a_scales_interval_alpha_on_request(project, reported):
+    first, second = reported
+    out = StringIO()
+    call_command("iaa_report", project=project.slug, json=True, scale_level="interval", stdout=out)
+    severity = next(row for row in json.loads(out.getvalue())["measures"] if row["variable"] == "severity")
+    both = [(a, b) for a, b in zip(first, second) if "severity" in a and "severity" in b]
+    expected = krippendorff.alpha(reliability_data=[[a["severity"] for a, _ in both], [b["severity"] for _, b in both]],
+                                  level_of_measurement="interval", value_domain=[1, 2, 3, 4, 5])
+    assert severity["metric"] == "interval α" and severity["alpha"] == pytest.approx(expected, abs=1e-12)
+    ordinal = next(row for row in project_agreement(project)["measures"] if row["variable"] == "severity")
+    assert ordinal["metric"] == "ordinal α" and severity["alpha"] != pytest.approx(ordinal["alpha"])
+
+
 def test_the_reports_page_and_its_csv_show_the_kinds(project, reported):
     client = Client()
     client.force_login(member(project, Role.LEAD))

@@ -182,8 +182,9 @@ class _Accumulator:
         return agreement.variable_measures(self.scheme, dict(self.two), multi, dict(self.multi_pairs))
 
 
-def project_agreement(project, batch: ImportBatch | None = None) -> dict:
-    """Every agreement figure of a project (or one import batch), as plain JSON-ready data."""
+def project_agreement(project, batch: ImportBatch | None = None, scale_level: str = "ordinal") -> dict:
+    """Every agreement figure of a project (or one import batch), as plain JSON-ready data (a scale step's α at
+    ``scale_level``: ordinal, or interval on request)."""
     batch_id = batch.pk if batch is not None else None
     carry = version_carry(project)
     read = reading(carry.current)
@@ -282,7 +283,7 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
             {"variable": variable, "title": read.step_title(variable), "scope": read.step_scope(variable),
              "kind": "label" if variable == "label" else "choice", "metric": "nominal α", **measures[variable]}
             for variable in scheme.variables
-        ], project, carry.current, batch_id, carry),
+        ], project, carry.current, batch_id, carry, scale_level),
         "confusion": symmetric.tolist(),
         "pairs": pairs,
         "annotators": _annotator_rows(against_gold, pairs, users),

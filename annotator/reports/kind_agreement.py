@@ -72,9 +72,10 @@ def kind_step_rows(project, protocol, batch_id=None, carry=None, level: str | No
     return rows
 
 
-def with_kind_steps(choice_rows: list[dict], project, protocol, batch_id=None, carry=None) -> list[dict]:
+def with_kind_steps(choice_rows: list[dict], project, protocol, batch_id=None, carry=None,
+                    scale_level: str = "ordinal") -> list[dict]:
     """The label's and choice steps' rows with the kind steps' rows among them, every step in protocol order."""
-    kind_rows = kind_step_rows(project, protocol, batch_id, carry)
+    kind_rows = kind_step_rows(project, protocol, batch_id, carry, scale_level)
     if not kind_rows:
         return choice_rows
     order = {step: number for number, step in enumerate(protocol.steps)}

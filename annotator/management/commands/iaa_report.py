@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from ...domain.agreement_kinds import SCALE_LEVELS
 from ...models import ImportBatch, Project
 from ...reports.agreement import project_agreement
 
@@ -23,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="Project slug.")
         parser.add_argument("--batch", type=int, help="Only this import batch (id).")
         parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+        parser.add_argument("--scale-level", choices=SCALE_LEVELS, default="ordinal",
+                            help="Krippendorff's alpha of a scale step: ordinal (default) or interval.")
 
     def handle(self, *args, **options):
         try:
@@ -34,7 +37,7 @@ class Command(BaseCommand):
             batch = ImportBatch.objects.filter(project=project, pk=options["batch"]).first()
             if batch is None:
                 raise CommandError(f"Project {project.slug!r} has no import batch {options['batch']}.")
-        report = project_agreement(project, batch)
+        report = project_agreement(project, batch, scale_level=options["scale_level"])
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
