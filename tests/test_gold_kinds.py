@@ -105,7 +105,8 @@ def test_the_adjudicator_sees_both_texts_and_the_kind_values_side_by_side(projec
     data = response.context["disputes"][0].texts if response.context["disputes"][0].adjudication == scale_dispute \
         else response.context["disputes"][1].texts
     assert [t["text"] for t in data[0]["texts"]] == ["Minor.", "It changes the outcome."]
-    assert f'id="texts-{scale_dispute.pk}"' in page and 'name="text-justification"' in page
+    assert f'id="texts-{scale_dispute.pk}"' in page and 'name="text-justification" rows="3" maxlength="2000"' in page
+    assert data[0]["max_length"] == 2000
 
 
 def resolve(project, adjudication, **data):

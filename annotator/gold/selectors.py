@@ -102,6 +102,7 @@ class Dispute:
     divergence: str | None
     draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
     imported_gold: str = ""  # the label imported with the data, when the annotators disagreed on imported gold
+    text_lengths: dict = field(default_factory=dict)  # text step -> its max_length (the gold text's field)
 
     @property
     def sentence(self):
@@ -119,7 +120,7 @@ class Dispute:
     def texts(self):
         """Each text step the sides answered, with its question and every side's text (None: not asked), for the
         adjudicator to pick or write the gold text (the page's data: ``texts-<dispute>``)."""
-        return [{"step": row.step, "question": row.question,
+        return [{"step": row.step, "question": row.question, "max_length": self.text_lengths.get(row.step),
                  "texts": [{"side": side.key, "name": side.name, "text": side.path.get(row.step)} for side in self.sides]}
                 for row in self.rows if row.kind == "text"]
 
@@ -171,7 +172,8 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
         if any(step in path for path in paths)
     ]
     gold = GoldLabel.objects.filter(sentence_id=adjudication.sentence_id, provenance=GoldProvenance.IMPORTED).first()
-    return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
+    text_lengths = {step: protocol.step(step).max_length for step, kind in kinds.items() if kind == "text"}
+    return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence, text_lengths=text_lengths,
                    draft=protocol.ordered(adjudication.path or {}),
                    imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
 
