@@ -189,3 +189,12 @@ def test_path_units_take_the_step_from_each_annotators_path():
     paths = [[{"supported": "no", "severity": 4}, {"supported": "no", "severity": 5}],
              [{"supported": "yes"}, {"supported": "no", "severity": 2}]]
     assert kinds.path_units(paths, "severity") == [[4, 5], [2]]
+
+
+def test_values_of_another_kind_or_another_version_are_left_out_not_an_error():
+    # A list, a text or a bool where a scale's point is expected (a walk of another version): not a rating.
+    result = kinds.scale_agreement([[1, 2], [[1], "x", True, 3], [4, 5], [7, 2]], 1, 5)
+    assert (result.units, result.answered) == (2, 4)
+    assert result.alpha == kinds.scale_agreement([[1, 2], [3], [4, 5], [2]], 1, 5).alpha
+    multiple = kinds.multiple_agreement([[["fabricated"], "fabricated", 3], [["holding"], ["holding"]]], ANSWERS)
+    assert multiple.units == 1

@@ -19,6 +19,7 @@ and this module differ is only the undefined case: no pairable unit, or no varia
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -53,20 +54,30 @@ class StepAgreement:
 # --------------------------------------------------------------------------- value counts of any hashable values
 
 
+def _hashable(value) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _counts(units: Sequence[Sequence], domain: Sequence) -> tuple[np.ndarray, np.ndarray]:
     """Distinct value-count rows (units × domain) and how many units each stands for; a value outside the domain
-    (a path of an older version) is left out, like a coder who was not asked."""
+    (a path of another version, a value of another kind) is left out, like a coder who was not asked.
+
+    Units are grouped by the values they hold before any array is built: a project's hundreds of thousands of
+    sentences give a few dozen distinct rows, so memory follows the distinct rows, not the sentences."""
     index = {value: i for i, value in enumerate(domain)}
-    counts = np.zeros((len(units), max(len(domain), 1)), dtype=np.int64)
-    for row, values in enumerate(units):
-        for value in values:
-            column = index.get(value)
-            if column is not None:
-                counts[row, column] += 1
-    counts = counts[:, :len(domain)] if domain else counts[:, :0]
-    if not len(counts) or not counts.shape[1]:
-        return counts, np.ones(len(counts))
-    return agreement.distinct_rows(counts)
+    # A bool is not a scale's point 1 (True == 1 in a dict): the type is part of the key.
+    grouped = Counter(tuple(sorted(index[value] for value in values
+                                   if _hashable(value) and not isinstance(value, bool) and value in index))
+                      for values in units)
+    counts = np.zeros((len(grouped), len(domain)), dtype=np.int64)
+    for row, columns in enumerate(grouped):
+        for column in columns:
+            counts[row, column] += 1
+    return counts, np.fromiter(grouped.values(), dtype=np.float64, count=len(grouped))
 
 
 def _measure(kind: str, metric: str, units, domain, level, per_answer=()) -> StepAgreement:
@@ -112,16 +123,19 @@ def _masi_metric(sets: Sequence[frozenset]) -> Callable:
 
 def multiple_agreement(units: Sequence[Sequence[Sequence[str]]], answers: Sequence[str]) -> StepAgreement:
     """A multiple step: α over the MASI distance between the chosen sets, and a binary α per answer."""
-    sets = [[frozenset(chosen) for chosen in values] for values in units]
+    sets = [[frozenset(chosen) for chosen in values if isinstance(chosen, (list, tuple))] for values in units]
     domain = sorted({chosen for values in sets for chosen in values}, key=lambda s: (len(s), sorted(s)))
-    per_answer = []
-    for answer in answers:
-        # Each annotator who answered the step either chose this answer or not: a two-valued nominal variable.
-        present = [[answer in chosen for chosen in values] for values in sets]
-        counts, weights = _counts(present, (False, True))
-        per_answer.append((answer, agreement.alpha(counts, "nominal", weights=weights)))
     counts, weights = _counts(sets, domain)
     answered = sum(1 for values in units if values)
+    # Each annotator who answered the step either chose an answer or not: per answer, a two-valued nominal
+    # variable, whose counts follow from the sets' counts (chosen: the sets holding it; not: the others).
+    membership = np.array([[answer in chosen for answer in answers] for chosen in domain], dtype=np.int64)
+    given = counts.sum(axis=1)
+    per_answer = []
+    for column, answer in enumerate(answers):
+        chosen = counts @ membership[:, column] if domain else np.zeros(len(counts), dtype=np.int64)
+        binary = np.column_stack([given - chosen, chosen])
+        per_answer.append((answer, agreement.alpha(binary, "nominal", weights=weights)))
     if not domain:
         return StepAgreement("multiple", "MASI α", None, None, 0, answered, tuple(per_answer))
     return StepAgreement("multiple", "MASI α", agreement.alpha(counts, _masi_metric(domain), weights=weights),
