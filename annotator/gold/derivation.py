@@ -44,12 +44,14 @@ _GOLD_FIELDS, _GOLD_EVENT_FIELDS, _DISPUTE_FIELDS = (
 
 
 @lru_cache(maxsize=16)
-def _answers_of_slots(count: int) -> CompiledQuery:
-    """The answers of ``count`` slots, in the order they were given: a statement per number of slots."""
+def _answers_of_slots(count: int, walks: bool) -> CompiledQuery:
+    """The answers of ``count`` slots, in the order they were given: a statement per number of slots (and with
+    their walks only for a protocol with multiple, scale or text steps: no JSON read where the label decides)."""
     names = [f"slot_{position}" for position in range(count)]
+    path = ("path",) if walks else ()
     return CompiledQuery(lambda **slots: SentenceAnnotation.objects.filter(assignment__in=[slots[name] for name in names])
                          .order_by("pk").values_list("sentence_id", "assignment_id", "label", "severity", "error_type",
-                                                     "path"),
+                                                     *path),
                          *names)
 
 
@@ -110,7 +112,7 @@ def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
         return result
     result.complete = True
     protocol = protocol_for(project)
-    answers, note = _answers_as_current(project, assignments)
+    answers, note = _answers_as_current(project, assignments, walks=bool(protocol.kind_steps()))
     current = _turn_gold(turn)
     _clear_agreement_that_no_longer_holds(protocol, current, answers)
     # One annotator's review gold does not settle a turn that several annotators completed: they decide it
@@ -134,19 +136,20 @@ def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
     return result
 
 
-def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
+def _answers_as_current(project, assignments, walks: bool) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
     """Each sentence's answers as labels of the project's current protocol version, and a note for gold's reason
     (projects.protocol_mapping: an answer whose label does not carry over is left out, so the sentence is disputed)."""
     carry = carry_for_slots(project, assignments)
     version_of = {assignment.pk: assignment.protocol_version_id for assignment in assignments}
     answers: dict[int, list[gold_rules.GivenAnswer]] = {}
     slots = {f"slot_{position}": assignment_id for position, assignment_id in enumerate(version_of)}
-    for sentence_id, assignment_id, label, severity, error_type, path in _answers_of_slots(len(slots)).fetch_all(**slots):
+    for sentence_id, assignment_id, label, severity, error_type, *path in (
+            _answers_of_slots(len(slots), walks).fetch_all(**slots)):
         older = carry is not None and carry.is_older(version_of[assignment_id])
         label = carry.carry(version_of[assignment_id], label) if carry else label
         # The walk of an older version is not compared step by step (its multiple, scale or text steps may have
         # changed): the label carries over, the walk does not.
-        path = _stored_walk(path) if not older else {}
+        path = _stored_walk(path[0]) if path and not older else {}
         if label is not None:
             answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type, path))
     return answers, carried_note(carry, assignments)
@@ -207,11 +210,12 @@ def _write_gold(current: _TurnGold, decided: list[gold_rules.AgreedGold], note: 
 def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
     """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
     result = DeriveResult(complete=True)
-    given, note = _answers_as_current(project, [assignment])
+    protocol = protocol_for(project)
+    given, note = _answers_as_current(project, [assignment], walks=bool(protocol.kind_steps()))
     answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
     current = _turn_gold(turn)
     reviewed = gold_rules.decide_reviewed_turn(
-        protocol_for(project), _sentence_ids(turn), answers, current.settled(), current.imported(),
+        protocol, _sentence_ids(turn), answers, current.settled(), current.imported(),
         imported_is_final=project.imported_gold == ImportedGold.FINAL)
     _write_gold(current, reviewed, note, GoldProvenance.REVIEW, actor=assignment.annotator)
     result.agreed.extend(gold.sentence_id for gold in reviewed)
