@@ -94,6 +94,8 @@ def test_a_stored_path_must_hold_each_value_in_its_stored_form():
         with pytest.raises(ProtocolError):
             HALLU.validate(bad)
     assert not holds(HALLU.step("severity"), True) and holds(HALLU.step("severity"), 1)
+    with pytest.raises(ProtocolError, match=r"step 'error_types' stores its answer as \['fabricated', 'wrong_citation'\]"):
+        HALLU.validate({**complete, "error_types": ["wrong_citation", "fabricated"]})
 
 
 def test_an_optional_text_step_is_answered_with_an_empty_string():
@@ -133,6 +135,8 @@ def test_the_canonical_form_omits_choice_and_writes_each_kinds_defaults_out():
     assert "kind" not in form["steps"][0]
     assert form["steps"][1]["min"] == 1 and form["steps"][1]["max"] == 5 and form["steps"][1]["kind"] == "multiple"
     assert form["steps"][3]["optional"] is False
+    del document["steps"][3]["max_length"]
+    assert canonical(document)["steps"][3]["max_length"] == 5000
     assert load_protocol(HALLU.document) == HALLU and canonical(HALLU.document) == HALLU.document
 
 
@@ -200,7 +204,6 @@ def test_a_scale_with_min_not_below_max_is_refused_naming_the_step():
     (lambda d: d["steps"][0].update(min=1), "/steps/0/min", "a choice step has no 'min'"),
     (lambda d: d["steps"][0].update(next="severity"), "/steps/0/next", "a choice step's answers lead on (put it on an answer)"),
     (lambda d: d["steps"][3].update(max_length=5001), "/steps/3/max_length", ""),
-    (lambda d: d["steps"][3].pop("max_length"), "/steps/3", "max_length"),
     (lambda d: d["steps"][2].pop("max"), "/steps/2", "max"),
     (lambda d: d["steps"][1].update(kind="ranking"), "/steps/1/kind", ""),
     (lambda d: d["steps"][2].update(next="supported"), "/steps/2/next", "a cycle"),
@@ -220,3 +223,27 @@ def test_independent_mode_counts_the_shapes_reaching_a_label_not_the_kind_values
     document["steps"][0]["answers"].append({"value": "partly", "label": "Partly", "next": "error_types"})
     assert ("/labels/1", "label 'unsupported' is reached by 2 paths; independent mode needs exactly one (give each "
             "path its own label, or drop 'independent' from modes)") in problems(document)
+
+
+def test_a_shape_leads_to_its_label_past_the_kind_steps():
+    assert [HALLU.label_of_shape(shape) for shape in HALLU.paths()] == ["supported", "unsupported"]
+    assert HALLU.label_of({"supported": "no"}) is None and HALLU.label_of_shape({}) is None
+    assert HALLU.label_of_shape(walked(*FULL)) == "unsupported"
+
+
+def test_many_kind_steps_in_a_row_add_no_path_shape():
+    answers = [{"value": f"a{n}", "label": f"A{n}"} for n in range(1, 10)]
+    chain = [{"id": f"m{n}", "kind": "multiple", "question": "Which?", "min": 0, "answers": answers,
+              "next": f"m{n + 1}"} for n in range(40)]
+    chain[-1] = {**chain[-1], "yields": "bad"}
+    del chain[-1]["next"]
+    document = {"id": "wide", "version": 1, "name": "Wide", "start": "ok", "modes": ["sequential"],
+                "steps": [{"id": "ok", "question": "OK?", "answers": [{"value": "yes", "label": "Yes", "yields": "good"},
+                                                                    {"value": "no", "label": "No", "next": "m0"}]}, *chain],
+                "labels": [{"id": "good", "name": "Good"}, {"id": "bad", "name": "Bad"}]}
+    protocol = load_protocol(document)  # 2 shapes, not 512 ** 40 combinations of picks
+    assert protocol.paths() == [{"ok": "yes"}, {"ok": "no"}] and len(protocol.kind_steps()) == 40
+    path = {"ok": "no"}
+    for n in range(40):
+        path = protocol.answer(path, f"m{n}", [] if n % 2 else ["a9", "a1"])
+    assert protocol.label_of(path) == "bad" and path["m0"] == ["a1", "a9"]

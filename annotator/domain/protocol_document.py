@@ -28,7 +28,7 @@ from pathlib import Path as FilePath
 from .colours import readable_text_colour
 from .protocol_canonical import canonical as _canonical
 from .protocol_parts import CHOICE, EvaluationView, Family, Label, MacroView, ProtocolError, Step
-from .protocol_tree import topological, walk_all
+from .protocol_tree import topological, tree_node, walk_all
 from .protocol_validation import problems_of
 from .step_kinds import KINDS, build_step, holds
 
@@ -250,6 +250,19 @@ class Protocol:
             return self._next[step].get(value) if isinstance(value, str) else None
         return after if holds(self._steps[step], value) else None
 
+    def label_of_shape(self, shape: Mapping[str, str]) -> str | None:
+        """The label a path *shape* (its choice answers: ``paths()``, ``path_for_label``) leads to, passing the
+        steps of other kinds unanswered; None where the shape stops short."""
+        step = self.start
+        while True:
+            value = shape.get(step)
+            target = self._after.get(step) or (self._next[step].get(value) if isinstance(value, str) else None)
+            if target is None:
+                return None
+            if not target[0]:
+                return target[1]
+            step = target[1]
+
     def steps_of(self, path: Mapping[str, str]) -> list[str]:
         """The steps a path answered, in protocol order."""
         return [step for step in self._order if step in path]
@@ -266,7 +279,9 @@ class Protocol:
         for answered in self.steps_of(path):
             if answered == step:
                 break
-            kept[answered] = path[answered]
+            value_so_far = path[answered]
+            kept[answered] = (str(value_so_far) if isinstance(value_so_far, str)
+                              else list(value_so_far) if isinstance(value_so_far, list) else value_so_far)
         if self.next_step(kept) != step:
             raise ProtocolError(f"step {step!r} is not asked after the answers given so far")
         kept[step] = value
@@ -313,8 +328,8 @@ class Protocol:
             target = self._target(expected, value)
             if target is None:
                 step = self._steps[expected]
-                KINDS[step.kind].parse_value(step, value)  # raises, naming what the step takes
-                raise ProtocolError(f"step {key!r} keeps its answers in the step's order, not {value!r}")
+                stored = KINDS[step.kind].parse_value(step, value)  # raises, naming what the step takes
+                raise ProtocolError(f"step {key!r} stores its answer as {stored!r}, not {value!r}")
             expected = target[1] if target[0] else None
 
     def path_for_label(self, label: str) -> Path | None:
@@ -362,16 +377,6 @@ class Protocol:
             for sid, step in ((sid, self._steps[sid]) for sid in self._order)
         }
 
-        def node(step: str | None, label: str | None, path: Path) -> dict:
-            extras = node_extras(path) if node_extras else {}
-            if step is None:
-                return {"label": label, **extras}
-            current = self._steps[step]
-            if current.kind != CHOICE:  # leads to one place whatever its answer; ``path`` stays the shape
-                return {"step": step, "kind": current.kind, **extras, "after": node(current.next, current.yields, path)}
-            return {"step": step, **extras,
-                    "then": {a.value: node(a.next, a.yields, {**path, step: a.value}) for a in self._steps[step].answers}}
-
         labels = [
             {"value": label.id, "label": label.name, "key": label.key, "definition": label.definition,
              "path": self.path_for_label(label.id), "colour": label.colour, "text_colour": readable_text_colour(label.colour),
@@ -379,7 +384,7 @@ class Protocol:
             for label in self._labels.values()
         ]
         described = {"id": self.id, "version": self.version, "name": self.name, "modes": list(self.modes),
-                     "steps": steps, "tree": node(self.start, None, {}), "labels": labels}
+                     "steps": steps, "tree": tree_node(self._steps, self.start, node_extras), "labels": labels}
         if node_extras is None:
             object.__setattr__(self, "_described", copy.deepcopy(described))
         return described

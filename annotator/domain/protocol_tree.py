@@ -7,6 +7,8 @@ allow, and a way is named by its *shape*: the choice answers it takes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .protocol_parts import CHOICE, Step
 
 Shape = dict[str, str]
@@ -33,6 +35,24 @@ def walk_all(start: str, steps: dict[str, Step]) -> list[tuple[Shape, str, tuple
 
     walk(start, {}, ())
     return found
+
+
+def tree_node(steps: dict[str, Step], start: str, node_extras: Callable[[Shape], dict] | None) -> dict:
+    """``describe()``'s tree from ``start``: a choice step's node has, per answer, the node that follows
+    (``then``); a step of another kind leads to one node whatever its answer (``after``); a path's end is
+    ``{"label": ...}``. ``node_extras(shape)`` adds its keys to each node."""
+
+    def node(step: str | None, label: str | None, path: Shape) -> dict:
+        extras = node_extras(path) if node_extras else {}
+        if step is None:
+            return {"label": label, **extras}
+        current = steps[step]
+        if current.kind != CHOICE:  # ``path`` stays the shape: the kind's value decides nothing
+            return {"step": step, "kind": current.kind, **extras, "after": node(current.next, current.yields, path)}
+        return {"step": step, **extras,
+                "then": {a.value: node(a.next, a.yields, {**path, step: a.value}) for a in current.answers}}
+
+    return node(start, None, {})
 
 
 def topological(start: str, steps: dict[str, Step], listed: list[str]) -> tuple[str, ...]:

@@ -158,7 +158,7 @@ class JudgeModel:
 
 def protocol_paths(protocol) -> list[tuple[dict, str]]:
     """Every walk of the protocol with the label it yields."""
-    return [(path, protocol.label_of(path)) for path in protocol.paths()]
+    return [(path, protocol.label_of_shape(path)) for path in protocol.paths()]
 
 
 def judge_for(protocol, **options) -> JudgeModel:
