@@ -129,6 +129,11 @@ def test_siding_with_an_annotator_keeps_their_text_when_none_is_written(project,
     adjudication = models.Adjudication.objects.get(sentence=disputed["sentences"][3])
     assert resolve(project, adjudication, decision=f"side-{disputed['a1'].pk}").status_code == 302
     assert models.GoldLabel.objects.get(sentence=disputed["sentences"][3]).path == walk(["outdated_law"], 3, "Repealed in 2020.")
+    # The gold's history page and the decided dispute show the kind values.
+    history = judge_client(project).get(f"/p/{project.slug}/gold/sentence/{disputed['sentences'][3].pk}/")
+    assert history.status_code == 200 and "Repealed in 2020." in history.content.decode()
+    turn_page = judge_client(project).get(f"/p/{project.slug}/adjudication/turn/{disputed['turn'].pk}/")
+    assert turn_page.status_code == 200 and "dispute-resolved" in turn_page.content.decode()
 
 
 def test_the_adjudicators_own_walk_carries_kind_values(project, disputed):

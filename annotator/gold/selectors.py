@@ -235,8 +235,13 @@ def gold_history(sentence):
     """A sentence's gold now and every change that led to it, oldest first."""
     protocol = protocol_for(sentence.turn.dialogue.project)
     read = reading(protocol)
+    gold = GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first()
+    path = gold.path if gold and isinstance(gold.path, dict) else {}
     return {
-        "gold": GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first(),
+        "gold": gold,
+        # The gold's multiple, scale and text values (issue 42), as the page words them: the label says the rest.
+        "gold_values": [(read.step_questions[step], read.answer_wording(step, path[step]))
+                        for step in protocol.kind_steps() if step in path],
         "events": list(GoldEvent.objects.filter(sentence=sentence).select_related("actor")),
         "adjudications": list(
             Adjudication.objects.filter(sentence=sentence).select_related("adjudicator").order_by("created_at")
