@@ -72,11 +72,17 @@ class ResolveSerializer(serializers.Serializer):
                                  help_text="A complete walk of the project's protocol: step -> answer (a list for a "
                                            "multiple step, an integer for a scale, the text for a text step), "
                                            "ending on a label (GET /api/v1/projects/{slug}/protocol/).")
+    label = ProtocolValueField("label", required=False)
+    side = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
+                                    help_text="The assignment id whose answer you adopt.")
+    evidence = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=MAX_ID), min_length=2, max_length=2),
+        required=False, help_text="[[start, end], …] character offsets into the reference.",
+    )
     texts = serializers.DictField(
         child=serializers.CharField(max_length=5000, trim_whitespace=False), required=False,
         help_text="The gold text of text steps (step -> text) you wrote or picked from a side: it replaces the "
                   "decision's own text there (text never decides gold).")
-    label = ProtocolValueField("label", required=False)
 
     def validate_texts(self, texts):
         # A key is a step id of the protocol (the service names one that is not a text step); a NUL is refused
@@ -84,13 +90,6 @@ class ResolveSerializer(serializers.Serializer):
         if any("\x00" in step or len(step) > 40 for step in texts):
             raise serializers.ValidationError("A step id has at most 40 characters and no NUL (\\x00).")
         return texts
-
-    side = serializers.IntegerField(required=False, min_value=1, max_value=MAX_ID,
-                                    help_text="The assignment id whose answer you adopt.")
-    evidence = serializers.ListField(
-        child=serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=MAX_ID), min_length=2, max_length=2),
-        required=False, help_text="[[start, end], …] character offsets into the reference.",
-    )
 
 
 class AgreementReportSerializer(serializers.Serializer):
