@@ -201,8 +201,9 @@ def test_csv_downloads_raw_numbers_and_quotes_formulas(setup):
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0] == ["Variable", "Compared over", "Units", "Krippendorff's alpha", "Percent agreement", "Cohen's kappa",
-                       "Left out (label reached by several paths)"]
+                       "Left out (label reached by several paths)", "Kind", "Metric"]
     assert float(rows[1][4]) == pytest.approx(2 / 3)
+    assert rows[1][-2:] == ["label", "nominal α"] and rows[2][-2:] == ["choice", "nominal α"]
     models = list(csv.reader(io.StringIO(client.get(f"/p/{setup['project'].slug}/reports/model.csv").content.decode())))
     assert models[1][0] == "'=SUM(1,2)"
     assert client.get(f"/p/{setup['project'].slug}/reports/nope.csv").status_code == 404

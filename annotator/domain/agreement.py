@@ -242,13 +242,16 @@ def scheme_of(protocol) -> Scheme:
     read = reading(protocol)
     found = _SCHEMES.get(id(read))
     if found is None or found[0] is not read:
-        found = _SCHEMES[id(read)] = (read, _scheme(read))
+        found = _SCHEMES[id(read)] = (read, _scheme(read, protocol))
     return found[1]
 
 
-def _scheme(read) -> Scheme:
+def _scheme(read, protocol) -> Scheme:
     domains, matrices, unknown = {}, {}, {}
-    for step in read.agreement_steps:
+    # Only choice steps follow from the label; a multiple, scale or text step is measured from the walks
+    # (agreement_kinds, reports.kind_agreement).
+    steps = tuple(step for step in read.agreement_steps if step not in protocol.kind_steps())
+    for step in steps:
         answers = read.step_answers[step]
         matrix = np.zeros((len(read.labels), len(answers)), dtype=np.int32)
         unknown[step] = np.zeros(len(read.labels), dtype=np.int64)
@@ -259,7 +262,7 @@ def _scheme(read) -> Scheme:
             elif len(given) > 1:
                 unknown[step][i] = 1
         domains[step], matrices[step] = answers, matrix
-    return Scheme(labels=read.labels, steps=tuple(read.agreement_steps), domains=domains, matrices=matrices,
+    return Scheme(labels=read.labels, steps=steps, domains=domains, matrices=matrices,
                   unknown=unknown)
 
 

@@ -8,7 +8,9 @@ decide, and writes the gold labels, events and adjudications it returns.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .gold_kinds import agreed_path, reviewed_path
 
 MIN_ANNOTATORS = 2  # gold by agreement needs at least two independent annotators, whatever the project says
 
@@ -20,6 +22,7 @@ class GivenAnswer:
     label: str
     severity: int | None = None
     error_type: str = ""
+    path: Mapping = field(default_factory=dict)  # the walk (the values of a protocol's multiple, scale, text steps)
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,9 @@ def decide_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, Seq
     """Gold by agreement or a dispute for each sentence of a complete turn.
 
     ``protocol`` is the project's (its one path of the agreed label is the gold's path).
-    A sentence gets agreement gold when every one of the ``annotators`` answered it with the same label (its
-    severity and error type come along when they agree too); otherwise it is disputed. Sentences in ``settled``
+    A sentence gets agreement gold when every one of the ``annotators`` answered it with the same label and the
+    same value at each multiple and scale step (``gold_kinds.agreed_path``: text never decides) (its severity
+    and error type come along when they agree too); otherwise it is disputed. Sentences in ``settled``
     (they already have gold the project decided, or an open dispute) are left alone, so deciding a turn twice
     changes nothing.
 
@@ -72,6 +76,9 @@ def decide_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, Seq
             continue
         given = answers.get(sentence_id, ())
         label = same(a.label for a in given) if len(given) == annotators else None
+        path = agreed_path(protocol, label, [a.path for a in given]) if label else None
+        if path is None:
+            label = None  # a multiple or scale step they answered differently: a dispute, as a label would be
         if label and sentence_id in imported and imported_is_final:
             continue
         if label:
@@ -79,7 +86,7 @@ def decide_turn(protocol, sentence_ids: Sequence[int], answers: Mapping[int, Seq
             if sentence_id in imported:
                 reason += f" (the imported gold was {imported[sentence_id]})"
             agreed.append(AgreedGold(
-                sentence_id=sentence_id, label=label, path=protocol.path_for_label(label) or {},
+                sentence_id=sentence_id, label=label, path=path,
                 reason=reason, severity=same(a.severity for a in given),
                 error_type=same(a.error_type for a in given) or "",
             ))
@@ -114,6 +121,6 @@ def decide_reviewed_turn(protocol, sentence_ids: Sequence[int], answers: Mapping
         reason = "One annotator's review of a drawn turn"
         if sentence_id in imported:
             reason += f" (the imported gold was {imported[sentence_id]})"
-        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=protocol.path_for_label(given.label) or {},
+        gold.append(AgreedGold(sentence_id=sentence_id, label=given.label, path=reviewed_path(protocol, given.label, given.path),
                                reason=reason, severity=given.severity, error_type=given.error_type or ""))
     return gold

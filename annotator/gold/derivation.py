@@ -10,6 +10,7 @@ Every change of a sentence's gold still has its GoldEvent (old -> new, who, why)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -17,6 +18,7 @@ from django.db import transaction
 
 from ..corpus.turn_lock import turn_locked_with_project
 from ..domain import gold as gold_rules
+from ..domain.gold_kinds import agreement_holds
 from ..domain.vocabulary import DrawnTurnReview, GoldProvenance, ImportedGold
 from ..fastsql.compiled import CompiledQuery
 from ..fastsql.joined import JoinedSelect
@@ -42,11 +44,14 @@ _GOLD_FIELDS, _GOLD_EVENT_FIELDS, _DISPUTE_FIELDS = (
 
 
 @lru_cache(maxsize=16)
-def _answers_of_slots(count: int) -> CompiledQuery:
-    """The answers of ``count`` slots, in the order they were given: a statement per number of slots."""
+def _answers_of_slots(count: int, walks: bool) -> CompiledQuery:
+    """The answers of ``count`` slots, in the order they were given: a statement per number of slots (and with
+    their walks only for a protocol with multiple, scale or text steps: no JSON read where the label decides)."""
     names = [f"slot_{position}" for position in range(count)]
+    path = ("path",) if walks else ()
     return CompiledQuery(lambda **slots: SentenceAnnotation.objects.filter(assignment__in=[slots[name] for name in names])
-                         .order_by("pk").values_list("sentence_id", "assignment_id", "label", "severity", "error_type"),
+                         .order_by("pk").values_list("sentence_id", "assignment_id", "label", "severity", "error_type",
+                                                     *path),
                          *names)
 
 
@@ -106,14 +111,15 @@ def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
     if not gold_rules.turn_is_complete(len(assignments), project.overlap):
         return result
     result.complete = True
-    answers, note = _answers_as_current(project, assignments)
+    protocol = protocol_for(project)
+    answers, note = _answers_as_current(project, assignments, walks=bool(protocol.kind_steps()))
     current = _turn_gold(turn)
-    _clear_agreement_that_no_longer_holds(current, answers)
+    _clear_agreement_that_no_longer_holds(protocol, current, answers)
     # One annotator's review gold does not settle a turn that several annotators completed: they decide it
     # (a disagreement with the reviewer is a dispute, not hidden behind the reviewer's label).
     reviewed = current.with_provenance(GoldProvenance.REVIEW)
     settled = current.settled() - set(reviewed)
-    decision = gold_rules.decide_turn(protocol_for(project), _sentence_ids(turn), answers, len(assignments), settled,
+    decision = gold_rules.decide_turn(protocol, _sentence_ids(turn), answers, len(assignments), settled,
                                       current.imported(), imported_is_final=project.imported_gold == ImportedGold.FINAL)
     _write_gold(current, decision.agreed, note, GoldProvenance.AGREEMENT, actor=None)
     result.agreed.extend(agreed.sentence_id for agreed in decision.agreed)
@@ -130,18 +136,33 @@ def gold_derive_for_turn(turn: Turn, *, locked: bool = False) -> DeriveResult:
     return result
 
 
-def _answers_as_current(project, assignments) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
+def _answers_as_current(project, assignments, walks: bool) -> tuple[dict[int, list[gold_rules.GivenAnswer]], str]:
     """Each sentence's answers as labels of the project's current protocol version, and a note for gold's reason
     (projects.protocol_mapping: an answer whose label does not carry over is left out, so the sentence is disputed)."""
     carry = carry_for_slots(project, assignments)
     version_of = {assignment.pk: assignment.protocol_version_id for assignment in assignments}
     answers: dict[int, list[gold_rules.GivenAnswer]] = {}
     slots = {f"slot_{position}": assignment_id for position, assignment_id in enumerate(version_of)}
-    for sentence_id, assignment_id, label, severity, error_type in _answers_of_slots(len(slots)).fetch_all(**slots):
+    for sentence_id, assignment_id, label, severity, error_type, *path in (
+            _answers_of_slots(len(slots), walks).fetch_all(**slots)):
+        older = carry is not None and carry.is_older(version_of[assignment_id])
         label = carry.carry(version_of[assignment_id], label) if carry else label
+        # The walk of an older version is not compared step by step (its multiple, scale or text steps may have
+        # changed): the label carries over, the walk does not.
+        path = _stored_walk(path[0]) if path and not older else {}
         if label is not None:
-            answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type))
+            answers.setdefault(sentence_id, []).append(gold_rules.GivenAnswer(label, severity, error_type, path))
     return answers, carried_note(carry, assignments)
+
+
+def _stored_walk(stored) -> dict:
+    """A walk as the raw statement returns it: decoded by the driver (PostgreSQL's jsonb) or JSON text (SQLite)."""
+    if isinstance(stored, (str, bytes)):
+        try:
+            stored = json.loads(stored)
+        except ValueError:
+            return {}
+    return stored if isinstance(stored, dict) else {}
 
 
 def _turn_gold(turn: Turn) -> _TurnGold:
@@ -154,13 +175,15 @@ def _sentence_ids(turn: Turn) -> list[int]:
     return [sentence_id for (sentence_id,) in _SENTENCES_OF_TURN.fetch_all(turn_id=turn.pk)]
 
 
-def _clear_agreement_that_no_longer_holds(current: _TurnGold, answers: dict) -> None:
-    """Gold by agreement whose annotators no longer all give its label (a reset of the turn's units reopened
+def _clear_agreement_that_no_longer_holds(protocol, current: _TurnGold, answers: dict) -> None:
+    """Gold by agreement whose annotators no longer all give its label, or its value at a multiple or scale step
+    (domain.gold_kinds.agreement_holds) (a reset of the turn's units reopened
     their slots and one of them changed an answer on a unit it kept, or a third annotator came with a raised
     overlap) is cleared, in gold's history, so that the unit is decided again like any other. Gold an
     adjudicator, a lead or an import decided stays: it never rested on the annotators agreeing."""
     for sentence_id, gold in current.with_provenance(GoldProvenance.AGREEMENT).items():
-        if any(answer.label != gold.label for answer in answers.get(sentence_id, [])):
+        given = answers.get(sentence_id, [])
+        if not agreement_holds(protocol, gold.label, gold.path, [a.path for a in given], [a.label for a in given]):
             clear_gold(gold, actor=None, reason="The annotators' answers changed since they agreed: decided again.")
             del current.by_sentence[sentence_id]
 
@@ -187,11 +210,12 @@ def _write_gold(current: _TurnGold, decided: list[gold_rules.AgreedGold], note: 
 def _gold_from_review(turn: Turn, project, assignment: Assignment) -> DeriveResult:
     """A drawn turn under single review: the one annotator's labels become gold (provenance REVIEW)."""
     result = DeriveResult(complete=True)
-    given, note = _answers_as_current(project, [assignment])
+    protocol = protocol_for(project)
+    given, note = _answers_as_current(project, [assignment], walks=bool(protocol.kind_steps()))
     answers = {sentence_id: answer[0] for sentence_id, answer in given.items()}
     current = _turn_gold(turn)
     reviewed = gold_rules.decide_reviewed_turn(
-        protocol_for(project), _sentence_ids(turn), answers, current.settled(), current.imported(),
+        protocol, _sentence_ids(turn), answers, current.settled(), current.imported(),
         imported_is_final=project.imported_gold == ImportedGold.FINAL)
     _write_gold(current, reviewed, note, GoldProvenance.REVIEW, actor=assignment.annotator)
     result.agreed.extend(gold.sentence_id for gold in reviewed)

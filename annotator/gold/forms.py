@@ -8,6 +8,23 @@ from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold
 from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field, walked_protocol_field
 from ..json_input import json_loads_limited
 
+PATH_LENGTH = 1000  # a walk of choice steps; text steps add their room (AdjudicationResolveForm)
+
+
+def text_steps(protocol) -> list[str]:
+    """The protocol's text steps (issue 42), in protocol order."""
+    return [step_id for step_id in protocol.kind_steps() if protocol.step_kind(step_id) == "text"]
+
+
+def is_path_value(value) -> bool:
+    """A value a walk may hold at a step, before the protocol checks it: an answer or a text (str), a scale's
+    point (int, not a bool) or a multiple step's answers (a list of str)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (str, int)):
+        return True
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
 
 class AdjudicationResolveForm(forms.Form):
     """``decision``: ``side-<assignment id>`` (side with that annotator) or ``protocol`` (the adjudicator's own
@@ -17,9 +34,19 @@ class AdjudicationResolveForm(forms.Form):
     def __init__(self, *args, protocol, **kwargs):
         super().__init__(*args, **kwargs)
         self.protocol = protocol
+        # A walk carries the texts of the protocol's text steps (issue 42): room for them in ``path`` (a character
+        # may take six in JSON), and one field per text step for the gold text the adjudicator writes or picks
+        # from a side, whatever the decision (blank: the decision's own text stays).
+        room = 0
+        for step_id in text_steps(protocol):
+            max_length = protocol.step(step_id).max_length
+            room += 6 * max_length
+            self.fields[f"text-{step_id}"] = TextField(max_length=max_length)
+        if room:
+            self.fields["path"] = forms.CharField(required=False, max_length=PATH_LENGTH + room)
 
     decision = forms.CharField(required=False, max_length=40)
-    path = forms.CharField(required=False, max_length=1000)
+    path = forms.CharField(required=False, max_length=PATH_LENGTH)
     reason = TextField()
     walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
 
@@ -41,6 +68,8 @@ class AdjudicationResolveForm(forms.Form):
         decision = cleaned.get("decision") or {}
         if decision.get("protocol"):
             cleaned["decision"] = {"path": self._walked_path(cleaned.get("path", ""))}
+        cleaned["texts"] = {step_id: cleaned[f"text-{step_id}"] for step_id in text_steps(self.protocol)
+                            if (cleaned.get(f"text-{step_id}") or "").strip()}
         return cleaned
 
     def _walked_path(self, text: str) -> dict:
@@ -48,7 +77,7 @@ class AdjudicationResolveForm(forms.Form):
             path = json_loads_limited(text or "null")
         except ValueError:  # not JSON, too deep (JSONInputError is one)
             path = None
-        if not isinstance(path, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in path.items()):
+        if not isinstance(path, dict) or not all(isinstance(k, str) and is_path_value(v) for k, v in path.items()):
             raise ValidationError({"path": "Answer the questions first: the walk is missing."})
         try:
             self.protocol.validate(path)

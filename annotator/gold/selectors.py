@@ -73,6 +73,7 @@ class StepRow:
     question: str
     answers: list  # one per side: the wording of the answer given, or None when the step was not asked
     diverged: bool = False
+    kind: str = "choice"  # a text step's answers are the sides' texts, shown side by side (issue 42)
 
 
 @dataclass
@@ -101,6 +102,7 @@ class Dispute:
     divergence: str | None
     draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
     imported_gold: str = ""  # the label imported with the data, when the annotators disagreed on imported gold
+    text_lengths: dict = field(default_factory=dict)  # text step -> its max_length (the gold text's field)
 
     @property
     def sentence(self):
@@ -109,6 +111,18 @@ class Dispute:
     @property
     def draft_json(self):
         return json.dumps(self.draft)
+
+    @property
+    def texts_id(self):
+        return f"texts-{self.adjudication.pk}"
+
+    @property
+    def texts(self):
+        """Each text step the sides answered, with its question and every side's text (None: not asked), for the
+        adjudicator to pick or write the gold text (the page's data: ``texts-<dispute>``)."""
+        return [{"step": row.step, "question": row.question, "max_length": self.text_lengths.get(row.step),
+                 "texts": [{"side": side.key, "name": side.name, "text": side.path.get(row.step)} for side in self.sides]}
+                for row in self.rows if row.kind == "text"]
 
     @property
     def evidence_id(self):
@@ -149,15 +163,17 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
     paths = [side.path for side in sides]
     walked_paths = [side.path for side in sides if side.walked and side.path]
     divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
+    kinds = {step: protocol.step_kind(step) for step in protocol.kind_steps()}
     rows = [
         StepRow(step, read.step_questions[step],
                 [read.answer_wording(step, path[step]) if step in path else None for path in paths],
-                diverged=step == divergence)
+                diverged=step == divergence, kind=kinds.get(step, "choice"))
         for step in protocol.steps
         if any(step in path for path in paths)
     ]
     gold = GoldLabel.objects.filter(sentence_id=adjudication.sentence_id, provenance=GoldProvenance.IMPORTED).first()
-    return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence,
+    text_lengths = {step: protocol.step(step).max_length for step, kind in kinds.items() if kind == "text"}
+    return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence, text_lengths=text_lengths,
                    draft=protocol.ordered(adjudication.path or {}),
                    imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
 
@@ -219,8 +235,13 @@ def gold_history(sentence):
     """A sentence's gold now and every change that led to it, oldest first."""
     protocol = protocol_for(sentence.turn.dialogue.project)
     read = reading(protocol)
+    gold = GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first()
+    path = gold.path if gold and isinstance(gold.path, dict) else {}
     return {
-        "gold": GoldLabel.objects.filter(sentence=sentence).select_related("decided_by").first(),
+        "gold": gold,
+        # The gold's multiple, scale and text values (issue 42), as the page words them: the label says the rest.
+        "gold_values": [(read.step_questions[step], read.answer_wording(step, path[step]))
+                        for step in protocol.kind_steps() if step in path],
         "events": list(GoldEvent.objects.filter(sentence=sentence).select_related("actor")),
         "adjudications": list(
             Adjudication.objects.filter(sentence=sentence).select_related("adjudicator").order_by("created_at")

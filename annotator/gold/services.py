@@ -95,11 +95,14 @@ def adjudication_resolve(
     label: str | None = None,
     side: Assignment | int | None = None,
     evidence: list[tuple[int, int]] | None = None,
+    texts: dict[str, str] | None = None,
 ) -> GoldLabel:
     """Decide a disputed sentence: walk the protocol (``path``), name a ``label``, or side with an annotator.
 
     ``side`` is the assignment whose answer the adjudicator adopts. The reason is
     required. Someone who annotated the turn may not adjudicate it.
+    ``texts``: the gold text of text steps (step -> text) the adjudicator wrote or picked from a side; it replaces
+    the decision's own text there (text never decides gold: the label and the other steps are the decision's).
     """
     reason = _require_reason(reason)
     adjudication = _open_for(adjudication, adjudicator)
@@ -138,10 +141,14 @@ def adjudication_resolve(
         label = protocol.label_of(path)
         if label is None:
             raise GoldError("Answer every question of the protocol before saving.")
-        path = {str(step): str(value) for step, value in path.items()}  # the walk itself: a label may have two
+        # The walk itself (a label may have two), with its steps' values as the protocol checked them (a list, a
+        # point, a text: issue 42); a choice answer is its string, as it always was.
+        path = {str(step): value for step, value in path.items()}
     else:
         label = known_label(protocol, label)
         path = protocol.path_for_label(label) or {}
+    if texts:
+        path = with_gold_texts(protocol, label, path, texts)
     adjudication.status = Adjudication.Status.RESOLVED
     adjudication.adjudicator = adjudicator
     adjudication.label = label
@@ -166,6 +173,24 @@ def adjudication_resolve(
         severity=chosen.severity if chosen else None,
         error_type=chosen.error_type if chosen else "",
     )
+
+
+def with_gold_texts(protocol, label, path: dict, texts: dict[str, str]) -> dict:
+    """``path`` with the adjudicator's gold text at each of ``texts``' steps, checked by the protocol (a text step
+    the walk does not reach, a text too long, a NUL are refused)."""
+    path = dict(path)
+    for step, text in texts.items():
+        if step not in protocol.kind_steps() or protocol.step_kind(step) != "text":
+            raise GoldError(f"{step!r} is not a text step of this project's protocol.")
+        path[step] = text
+    path = protocol.ordered(path)
+    try:
+        protocol.validate(path)
+    except ProtocolError as error:
+        raise GoldError(str(error)) from None
+    if protocol.label_of(path) not in (None, label):
+        raise GoldError("A gold text does not change the label: decide the label first.")
+    return path
 
 
 @transaction.atomic

@@ -137,13 +137,13 @@ def resolve(request, slug, adjudication_id):
     if refused:
         return refused
     decision = form.cleaned_data["decision"]
-    kwargs = {}
+    kwargs = {"texts": form.cleaned_data["texts"]} if form.cleaned_data.get("texts") else {}
     if "side" in decision:
         kwargs["side"] = decision["side"]
     elif "path" in decision:
         kwargs["path"] = decision["path"]  # walked in the page (static/js/adjudication.js), sent whole
     try:
-        if not kwargs:
+        if not kwargs.keys() - {"texts"}:
             raise GoldError("Pick a side or answer the questions first.")
         gold_services.adjudication_resolve(adjudication, request.user, reason=form.cleaned_data["reason"], **kwargs)
     except GoldError as error:

@@ -27,6 +27,7 @@ from ..domain.protocol_groups import reading
 from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_for
 from . import versions
+from .kind_agreement import with_kind_steps
 
 
 @contextmanager
@@ -181,8 +182,9 @@ class _Accumulator:
         return agreement.variable_measures(self.scheme, dict(self.two), multi, dict(self.multi_pairs))
 
 
-def project_agreement(project, batch: ImportBatch | None = None) -> dict:
-    """Every agreement figure of a project (or one import batch), as plain JSON-ready data."""
+def project_agreement(project, batch: ImportBatch | None = None, scale_level: str = "ordinal") -> dict:
+    """Every agreement figure of a project (or one import batch), as plain JSON-ready data (a scale step's α at
+    ``scale_level``: ordinal, or interval on request)."""
     batch_id = batch.pk if batch is not None else None
     carry = version_carry(project)
     read = reading(carry.current)
@@ -275,11 +277,13 @@ def project_agreement(project, batch: ImportBatch | None = None) -> dict:
         # Work under older versions of the project's protocol: counted through the mapping, or left out.
         "older_versions": versions.older_versions_note(project, carry),
         "labels": list(scheme.labels),
-        "measures": [
+        # Each step with its kind and the metric used; a protocol's multiple, scale and text steps are measured
+        # from the walks (reports.kind_agreement), in the protocol's order.
+        "measures": with_kind_steps([
             {"variable": variable, "title": read.step_title(variable), "scope": read.step_scope(variable),
-             **measures[variable]}
+             "kind": "label" if variable == "label" else "choice", "metric": "nominal α", **measures[variable]}
             for variable in scheme.variables
-        ],
+        ], project, carry.current, batch_id, carry, scale_level),
         "confusion": symmetric.tolist(),
         "pairs": pairs,
         "annotators": _annotator_rows(against_gold, pairs, users),

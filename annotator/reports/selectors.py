@@ -300,8 +300,12 @@ def report_tables(report: dict, read, comparison: list[dict] | None = None) -> d
             "title": "Agreement per protocol step",
             # "Left out": sentences a step could not count because a label given there is reached by several paths
             # that answer the step differently (e.g. answers carried over to such a label from an older version).
-            "header": ["Variable", "Compared over"] + measure_cols + ["Left out (label reached by several paths)"],
-            "rows": [[m["title"], m["scope"], m["units"], m["alpha"], m["percent"], m["kappa"], m.get("left_out", 0)]
+            # "Kind" and "Metric": a step's kind says which α it gets (nominal for a choice, ordinal for a scale,
+            # MASI and per-answer for a multiple step; a text step is counted only: domain.agreement_kinds).
+            "header": ["Variable", "Compared over"] + measure_cols + ["Left out (label reached by several paths)",
+                                                                      "Kind", "Metric"],
+            "rows": [[m["title"], m["scope"], m["units"], m["alpha"], m["percent"], m["kappa"], m.get("left_out", 0),
+                      m.get("kind", "choice"), m.get("metric", "nominal α")]
                      for m in agreement["measures"]],
         },
         "weekly": {

@@ -31,7 +31,12 @@ def _comparison(request, project):
 
 
 def _short_name(variable: str) -> str:
-    return "Final label" if variable == "label" else variable.replace("_", " ").capitalize()
+    """A bar's name: the final label, a step, or a multiple step's answer ("Error types · fabricated")."""
+    if variable == "label":
+        return "Final label"
+    step, _, answer = variable.partition(":")
+    name = step.replace("_", " ").capitalize()
+    return f"{name} · {answer.replace('_', ' ')}" if answer else name
 
 
 def _charts(report, read):

@@ -81,6 +81,17 @@ class ResolveSerializer(serializers.Serializer):
         child=serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=MAX_ID), min_length=2, max_length=2),
         required=False, help_text="[[start, end], …] character offsets into the reference.",
     )
+    texts = serializers.DictField(
+        child=serializers.CharField(max_length=5000, trim_whitespace=False), required=False,
+        help_text="The gold text of text steps (step -> text) you wrote or picked from a side: it replaces the "
+                  "decision's own text there (text never decides gold).")
+
+    def validate_texts(self, texts):
+        # A key is a step id of the protocol (the service names one that is not a text step); a NUL is refused
+        # here, naming the field, like every text of the API.
+        if any("\x00" in step or len(step) > 40 for step in texts):
+            raise serializers.ValidationError("A step id has at most 40 characters and no NUL (\\x00).")
+        return texts
 
 
 class AgreementReportSerializer(serializers.Serializer):

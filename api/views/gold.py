@@ -124,6 +124,7 @@ class AdjudicationResolveView(AdjudicationQueryMixin, ProjectScopedView):
         gold = adjudication_resolve(
             adjudication, request.user, reason=data["reason"], path=data.get("path"), label=data.get("label"),
             side=data.get("side"), evidence=[tuple(pair) for pair in data.get("evidence", [])],
+            texts={step: text for step, text in data.get("texts", {}).items() if text.strip()} or None,
         )
         return _gold_response(gold)
 

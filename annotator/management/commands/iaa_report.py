@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from ...domain.agreement_kinds import SCALE_LEVELS
 from ...models import ImportBatch, Project
 from ...reports.agreement import project_agreement
 
@@ -23,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="Project slug.")
         parser.add_argument("--batch", type=int, help="Only this import batch (id).")
         parser.add_argument("--json", action="store_true", help="Print JSON instead of tables.")
+        parser.add_argument("--scale-level", choices=SCALE_LEVELS, default="ordinal",
+                            help="Krippendorff's alpha of a scale step: ordinal (default) or interval.")
 
     def handle(self, *args, **options):
         try:
@@ -34,19 +37,21 @@ class Command(BaseCommand):
             batch = ImportBatch.objects.filter(project=project, pk=options["batch"]).first()
             if batch is None:
                 raise CommandError(f"Project {project.slug!r} has no import batch {options['batch']}.")
-        report = project_agreement(project, batch)
+        report = project_agreement(project, batch, scale_level=options["scale_level"])
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
         out = self.stdout.write
         out(f"Inter-annotator agreement: {project.name} ({project.slug})" + (f", batch {report['batch']}" if batch else ""))
         out("")
-        out(f"{'Variable':<34} {'units':>8} {'alpha':>7} {'percent':>8} {'kappa':>7}  scope")
+        out(f"{'Variable':<34} {'kind':<8} {'metric':<22} {'units':>8} {'alpha':>7} {'percent':>8} {'kappa':>7}  scope")
         for row in report["measures"]:
             left_out = (f"  ({row['left_out']} left out: a label given there is reached by several paths)"
                         if row.get("left_out") else "")
-            out(f"{row['title']:<34} {row['units']:>8} {fmt(row['alpha']):>7} {pct(row['percent']):>8} "
-                f"{fmt(row['kappa']):>7}  {row['scope']}{left_out}")
+            # A text step is counted, not scored: its units are shown, its alpha is not a missing figure but none.
+            alpha = "—" if row.get("kind") == "text" else fmt(row["alpha"])
+            out(f"{row['title']:<34} {row.get('kind', 'choice'):<8} {row.get('metric', 'nominal α'):<22} "
+                f"{row['units']:>8} {alpha:>7} {pct(row['percent']):>8} {fmt(row['kappa']):>7}  {row['scope']}{left_out}")
         out("")
         out("Annotator pairs")
         for row in report["pairs"]:
