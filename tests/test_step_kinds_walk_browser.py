@@ -82,10 +82,6 @@ def test_two_annotators_walk_halludetect_in_chromium_and_submit_each_kind_s_valu
     assert Adjudication.objects.filter(status=Adjudication.Status.OPEN, sentence__index=0).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="the gold side of the kinds is helper kinds-agreement's: on this branch the "
-                   "adjudication page walks the dispute and posts the path with its list, int and text, and the resolve "
-                   "route answers 400; the walk in the page is tested without a server in "
-                   "tests/test_protocol_walk_harness_browser.py")
 def test_the_adjudicator_walks_a_halludetect_dispute_with_the_kinds_keys(page_for):
     protocol, project, turn = two_annotators_walk(page_for, "halludetect-adjudicated")
     # The first sentence's labels differ (supported / unsupported): a dispute the adjudicator walks with the keys.
