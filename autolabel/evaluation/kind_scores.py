@@ -104,3 +104,36 @@ def score_step(kind: str, pairs: Sequence[Pair], *, answers: Sequence[str] = (),
     if kind == TEXT:
         return score_text(pairs)
     raise ValueError(f"no score for a step of kind {kind!r}")
+
+
+@dataclass(frozen=True)
+class KindItem:
+    """A sentence with gold, for the non-choice steps: its gold path and the samples' votes (with their values)."""
+
+    gold_path: dict
+    votes: Sequence[dict]
+
+
+def protocol_kind_scores(protocol, items: Sequence[KindItem], threshold: int) -> list[dict]:
+    """Per non-choice step of ``protocol`` (in document order): its kind, metric and scores at ``threshold``.
+
+    The predicted value is the vote of the samples on the majority path of the voted label
+    (``kind_votes.decide_kinds``); the gold value is the gold path's."""
+    from autolabel.evaluation.scores import decision
+    from autolabel.labelling.kind_votes import decide_kinds
+
+    steps = protocol.kind_steps()
+    pairs: dict[str, list[Pair]] = {step: [] for step in steps}
+    for item in items:
+        label = decision(item.votes, threshold, protocol).label
+        decided = decide_kinds(item.votes, label, protocol, threshold)
+        for step in steps:
+            predicted = decided[step].value if step in decided else None
+            pairs[step].append(Pair((item.gold_path or {}).get(step), predicted))
+    report = []
+    for step_id in steps:
+        step = protocol.step(step_id)
+        scores = score_step(step.kind, pairs[step_id], answers=step.values, minimum=step.min or 1,
+                            maximum=step.max or 1)
+        report.append({"step": step_id, "question": step.question, **scores})
+    return report

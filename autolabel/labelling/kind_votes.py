@@ -84,3 +84,25 @@ def vote_step(kind: str, values: Sequence, *, threshold: int, answers: Sequence[
     if kind == TEXT:
         return vote_text(values)
     raise ValueError(f"no vote for a step of kind {kind!r}")
+
+
+def majority_path(votes: Sequence[dict], label: str) -> list[dict]:
+    """The samples whose reading ended on the decided ``label`` (none when no label was decided)."""
+    return [vote for vote in votes if label and vote.get("label") == label]
+
+
+def decide_kinds(votes: Sequence[dict], label: str, protocol, threshold: int) -> dict[str, KindVote]:
+    """The vote of every non-choice step of ``protocol`` over the samples' readings (``votes``: the prediction's
+    ``sample_votes``, each with its ``values``, step -> value) on the majority path of ``label``; a step that no
+    such sample walked is left out. The same votes give the same values at any threshold asked (the evaluation
+    re-decides at every threshold, as it does the label)."""
+    on_path = majority_path(votes, label)
+    decided = {}
+    for step_id in protocol.kind_steps():
+        values = [(vote.get("values") or {}).get(step_id) for vote in on_path]
+        if all(value is None for value in values):
+            continue
+        step = protocol.step(step_id)
+        decided[step_id] = vote_step(step.kind, values, threshold=threshold, answers=step.values,
+                                     minimum=step.min if step.min is not None else 1, maximum=step.max)
+    return decided
