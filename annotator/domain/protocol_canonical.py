@@ -4,23 +4,16 @@ Two documents that mean the same protocol have the same canonical form (and chec
 loads back to itself, so ``protocol_show`` output given to ``protocol_set`` is accepted unchanged.
 """
 
+from .step_kinds import KINDS, kind_of
+
 MODES = ("sequential", "independent")
 
 
 def canonical(document: dict) -> dict:
     """The document with every default written out, in a fixed key order: it loads back to itself."""
     label_ids = [label["id"] for label in document["labels"]]
-    steps = []
-    for step in document["steps"]:
-        answers = []
-        for number, answer in enumerate(step["answers"], start=1):
-            entry = {"value": answer["value"], "label": answer["label"], "key": answer.get("key", str(number)),
-                     "yn": answer.get("yn", "")}
-            entry.update({"next": answer["next"]} if "next" in answer else {"yields": answer["yields"]})
-            entry["evidence"] = bool(answer.get("evidence", False))
-            answers.append(entry)
-        steps.append({"id": step["id"], "question": step["question"], "definition": step.get("definition", ""),
-                      "guideline": step.get("guideline", ""), "answers": answers})
+    # A choice step's canonical form has no "kind": documents written before step kinds keep their bytes.
+    steps = [KINDS[kind_of(step)].canonical(step) for step in document["steps"]]
     labels = [
         {"id": label["id"], "name": label["name"], "definition": label.get("definition", ""),
          "examples": list(label.get("examples", [])), "colour": label.get("colour", _DEFAULT_COLOURS[n % len(_DEFAULT_COLOURS)]),

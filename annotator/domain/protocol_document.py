@@ -6,8 +6,11 @@ and the groups the studio reads (hallucinations, evaluation views, agreement ste
 checks it (``protocol_validation``) and returns an immutable ``Protocol``; a document that does not hold
 raises ``ProtocolDocumentError`` listing every problem by its path in the document.
 
-A *path* is the mapping of the steps an annotator answered to the answers given, stored as plain strings;
-changing an earlier answer clears the later ones, because later questions depend on earlier ones. Nothing
+A *path* is the mapping of the steps an annotator answered to the answers given: a string for a choice step
+(the answer's value) and a text step, a list of values for a multiple step, an integer for a scale (issue 42;
+the per-kind rules live in ``step_kinds``). Changing an earlier answer clears the later ones, because later
+questions depend on earlier ones. Only choice steps branch, so the *shape* of a path (its choice answers)
+decides the label. Nothing
 here touches the database: the screens, the write routes, gold, agreement and the pre-labeler walk the
 same object. CogniBench's protocol is the built-in default (``COGNIBENCH``).
 """
@@ -23,15 +26,13 @@ from pathlib import Path as FilePath
 
 from .colours import readable_text_colour
 from .protocol_canonical import canonical as _canonical
-from .protocol_parts import Answer, EvaluationView, Family, Label, MacroView, Step
+from .protocol_parts import CHOICE, EvaluationView, Family, Label, MacroView, ProtocolError, Step
+from .protocol_tree import topological, walk_all
 from .protocol_validation import problems_of
+from .step_kinds import KINDS, build_step, holds
 
-Path = dict[str, str]
+Path = dict[str, object]  # step id -> str (choice, text), list[str] (multiple) or int (scale)
 PROTOCOLS_DIR = FilePath(__file__).resolve().parent.parent / "protocols"
-
-
-class ProtocolError(ValueError):
-    """An answer or a path that the protocol does not allow."""
 
 
 class ProtocolDocumentError(ValueError):
@@ -88,7 +89,7 @@ class Protocol:
     """An immutable, validated protocol. Build it with ``load_protocol``."""
 
     __slots__ = ("_document", "_json", "checksum", "id", "version", "name", "modes", "start", "steps", "labels",
-                 "_steps", "_labels", "_order", "_rank", "_next", "_evidence_answers", "_paths", "_path_of",
+                 "_steps", "_labels", "_order", "_rank", "_next", "_after", "_evidence_answers", "_paths", "_path_of",
                  "hallucination_labels", "families", "evaluation_views", "macro", "agreement_steps",
                  "stage_two_steps", "stage_two_labels", "severity_labels", "error_type_labels", "evidence_labels",
                  "_described")
@@ -101,27 +102,29 @@ class Protocol:
         for name in ("id", "version", "name", "start"):
             s(self, name, document[name])
         s(self, "modes", tuple(document["modes"]))
-        steps = {d["id"]: Step(d["id"], d["question"], d["definition"], d["guideline"], tuple(
-            Answer(a["value"], a["label"], a["key"], a["yn"], a.get("next"), a.get("yields"), a["evidence"])
-            for a in d["answers"])) for d in document["steps"]}
+        steps = {d["id"]: build_step(d) for d in document["steps"]}
         labels = {d["id"]: Label(d["id"], d["name"], d["definition"], tuple(d["examples"]), d["colour"], d["key"],
                                  d["requires_evidence"]) for d in document["labels"]}
         s(self, "_steps", steps)
         s(self, "_labels", labels)
         s(self, "steps", tuple(steps))
         s(self, "labels", tuple(labels))
-        order = _topological(document["start"], steps, list(steps))
+        order = topological(document["start"], steps, list(steps))
         s(self, "_order", order)
         s(self, "_rank", {step: n for n, step in enumerate(order)})
         # step -> answer -> (True, next step) | (False, label)
         s(self, "_next", {sid: {a.value: (a.next is not None, a.next or a.yields) for a in step.answers}
-                          for sid, step in steps.items()})
+                          for sid, step in steps.items() if step.kind == CHOICE})
+        # a step of another kind -> (True, next step) | (False, label), whatever its answer
+        s(self, "_after", {sid: (step.next is not None, step.next or step.yields)
+                           for sid, step in steps.items() if step.kind != CHOICE})
         s(self, "_evidence_answers", frozenset((sid, a.value) for sid, st in steps.items() for a in st.answers if a.evidence))
-        all_paths = self._walk_all()
+        walks = walk_all(self.start, steps)
+        all_paths = [shape for shape, _, _ in walks]
         s(self, "_paths", all_paths)
         by_label: dict[str, list[Path]] = {}
-        for path in all_paths:
-            by_label.setdefault(self.label_of(path), []).append(path)
+        for shape, label, _ in walks:
+            by_label.setdefault(label, []).append(shape)
         s(self, "_path_of", {label: found[0] if len(found) == 1 else None for label, found in by_label.items()})
         groups = document["groups"]
         s(self, "hallucination_labels", frozenset(groups["hallucination"]))
@@ -133,7 +136,7 @@ class Protocol:
         s(self, "agreement_steps", tuple(groups["agreement_steps"]))
         s(self, "stage_two_steps", tuple(groups["stage_two_steps"]))
         stage_two = set(groups["stage_two_steps"])
-        s(self, "stage_two_labels", frozenset(self.label_of(p) for p in all_paths if stage_two & set(p)))
+        s(self, "stage_two_labels", frozenset(label for _, label, asked in walks if stage_two & set(asked)))
         s(self, "severity_labels", frozenset(groups["severity"]))
         s(self, "error_type_labels", frozenset(groups["error_type"]))
         s(self, "evidence_labels", frozenset(
@@ -187,11 +190,21 @@ class Protocol:
         return next((a.label for a in step.answers if a.value == value), str(value or "")) if step else str(value or "")
 
     def answers(self, step_id: str) -> tuple[str, ...]:
+        """A choice or a multiple step's answer values; empty for a scale or a text step."""
         return self.step(step_id).values
 
+    def step_kind(self, step_id: str) -> str:
+        """"choice", "multiple", "scale" or "text"."""
+        return self.step(step_id).kind
+
+    def kind_steps(self) -> tuple[str, ...]:
+        """The steps that are not choice steps (multiple, scale, text), in protocol order."""
+        return tuple(sid for sid in self._order if self._steps[sid].kind != CHOICE)
+
     def step_domains(self) -> dict[str, tuple[str, ...]]:
-        """Each step's answer values, in key order (the categories of agreement per step)."""
-        return {sid: self._steps[sid].values for sid in self._order}
+        """Each *choice* step's answer values, in key order (the categories of agreement per step). The other
+        kinds are not categories of one value: ``kind_steps`` lists them (agreement_kinds measures them)."""
+        return {sid: self._steps[sid].values for sid in self._order if self._steps[sid].kind == CHOICE}
 
     def family_of(self, label_id: str) -> Family | None:
         return next((family for family in self.families if label_id in family.labels), None)
@@ -204,7 +217,7 @@ class Protocol:
             value = path.get(step)
             if value is None:
                 return step
-            target = self._next[step].get(value)
+            target = self._target(step, value)
             if target is None:
                 return step
             if not target[0]:
@@ -216,35 +229,41 @@ class Protocol:
         step = self.start
         while True:
             value = path.get(step)
-            target = self._next[step].get(value) if value is not None else None
+            target = self._target(step, value) if value is not None else None
             if target is None:
                 return None
             if not target[0]:
                 return target[1]
             step = target[1]
 
+    def _target(self, step: str, value) -> tuple[bool, str] | None:
+        """Where answering ``step`` with ``value`` leads, (True, next step) or (False, label); None where the step
+        does not take ``value`` (in its stored form: a multiple step's list in answer order, a scale's int)."""
+        after = self._after.get(step)
+        if after is None:
+            return self._next[step].get(value) if isinstance(value, str) else None
+        return after if holds(self._steps[step], value) else None
+
     def steps_of(self, path: Mapping[str, str]) -> list[str]:
         """The steps a path answered, in protocol order."""
         return [step for step in self._order if step in path]
 
-    def answer(self, path: Mapping[str, str], step: str, value: str) -> Path:
-        """Answer ``step`` with ``value``: the step must be answered already (later answers are dropped) or
-        be the one asked next."""
+    def answer(self, path: Mapping[str, str], step: str, value) -> Path:
+        """Answer ``step`` with ``value`` (its kind's: a str, a list of a multiple step's values in any order, an
+        int): the step must be answered already (later answers are dropped) or be the one asked next."""
         step = str(step)
         if step not in self._steps:
             raise ProtocolError(f"unknown protocol step {step!r}")
-        allowed = self._steps[step].values
-        if value not in allowed:
-            raise ProtocolError(f"step {step!r} takes {' or '.join(allowed)}, not {value!r}")
+        value = KINDS[self._steps[step].kind].parse_value(self._steps[step], value)
         self.validate(path)
         kept: Path = {}
         for answered in self.steps_of(path):
             if answered == step:
                 break
-            kept[answered] = str(path[answered])
+            kept[answered] = path[answered]
         if self.next_step(kept) != step:
             raise ProtocolError(f"step {step!r} is not asked after the answers given so far")
-        kept[step] = str(value)
+        kept[step] = value
         return kept
 
     def undo(self, path: Mapping[str, str]) -> Path:
@@ -268,8 +287,7 @@ class Protocol:
         walked: Path = {}
         step: str | None = self.start
         while step is not None and step in path:
-            value = path[step]
-            target = self._next[step].get(value) if isinstance(value, str) else None
+            target = self._target(step, path[step])
             if target is None:
                 break
             walked[step] = path[step]
@@ -286,20 +304,24 @@ class Protocol:
                 raise ProtocolError(f"step {key!r} comes after the path reached a label")
             if key != expected:
                 raise ProtocolError(f"step {key!r} answered where {expected!r} was asked")
-            target = self._next[expected].get(value)
+            target = self._target(expected, value)
             if target is None:
-                raise ProtocolError(f"step {key!r} takes {' or '.join(self._steps[expected].values)}, not {value!r}")
+                step = self._steps[expected]
+                KINDS[step.kind].parse_value(step, value)  # raises, naming what the step takes
+                raise ProtocolError(f"step {key!r} keeps its answers in the step's order, not {value!r}")
             expected = target[1] if target[0] else None
 
     def path_for_label(self, label: str) -> Path | None:
-        """The one path that yields ``label`` (independent mode, gold); None if several paths yield it."""
+        """The one path shape that yields ``label`` (independent mode, gold); None if several paths yield it.
+        A shape holds the choice answers only: the multiple, scale and text steps on the way are asked next."""
         if label not in self._labels:
             raise ProtocolError(f"unknown label {label!r}")
         found = self._path_of.get(label)
         return dict(found) if found is not None else None
 
     def paths(self) -> list[Path]:
-        """Every complete path, in key order of their answers."""
+        """Every path shape (the choice answers of a complete walk, one per way through the tree), in key order of
+        their answers. Without multiple, scale or text steps a shape is the complete path."""
         return [dict(path) for path in self._paths]
 
     def divergence(self, first: Mapping[str, str], second: Mapping[str, str]) -> str | None:
@@ -317,21 +339,8 @@ class Protocol:
         return bool(label and self._labels[label].requires_evidence)
 
     def _answers_need_evidence(self, path: Mapping[str, str]) -> bool:
-        return any((step, value) in self._evidence_answers for step, value in path.items() if isinstance(value, str))
-
-    def _walk_all(self) -> list[Path]:
-        found: list[Path] = []
-
-        def walk(step: str, path: Path) -> None:
-            for answer in self._steps[step].answers:
-                extended = {**path, step: answer.value}
-                if answer.next is None:
-                    found.append(extended)
-                else:
-                    walk(answer.next, extended)
-
-        walk(self.start, {})
-        return found
+        return any((step, value) in self._evidence_answers for step, values in path.items()
+                   for value in (values if isinstance(values, list) else (values,)) if isinstance(value, str))
 
     # -- for the browser -------------------------------------------------------------------------------
     def describe(self, node_extras: Callable[[Path], dict] | None = None) -> dict:
@@ -342,8 +351,8 @@ class Protocol:
         if node_extras is None and self._described is not None:
             return copy.deepcopy(self._described)
         steps = {
-            sid: {"question": step.question, "definition": step.definition, "guideline": step.guideline,
-                  "answers": [{"value": a.value, "label": a.label, "key": a.key, "yn": a.yn} for a in step.answers]}
+            sid: {"kind": step.kind, "question": step.question, "definition": step.definition,
+                  "guideline": step.guideline, **KINDS[step.kind].describe(step)}
             for sid, step in ((sid, self._steps[sid]) for sid in self._order)
         }
 
@@ -351,6 +360,9 @@ class Protocol:
             extras = node_extras(path) if node_extras else {}
             if step is None:
                 return {"label": label, **extras}
+            current = self._steps[step]
+            if current.kind != CHOICE:  # leads to one place whatever its answer; ``path`` stays the shape
+                return {"step": step, "kind": current.kind, **extras, "after": node(current.next, current.yields, path)}
             return {"step": step, **extras,
                     "then": {a.value: node(a.next, a.yields, {**path, step: a.value}) for a in self._steps[step].answers}}
 
@@ -365,28 +377,6 @@ class Protocol:
         if node_extras is None:
             object.__setattr__(self, "_described", copy.deepcopy(described))
         return described
-
-
-def _topological(start: str, steps: dict[str, Step], listed: list[str]) -> tuple[str, ...]:
-    """The steps in the order they can be asked: each after every step that leads to it, ties in document order."""
-    indegree = {sid: 0 for sid in listed}
-    for step in steps.values():
-        for answer in step.answers:
-            if answer.next is not None:
-                indegree[answer.next] += 1
-    rank = {sid: n for n, sid in enumerate(listed)}
-    ready = sorted((sid for sid in listed if indegree[sid] == 0), key=lambda sid: (sid != start, rank[sid]))
-    order: list[str] = []
-    while ready:
-        current = ready.pop(0)
-        order.append(current)
-        for answer in steps[current].answers:
-            if answer.next is not None:
-                indegree[answer.next] -= 1
-                if indegree[answer.next] == 0:
-                    ready.append(answer.next)
-                    ready.sort(key=lambda sid: rank[sid])
-    return tuple(order)
 
 
 COGNIBENCH = load_shipped("cognibench")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import jsonschema
 
+from .step_kinds import CHOICE, KINDS, kind_of
+
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "protocols" / "protocol.schema.json"
 MAX_PATHS = 2000  # complete paths of the tree: the page embeds one node per path prefix
 
@@ -167,14 +169,17 @@ def _unique_ids(items: list, where: str, kind: str, found: list) -> dict[str, in
     return index
 
 
-def _check_answers(steps, step_index, label_index, found) -> dict[str, list[tuple[int, str]]]:
-    """Per step, its answers' next steps (answer position, step id); refuses unknown targets and shared keys."""
-    edges: dict[str, list[tuple[int, str]]] = {}
+def _check_answers(steps, step_index, label_index, found) -> dict[str, list[tuple[str, str]]]:
+    """Per step, where it leads (the pointer of the ``next`` in the document, the step id); refuses unknown targets
+    and shared keys, and lets each step's kind (``step_kinds``) name its own problems."""
+    edges: dict[str, list[tuple[str, str]]] = {}
     for i, step in enumerate(steps):
+        kind = kind_of(step)
+        found.extend(KINDS[kind].validate_step(step, pointer("steps", i)))
         seen_values: dict[str, int] = {}
         seen_keys: dict[str, int] = {}
         seen_yn: dict[str, int] = {}
-        for k, answer in enumerate(step["answers"]):
+        for k, answer in enumerate(step.get("answers", ())):
             here = ("steps", i, "answers", k)
             if answer["value"] in seen_values:
                 found.append((pointer(*here, "value"), f"answer {answer['value']!r} is already an answer of step {step['id']!r}"))
@@ -190,14 +195,22 @@ def _check_answers(steps, step_index, label_index, found) -> dict[str, list[tupl
                 found.append((pointer(*here, "yn"), f"key {yn!r} already answers {other!r} in step {step['id']!r}: two answers on one key"))
             if yn:
                 seen_yn.setdefault(yn, k)
-            if "next" in answer:
-                if answer["next"] not in step_index:
-                    found.append((pointer(*here, "next"), f"unknown step {answer['next']!r}"))
-                else:
-                    edges.setdefault(step["id"], []).append((k, answer["next"]))
-            elif answer["yields"] not in label_index:
-                found.append((pointer(*here, "yields"), f"unknown label {answer['yields']!r}"))
+            if kind == CHOICE:  # another kind's answers do not lead on (its validate_step refuses next/yields)
+                _check_target(answer, here, step["id"], step_index, label_index, edges, found)
+        if kind != CHOICE:
+            _check_target(step, ("steps", i), step["id"], step_index, label_index, edges, found)
     return edges
+
+
+def _check_target(item: dict, here: tuple, step_id: str, step_index, label_index, edges, found) -> None:
+    """The ``next`` or ``yields`` of an answer (a choice step's) or of a step (another kind's)."""
+    if "next" in item:
+        if item["next"] not in step_index:
+            found.append((pointer(*here, "next"), f"unknown step {item['next']!r}"))
+        else:
+            edges.setdefault(step_id, []).append((pointer(*here, "next"), item["next"]))
+    elif "yields" in item and item["yields"] not in label_index:
+        found.append((pointer(*here, "yields"), f"unknown label {item['yields']!r}"))
 
 
 def _check_label_keys(document, labels, found) -> None:
@@ -227,11 +240,11 @@ def _check_cycles(document, steps, step_index, edges, found) -> bool:
         nonlocal acyclic
         state[step_id] = 1
         trail.append(step_id)
-        for k, target in edges.get(step_id, ()):
+        for where, target in edges.get(step_id, ()):
             if state.get(target) == 1:
                 acyclic = False
                 loop = trail[trail.index(target):] + [target]
-                found.append((pointer("steps", step_index[step_id], "answers", k, "next"),
+                found.append((where,
                               "a cycle: " + " → ".join(loop) + " (a step cannot follow itself)"))
             elif target not in state:
                 visit(target)
@@ -245,17 +258,20 @@ def _check_cycles(document, steps, step_index, edges, found) -> bool:
 
 
 def label_path_counts(start: str, steps_by_id: dict, limit: int = MAX_PATHS + 1) -> tuple[Counter, set[str]]:
-    """How many complete paths end on each label, and the steps asked on some path (the tree must be acyclic)."""
+    """How many complete paths end on each label, and the steps asked on some path (the tree must be acyclic).
+
+    A path counts the choice answers only (its *shape*): a multiple, scale or text step leads to one place."""
     memo: dict[str, Counter] = {}
 
     def counts(step_id: str) -> Counter:
         if step_id not in memo:
             total: Counter = Counter()
-            for answer in steps_by_id[step_id]["answers"]:
+            step = steps_by_id[step_id]
+            for answer in (step["answers"] if kind_of(step) == CHOICE else (step,)):
                 if "next" in answer:
                     if answer["next"] in steps_by_id:  # an unknown step is refused by _check_answers
                         total.update(counts(answer["next"]))
-                else:
+                elif "yields" in answer:  # neither: refused by the step's kind
                     total[answer["yields"]] += 1
             memo[step_id] = Counter({label: min(n, limit) for label, n in total.items()})
         return memo[step_id]

@@ -36,7 +36,7 @@ class StepTaken:
 
     action: str
     step: str = ""
-    value: str = ""
+    value: str | list[str] | int = ""  # the step's kind's value (step_kinds): str, list of str or int
     at: datetime | None = None
 
 
@@ -126,7 +126,7 @@ def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
         extra = {"step": taken.step, "answer": taken.value}
     else:
         raise AnnotationError(f"Unknown step action {taken.action!r}.")
-    annotation.path = {str(k): str(v) for k, v in annotation.path.items()}
+    annotation.path = {str(k): v for k, v in annotation.path.items()}  # a kind's list or int stays one
     label = protocol.label_of(annotation.path) if annotation.path else None
     annotation.label = str(label) if label else ""
     clear_stale_extras(annotation, protocol)

@@ -72,7 +72,7 @@ def _require_mode(assignment: Assignment, mode: str):
 
 
 def annotation_answer_step(
-    assignment: Assignment, sentence: Sentence, step: str, value: str, *,
+    assignment: Assignment, sentence: Sentence, step: str, value: str | list[str] | int, *,
     actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
 ) -> Outcome:
     """Answer one protocol question for a sentence; changing an earlier answer clears the later ones."""
@@ -85,11 +85,12 @@ def annotation_answer_step(
             path = protocol.answer(protocol.ordered(annotation.path), step, value)
         except ProtocolError as error:
             raise AnnotationError(str(error)) from None
-        annotation.path = {str(k): str(v) for k, v in protocol.ordered(path).items()}
+        annotation.path = {str(k): v for k, v in protocol.ordered(path).items()}  # a kind's list or int stays one
         label = protocol.label_of(annotation.path)
         annotation.label = str(label) if label else ""
         clear_stale_extras(annotation, protocol)
-        return old, {**label_snapshot(annotation, protocol), "step": str(step), "answer": str(value)}
+        return old, {**label_snapshot(annotation, protocol), "step": str(step),
+                     "answer": str(value) if isinstance(value, str) else value}
 
     return annotation_write(assignment, actor=actor, request_id=request_id, expected_version=expected_version,
                             action="answer", sentence=sentence, mutate=mutate, seconds=seconds)

@@ -2,7 +2,9 @@
 
 The page (static/js/annotation_outbox.js) sends ``{"version": int, "changes": [change, …]}``, one change per
 sentence: its request id, the steps taken (``answer`` / ``pick`` / ``undo``), the path shown after them, the
-note and the evidence (None: unchanged) and the seconds spent. Anything else is refused with a 400 naming the
+note and the evidence (None: unchanged) and the seconds spent. An answer's value is a string (a choice step's
+answer, a text step's text), a list of strings (a multiple step's answers) or an integer (a scale's point); a
+value the step's kind refuses is a 400 naming the step. Anything else is refused with a 400 naming the
 change and the field (``change 2: note: …``), never a 500: JSON types are taken as they are (a number is not
 a string, a boolean not a number), unknown keys are refused, and no text may hold a NUL character (PostgreSQL
 cannot store one; the forms and the API refuse it too). The validated data are ``work.batch_save.SentenceChange``
@@ -18,6 +20,8 @@ from functools import lru_cache
 from rest_framework import serializers
 
 from ..domain.protocol_document import ProtocolError
+from ..domain.step_kinds import CHOICE, parse_value
+from ..domain.step_kinds.text import MAX_LENGTH as MAX_TEXT
 from ..fastsql.joined import JoinedSelect
 from ..models import Sentence
 from ..projects.protocols import protocol_for_assignment
@@ -74,10 +78,33 @@ class JsonString(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class AnswerValue(serializers.Field):
+    """A step's answer as JSON has it: a string (a choice's value or a text), a list of strings (a multiple
+    step's values) or an integer (a scale's point). Its shape only: ``sentence_changes`` checks it against the
+    step of the slot's protocol."""
+
+    default_error_messages = {"invalid": "An answer is a string, a list of strings or an integer."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            if len(data) > MAX_TEXT or "\x00" in data:
+                self.fail("invalid")
+            return data
+        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= 10**6:
+            return data
+        if isinstance(data, list) and len(data) <= 9 and all(
+                isinstance(value, str) and len(value) <= 40 and "\x00" not in value for value in data):
+            return list(data)
+        self.fail("invalid")
+
+    def to_representation(self, value):
+        return value
+
+
 class StepSerializer(Strict):
     action = serializers.ChoiceField(choices=STEP_ACTIONS)
     step = JsonString(max_length=40, default="")
-    value = JsonString(max_length=40, default="")
+    value = AnswerValue(default="")
     at = JsonNumber(min_value=0, max_value=1e14, allow_null=True, default=None,
                     help_text="When the annotator answered, in milliseconds since 1970.")
 
@@ -101,7 +128,7 @@ class PathField(serializers.DictField):
     """The path the page shows after the steps (its shape; ``sentence_changes`` checks it against the slot's
     protocol: this serializer is built once for every slot)."""
 
-    child = JsonString(max_length=40)
+    child = AnswerValue()
 
     def to_internal_value(self, data):
         if isinstance(data, dict) and any(not isinstance(key, str) or "\x00" in key for key in data):
@@ -172,6 +199,10 @@ def sentence_changes(assignment, changes: list[dict]) -> list[SentenceChange]:
                 protocol.validate(change["path"])  # a path the slot's protocol can produce
             except ProtocolError as error:
                 raise serializers.ValidationError({"changes": {position: {"path": [str(error)]}}}) from None
+        for number, step_taken in enumerate(change["steps"]):
+            problem = _kind_value_problem(protocol, step_taken)
+            if problem:
+                raise serializers.ValidationError({"changes": {position: {"steps": {number: {"value": [problem]}}}}})
         evidence = change["evidence"]
         if evidence is not None:
             evidence = [(browser_offset_to_reference(reference, span["start"]),
@@ -179,6 +210,21 @@ def sentence_changes(assignment, changes: list[dict]) -> list[SentenceChange]:
         taken.append(SentenceChange(change["request_id"], sentence, change["steps"], change["path"],
                                     change["note"], evidence, change["seconds"]))
     return taken
+
+
+def _kind_value_problem(protocol, taken) -> str:
+    """Why the value of an answer to a multiple, scale or text step is not one the step takes ("" if it is).
+    A choice step's answer is checked where it is replayed, as before step kinds (a 422 naming the sentence)."""
+    if taken.action != "answer" or taken.step not in protocol.steps:
+        return ""
+    step = protocol.step(taken.step)
+    if step.kind == CHOICE:
+        return ""
+    try:
+        parse_value(step, taken.value)
+    except ProtocolError as error:
+        return str(error)
+    return ""
 
 
 @lru_cache(maxsize=MAX_CHANGES)

@@ -1,0 +1,38 @@
+"""What the step kinds share: the wording fields, the one target of a non-choice step, fields of another kind."""
+
+from __future__ import annotations
+
+from ..protocol_parts import CHOICE
+
+# The fields a step of some kind may carry beyond id, kind, question, definition, guideline.
+KIND_FIELDS = ("answers", "min", "max", "anchors", "max_length", "optional", "next", "yields")
+
+
+def kind_of(step_doc: dict) -> str:
+    return step_doc.get("kind", CHOICE)
+
+
+def target_problems(step_doc: dict, where: str) -> list[tuple[str, str]]:
+    """A multiple, scale or text step leads to one place: exactly one of ``next`` or ``yields`` on the step."""
+    if ("next" in step_doc) == ("yields" in step_doc):
+        return [(where, f"a {kind_of(step_doc)} step needs exactly one of 'next' (the step that follows) or "
+                        "'yields' (the label it ends on)")]
+    return []
+
+
+def foreign_fields(step_doc: dict, where: str, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
+    """A field of another kind on this step (e.g. ``max_length`` on a scale), by its path."""
+    kind = kind_of(step_doc)
+    return [(f"{where}/{field}", f"a {kind} step has no {field!r}" + (
+        ": only a choice step's answers lead on (put 'next' or 'yields' on the step)" if field in ("next", "yields") and kind == CHOICE else ""))
+        for field in KIND_FIELDS if field in step_doc and field not in allowed]
+
+
+def target_of(step_doc: dict) -> dict:
+    return {"next": step_doc["next"]} if "next" in step_doc else {"yields": step_doc["yields"]}
+
+
+def text_fields(step_doc: dict) -> dict:
+    """The wording every kind shares, defaults written out, in the canonical order."""
+    return {"id": step_doc["id"], "kind": kind_of(step_doc), "question": step_doc["question"],
+            "definition": step_doc.get("definition", ""), "guideline": step_doc.get("guideline", "")}

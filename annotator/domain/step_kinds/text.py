@@ -1,0 +1,38 @@
+"""A text step: the annotator types an answer (at most ``max_length`` characters; blank only if ``optional``).
+
+The step carries ``next`` or ``yields``. The path value is the string as typed; an optional step left empty is
+answered with ``""``. A NUL is refused, as everywhere (PostgreSQL cannot store one).
+"""
+
+from __future__ import annotations
+
+from ..protocol_parts import ProtocolError, Step
+from .common import foreign_fields, target_of, target_problems, text_fields
+
+FIELDS = ("max_length", "optional", "next", "yields")
+MAX_LENGTH = 5000
+
+
+def validate_step(step_doc: dict, where: str) -> list[tuple[str, str]]:
+    return foreign_fields(step_doc, where, FIELDS) + target_problems(step_doc, where)
+
+
+def canonical(step_doc: dict) -> dict:
+    return {**text_fields(step_doc), "max_length": step_doc["max_length"],
+            "optional": bool(step_doc.get("optional", False)), **target_of(step_doc)}
+
+
+def parse_value(step: Step, raw) -> str:
+    if not isinstance(raw, str):
+        raise ProtocolError(f"step {step.id!r} takes a text, not {type(raw).__name__} {raw!r:.40}")
+    if "\x00" in raw:
+        raise ProtocolError(f"step {step.id!r}: the text contains a NUL character (\\u0000), which cannot be stored")
+    if len(raw) > step.max_length:
+        raise ProtocolError(f"step {step.id!r} takes at most {step.max_length:,} characters, not {len(raw):,}")
+    if not step.optional and not raw.strip():
+        raise ProtocolError(f"step {step.id!r} needs an answer (the step is not optional)")
+    return raw
+
+
+def describe(step: Step) -> dict:
+    return {"max_length": step.max_length, "optional": step.optional}
