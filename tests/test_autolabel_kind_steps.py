@@ -3,6 +3,7 @@ the format block says what each value may hold, the parser reads and checks the 
 problem, never an exception), the baseline judge answers them, and the vote and the evaluation use them."""
 
 import pytest
+from django.urls import reverse
 
 from annotator.domain.protocol_document import load_shipped
 from annotator.domain.vocabulary import GoldProvenance, Role
@@ -196,8 +197,17 @@ def test_a_job_over_the_baseline_server_stores_the_values_and_the_evaluation_sco
     assert report["severity"]["mae"] == abs(gold_severity - path["severity"]) and report["severity"]["kappa"] is not None
     assert report["justification"]["metric"] == "not scored (counted)"
     client.force_login(lead)
-    from django.urls import reverse
-
     page = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk]))
     assert page.status_code == 200
     assert b'data-testid="kind-steps"' in page.content and b"quadratic" in page.content
+
+
+@pytest.mark.django_db
+def test_the_learned_judge_page_says_it_leaves_the_other_kinds_out(client):
+    project, lead = halludetect_project()
+    client.force_login(lead)
+    page = client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert "leaves out the steps of other kinds (multiple, scale, text): Which errors does it make?; " in page
+    cognibench = ProjectFactory()
+    client.force_login(member(cognibench, Role.LEAD))
+    assert "kind-steps-left-out" not in client.get(reverse("autolabel:learned_judge", args=[cognibench.slug])).content.decode()
