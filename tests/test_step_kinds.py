@@ -1,6 +1,7 @@
 """Step kinds (issue 42): multiple, scale and text steps in a protocol document, its walk and its description."""
 
 import copy
+import hashlib
 import json
 
 import pytest
@@ -135,18 +136,47 @@ def test_the_canonical_form_omits_choice_and_writes_each_kinds_defaults_out():
     assert load_protocol(HALLU.document) == HALLU and canonical(HALLU.document) == HALLU.document
 
 
-@pytest.mark.parametrize("name", shipped_names())
-def test_every_shipped_document_without_kinds_keeps_its_canonical_bytes(name):
+# Measured on main before step kinds: each shipped document's checksum and the sha256 of its canonical bytes as
+# protocol_show prints them. Step kinds must change neither (issue 42: "unchanged byte for byte").
+BEFORE_KINDS = {
+    "cognibench": ("7f6f0690aa28decf56d6c7f77e8ce153f950b9ee34666a20d0d57baa46b25ba5", "e419989d5899886a5b700614616e7f5ddf1c6d2127cc3b64ba7d62968b092693"),
+    "cognibench_clinical": ("055c6d25ef510886d1525121f402385af99bd75dbce371244ab7c758bfff98ed", "06c546d9d455426d40893f12ced31320d4d7b9d83c0dc0db54c92318acdcef74"),
+    "face4rag": ("f1b7ed8edf1f87ca29b046c19d0ac797dad9b6b3fdb1225e5bf7ca1d59a9abde", "8b5caca9c25aac64baeb3796d8471b8961f61b48ddae0195ad0fd9fb7314b775"),
+}
+# A document leaving every default out (as a project's stored older version may), and its checksum before kinds.
+MINIMAL = {"id": "tiny", "version": 3, "name": "Tiny", "start": "ok",
+           "steps": [{"id": "ok", "question": "Fine?", "answers": [
+               {"value": "yes", "label": "Yes", "yields": "fine"}, {"value": "no", "label": "No", "next": "why"}]},
+                     {"id": "why", "question": "Why not?", "answers": [
+               {"value": "made_up", "label": "Made up", "yields": "invented", "evidence": True},
+               {"value": "wrong", "label": "Wrong", "yn": "n", "key": "5", "yields": "wrong"}]}],
+           "labels": [{"id": "fine", "name": "Fine"}, {"id": "invented", "name": "Invented", "requires_evidence": True},
+                      {"id": "wrong", "name": "Wrong", "colour": "#123456"}],
+           "groups": {"hallucination": ["invented", "wrong"], "evaluation": {"views": [
+               {"id": "any", "name": "Any", "positive": ["invented", "wrong"], "scope": ["fine", "invented", "wrong"]}]}}}
+MINIMAL_BEFORE_KINDS = "f3b5c9e4dcb35ffbb7e0d4072fe2e5390213647e8d9060e415b56976ec4aff91"
+
+
+def test_every_shipped_document_but_the_kinds_example_is_measured_here():
+    assert set(shipped_names()) == {*BEFORE_KINDS, "halludetect"}
+
+
+@pytest.mark.parametrize("name", sorted(BEFORE_KINDS))
+def test_every_shipped_document_keeps_its_canonical_bytes_and_checksum(name):
     document = json.loads((PROTOCOLS_DIR / f"{name}.json").read_text())
+    printed = json.dumps(canonical(document), indent=2, ensure_ascii=False).encode()
+    assert (load_shipped(name).checksum, hashlib.sha256(printed).hexdigest()) == BEFORE_KINDS[name]
     protocol = load_shipped(name)
-    if any("kind" in step for step in document["steps"]):
-        return
-    # the canonical form of a document without kinds is the one written before them: no "kind" anywhere
-    assert all("kind" not in step for step in protocol.document["steps"])
-    assert protocol.kind_steps() == ()
+    assert all("kind" not in step for step in protocol.document["steps"]) and protocol.kind_steps() == ()
     assert protocol.step_domains() == {step: protocol.step(step).values for step in protocol.steps}
-    for path in protocol.paths():
+    for path in protocol.paths():  # without kinds a shape is a complete path
         assert protocol.label_of(path) is not None
+
+
+def test_a_document_leaving_every_default_out_keeps_its_checksum():
+    assert load_protocol(MINIMAL).checksum == MINIMAL_BEFORE_KINDS
+    assert load_protocol({**MINIMAL, "steps": [{**step, "kind": "choice"} for step in MINIMAL["steps"]]}).checksum == \
+        MINIMAL_BEFORE_KINDS  # "kind": "choice" written out is the default: the same protocol
 
 
 def test_a_scale_with_min_not_below_max_is_refused_naming_the_step():

@@ -48,8 +48,8 @@ class Reading:
     steps: tuple
     step_questions: dict
     step_definitions: dict
-    step_options: dict  # step -> tuple of {"value", "label", "key", "yn"} in key order
-    step_answers: dict  # step -> tuple of answer values, in key order
+    step_options: dict  # step -> tuple of {"value", "label", "key", "yn"} in key order (none: a scale, a text)
+    step_answers: dict  # step -> tuple of answer values, in key order (a choice or a multiple step's)
     answer_names: dict  # (step, value) -> wording
     evidence_answers: frozenset  # (step, value) pairs that need evidence
     evidence_labels: frozenset
@@ -62,8 +62,8 @@ class Reading:
     stage_two_steps: tuple
     severity_labels: frozenset
     error_type_labels: frozenset
-    label_paths: dict = field(default_factory=dict)  # label -> list of the paths that reach it
-    step_parents: dict = field(default_factory=dict)  # step -> ((step, answer value), ...) that lead to it
+    label_paths: dict = field(default_factory=dict)  # label -> list of the path shapes (choice answers) reaching it
+    step_parents: dict = field(default_factory=dict)  # step -> ((step, choice answer value), ...) that lead to it
     start: str = ""
 
     def step_title(self, step: str) -> str:
@@ -98,7 +98,8 @@ class Reading:
         """Whether an answer on ``path`` (or the label it reached) needs evidence when the project requires it."""
         if label and label in self.evidence_labels:
             return True
-        return any((step, value) in self.evidence_answers for step, value in path.items())
+        return any((step, value) in self.evidence_answers for step, values in path.items()
+                   for value in (values if isinstance(values, list) else (values,)) if isinstance(value, str))
 
     @property
     def family_labels(self) -> frozenset:
@@ -188,13 +189,22 @@ def reading(protocol) -> Reading:
 
 
 def _paths(document: dict) -> dict:
+    """Label -> the path shapes reaching it: the choice answers only (a multiple, scale or text step leads to one
+    place whatever its answer, so it adds nothing to a shape)."""
     steps = {step["id"]: step for step in document["steps"]}
     found: dict = {}
 
     def walk(step_id, path, seen):
         if step_id in seen:  # a cycle is refused by validation; never loop here
             return
-        for answer in steps[step_id]["answers"]:
+        step = steps[step_id]
+        if step.get("kind", "choice") != "choice":
+            if "yields" in step:
+                found.setdefault(step["yields"], []).append(path)
+            elif step.get("next") in steps:
+                walk(step["next"], path, seen | {step_id})
+            return
+        for answer in step["answers"]:
             after = {**path, step_id: answer["value"]}
             if "yields" in answer:
                 found.setdefault(answer["yields"], []).append(after)
@@ -227,12 +237,12 @@ def _read(document: dict) -> Reading:
         step_questions={step["id"]: step["question"] for step in document["steps"]},
         step_definitions={step["id"]: step.get("definition", "") for step in document["steps"]},
         step_options={step["id"]: tuple({"value": a["value"], "label": a["label"], "key": a.get("key") or str(n),
-                                         "yn": a.get("yn", "")} for n, a in enumerate(step["answers"], start=1))
+                                         "yn": a.get("yn", "")} for n, a in enumerate(step.get("answers", ()), start=1))
                       for step in document["steps"]},
-        step_answers={step["id"]: tuple(a["value"] for a in step["answers"]) for step in document["steps"]},
-        answer_names={(step["id"], a["value"]): a["label"] for step in document["steps"] for a in step["answers"]},
-        evidence_answers=frozenset((step["id"], a["value"]) for step in document["steps"] for a in step["answers"]
-                                   if a.get("evidence")),
+        step_answers={step["id"]: tuple(a["value"] for a in step.get("answers", ())) for step in document["steps"]},
+        answer_names={(step["id"], a["value"]): a["label"] for step in document["steps"] for a in step.get("answers", ())},
+        evidence_answers=frozenset((step["id"], a["value"]) for step in document["steps"]
+                                   for a in step.get("answers", ()) if a.get("evidence")),
         evidence_labels=frozenset(label["id"] for label in document["labels"] if label.get("requires_evidence")),
         hallucinated=frozenset(groups.get("hallucination", ())),
         families=tuple(Family(f["id"], f["name"], f.get("colour") or NEUTRAL_COLOUR, tuple(
@@ -246,7 +256,7 @@ def _read(document: dict) -> Reading:
         severity_labels=frozenset(groups.get("severity", ())),
         error_type_labels=frozenset(groups.get("error_type", ())),
         label_paths=_paths(document),
-        step_parents={step: tuple((s["id"], a["value"]) for s in document["steps"] for a in s["answers"]
+        step_parents={step: tuple((s["id"], a["value"]) for s in document["steps"] for a in s.get("answers", ())
                                   if a.get("next") == step) for step in steps},
         start=document.get("start", ""),
     )

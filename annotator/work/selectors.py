@@ -271,8 +271,8 @@ def _panel(project, protocol, row: SentenceRow, examples) -> dict:
         answered.append({
             "step": str(step),
             "question": read.step_questions[step],
-            "options": [{"value": a["value"], "label": a["label"], "chosen": path[step] == a["value"]}
-                        for a in read.step_options[step]],
+            "options": [{"value": a["value"], "label": a["label"], "chosen": path[step] == a["value"] or (
+                isinstance(path[step], list) and a["value"] in path[step])} for a in read.step_options[step]],
         })
     try:
         current = protocol.next_step(path)

@@ -7,6 +7,7 @@ One module per kind, each exposing the same four functions, gathered in ``KINDS`
 - ``canonical(step_doc) -> dict``: the step with every default written out (protocol_canonical).
 - ``parse_value(step, raw)``: the path value of an answer ``raw``, in its one stored form, or ``ProtocolError``.
 - ``describe(step) -> dict``: the kind's fields for the page (``Protocol.describe``).
+- ``summary(step) -> str``: one line for a person (``protocol_show --steps``, ``protocol_set``).
 
 A path maps each step to a value: a str for a choice (the answer's value) and a text step, the list of the
 chosen values in the step's answer order for a multiple step, an int for a scale. Only a choice step branches;
@@ -25,7 +26,7 @@ from .common import kind_of
 KINDS = MappingProxyType({"choice": choice, "multiple": multiple, "scale": scale, "text": text})
 KIND_NAMES = tuple(KINDS)
 
-__all__ = ["KINDS", "KIND_NAMES", "CHOICE", "kind_of", "build_step", "holds", "parse_value", "ProtocolError"]
+__all__ = ["KINDS", "KIND_NAMES", "CHOICE", "kind_of", "build_step", "holds", "parse_value", "summary", "ProtocolError"]
 
 
 def build_step(doc: dict) -> Step:
@@ -36,6 +37,11 @@ def build_step(doc: dict) -> Step:
     return Step(doc["id"], doc["question"], doc["definition"], doc["guideline"], answers, kind=kind_of(doc),
                 min=doc.get("min"), max=doc.get("max"), anchors=anchors, max_length=doc.get("max_length"),
                 optional=bool(doc.get("optional", False)), next=doc.get("next"), yields=doc.get("yields"))
+
+
+def summary(step: Step) -> str:
+    """``"severity: scale, 1 to 5 (1 cosmetic, 5 outcome-changing)"``."""
+    return f"{step.id}: {step.kind}, {KINDS[step.kind].summary(step)}"
 
 
 def parse_value(step: Step, raw):

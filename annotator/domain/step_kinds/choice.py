@@ -35,3 +35,7 @@ def parse_value(step: Step, raw) -> str:
 
 def describe(step: Step) -> dict:
     return {"answers": [{"value": a.value, "label": a.label, "key": a.key, "yn": a.yn} for a in step.answers]}
+
+
+def summary(step: Step) -> str:
+    return f"{len(step.answers)} answers, each leading on"

@@ -60,3 +60,7 @@ def _between(step: Step) -> str:
 def describe(step: Step) -> dict:
     return {"answers": [{"value": a.value, "label": a.label, "key": a.key} for a in step.answers],
             "min": step.min, "max": step.max}
+
+
+def summary(step: Step) -> str:
+    return f"{_between(step)} of {len(step.answers)} answers"

@@ -51,3 +51,8 @@ def key_of(step: Step, point: int) -> str:
 
 def describe(step: Step) -> dict:
     return {"min": step.min, "max": step.max, "anchors": [[point, wording] for point, wording in step.anchors]}
+
+
+def summary(step: Step) -> str:
+    anchors = ", ".join(f"{point} {wording}" for point, wording in step.anchors)
+    return f"{step.min} to {step.max}" + (f" ({anchors})" if anchors else "")

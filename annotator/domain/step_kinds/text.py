@@ -36,3 +36,7 @@ def parse_value(step: Step, raw) -> str:
 
 def describe(step: Step) -> dict:
     return {"max_length": step.max_length, "optional": step.optional}
+
+
+def summary(step: Step) -> str:
+    return f"at most {step.max_length:,} characters" + (", optional" if step.optional else "")

@@ -4,7 +4,8 @@
 
 A file named *.yaml or *.yml is read as YAML (the same document).
 
-Exit 0 when the protocol is set (or already was); otherwise exit 1 with one ``path: message`` line per
+Exit 0 when the protocol is set (or already was), printing then each step and its kind (choice, multiple,
+scale, text); otherwise exit 1 with one ``path: message`` line per
 problem on stderr and nothing saved. Once the project has annotations, ``--label-mapping`` gives, for each
 label of the current version, the new label it carries over to (or null): docs/protocols.md.
 """
@@ -12,9 +13,11 @@ label of the current version, the new label it carries over to (or null): docs/p
 from django.core.management.base import BaseCommand, CommandError
 
 from ...domain.protocol_document import ProtocolDocumentError
+from ...domain.step_kinds import summary
 from ...models import Project
 from ...projects.protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 from ...projects.protocol_services import protocol_set
+from ...projects.protocols import protocol_of_version
 from ._importing import DATA_COMMAND_CHECKS
 
 
@@ -63,6 +66,9 @@ class Command(BaseCommand):
                                returncode=1) from None
         if version is None:
             self.stdout.write(f"{project.slug}: the protocol is unchanged")
-        else:
-            self.stdout.write(f"{project.slug}: protocol {version.document['id']} v{version.document['version']} "
-                              f"set (project version {version.number})")
+            return
+        self.stdout.write(f"{project.slug}: protocol {version.document['id']} v{version.document['version']} "
+                          f"set (project version {version.number})")
+        protocol = protocol_of_version(version)
+        for step in protocol.steps:
+            self.stdout.write(f"  {summary(protocol.step(step))}")

@@ -1,0 +1,99 @@
+"""The annotation page's save route (/a/<id>/sync/) with step kinds (issue 42): a list, an int and a str answer
+are stored as such; a value the step refuses is a 400 naming the step, never a 500."""
+
+import json
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from annotator.domain.protocol_document import PROTOCOLS_DIR
+from annotator.models import AnnotationEvent, SentenceAnnotation
+from annotator.projects.protocol_services import protocol_set
+from tests.factories_workspace import annotators, claimed, project_with_turns
+
+pytestmark = pytest.mark.django_db
+
+WALK = [("supported", "no"), ("error_types", ["wrong_citation", "fabricated"]), ("severity", 4),
+        ("justification", "The cited case does not exist.")]
+STORED = {"supported": "no", "error_types": ["fabricated", "wrong_citation"], "severity": 4,
+          "justification": "The cited case does not exist."}
+
+
+def change(sentence, steps, path):
+    return {"request_id": str(uuid.uuid4()), "sentence": sentence.pk, "path": path,
+            "steps": [{"action": "answer", "step": s, "value": v, "at": 1_700_000_000_000} for s, v in steps]}
+
+
+def sync(client, assignment, body):
+    return client.post(reverse("annotate_sync", args=[assignment.pk]), json.dumps(body), content_type="application/json")
+
+
+@pytest.fixture
+def setup(client):
+    project, _ = project_with_turns(1)
+    protocol_set(project, json.loads((PROTOCOLS_DIR / "halludetect.json").read_text()))
+    user, = annotators(project, 1)
+    client.force_login(user)
+    assignment = claimed(project, user)
+    return client, assignment, list(assignment.turn.sentences.order_by("index"))
+
+
+def test_a_walk_through_every_kind_is_saved_with_its_values_and_label(setup):
+    client, assignment, sentences = setup
+    response = sync(client, assignment, {"version": 0, "changes": [change(sentences[0], WALK, STORED)]})
+    assert response.status_code == 200, response.content
+    saved = SentenceAnnotation.objects.get(sentence=sentences[0])
+    assert (saved.path, saved.label) == (STORED, "unsupported")
+    events = AnnotationEvent.objects.filter(sentence=sentences[0], action="answer").order_by("id")
+    assert [e.new["answer"] for e in events] == [v for _, v in WALK]
+    assert events.last().new["path"] == STORED
+
+
+def test_an_unfinished_walk_keeps_its_kind_values_without_a_label(setup):
+    client, assignment, sentences = setup
+    partial = {"supported": "no", "error_types": ["outdated_law"], "severity": 2}
+    body = {"version": 0, "changes": [change(sentences[0], [("supported", "no"), ("error_types", ["outdated_law"]),
+                                                            ("severity", 2)], partial)]}
+    assert sync(client, assignment, body).status_code == 200
+    saved = SentenceAnnotation.objects.get(sentence=sentences[0])
+    assert (saved.path, saved.label) == (partial, "")
+
+
+@pytest.mark.parametrize("step, value, words", [
+    ("severity", 9, "step 'severity' takes a whole number from 1 to 5"),
+    ("severity", True, "An answer is a string, a list of strings or an integer."),
+    ("severity", "4", "step 'severity' takes a whole number"),
+    ("severity", 4.5, "An answer is a string, a list of strings or an integer."),
+    ("error_types", [], "step 'error_types' takes 1 to 5 of its answers"),
+    ("error_types", ["fabricated", 3], "An answer is a string"),
+    ("error_types", {"a": 1}, "An answer is a string"),
+    ("error_types", None, "may not be null"),
+    ("justification", "", "step 'justification' needs an answer"),
+    ("justification", "x" * 2001, "step 'justification' takes at most 2,000 characters"),
+    ("justification", "x" * 5001, "An answer is a string"),
+    ("justification", "a\x00b", "An answer is a string"),
+])
+def test_a_value_the_step_refuses_is_a_400_naming_it(setup, step, value, words):
+    client, assignment, sentences = setup
+    before = {"supported": "no", "error_types": ["fabricated"], "severity": 3}
+    steps = [("supported", "no"), ("error_types", ["fabricated"]), ("severity", 3), ("justification", "why")]
+    steps = [(s, value if s == step else v) for s, v in steps][:[s for s, _ in steps].index(step) + 1]
+    response = sync(client, assignment, {"version": 0, "changes": [change(sentences[0], steps, None)]})
+    assert response.status_code == 400, response.content
+    assert words in response.json()["error"] and response.json()["error"].startswith("change 1: steps ")
+    assert not SentenceAnnotation.objects.filter(sentence=sentences[0]).exists()
+    assert before  # the refused change wrote nothing: the sentence has no answer
+
+
+@pytest.mark.parametrize("path, step", [
+    ({"supported": "no", "error_types": ["wrong_citation", "fabricated"]}, "error_types"),  # not in answer order
+    ({"supported": "no", "error_types": ["fabricated"], "severity": 7}, "severity"),
+    ({"supported": "no", "error_types": ["fabricated"], "severity": [1]}, "severity"),
+])
+def test_a_path_shown_with_a_value_its_step_refuses_is_a_400_naming_the_step(setup, path, step):
+    client, assignment, sentences = setup
+    response = sync(client, assignment, {"version": 0, "changes": [change(sentences[0], [], path)]})
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error.startswith("change 1: path: ") and step in error
