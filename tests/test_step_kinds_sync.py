@@ -97,3 +97,35 @@ def test_a_path_shown_with_a_value_its_step_refuses_is_a_400_naming_the_step(set
     assert response.status_code == 400, response.content
     error = response.json()["error"]
     assert error.startswith("change 1: path: ") and step in error
+
+
+# -- the API's answer route: the same values, the same refusals -----------------------------------------------
+
+def api_answer(assignment, user, sentence, step, answer, version):
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.force_authenticate(user)
+    return client.post(reverse("api:assignment-answer", kwargs={"slug": assignment.project.slug, "pk": assignment.pk}),
+                       {"sentence": sentence.pk, "step": step, "answer": answer, "expected_version": version},
+                       format="json")
+
+
+def test_the_api_answers_each_kind_and_refuses_a_value_its_step_does_not_take(setup):
+    _, assignment, sentences = setup
+    user = assignment.annotator
+    for version, (step, value) in enumerate(WALK):
+        response = api_answer(assignment, user, sentences[0], step, value, version)
+        assert response.status_code == 200, response.content
+    saved = SentenceAnnotation.objects.get(sentence=sentences[0])
+    assert (saved.path, saved.label) == (STORED, "unsupported")
+    for step, value, words in [("severity", 0, "step 'severity' takes a whole number from 1 to 5"),
+                               ("severity", True, "An answer is a string"),
+                               ("error_types", ["nope"], "step 'error_types' has no answer 'nope'"),
+                               ("supported", ["no"], "step 'supported' takes one of its answers: yes, no."),
+                               ("supported", "fabricated", "step 'supported' takes yes or no, not 'fabricated'"),
+                               ("supported", "maybe", "'maybe' is not a answer of this project's protocol"),
+                               ("justification", "", "step 'justification' needs an answer")]:
+        response = api_answer(assignment, user, sentences[1], step, value, None)
+        assert response.status_code == 400, (step, value, response.content)
+        assert words in json.dumps(response.json()), response.json()

@@ -184,10 +184,15 @@ class Protocol:
         step = self._steps.get(step_id)
         return step.question if step else str(step_id or "")
 
-    def answer_name(self, step_id: str, value: str) -> str:
-        """An answer's wording, or the value itself where the protocol does not define it."""
+    def answer_name(self, step_id: str, value) -> str:
+        """An answer's wording, or the value itself where the protocol does not define it (a multiple step's
+        wordings joined by commas, a scale's point, a text as typed)."""
+        if isinstance(value, list):
+            return ", ".join(self.answer_name(step_id, one) for one in value)
+        if value is None or not isinstance(value, str):
+            return "" if value is None else str(value)
         step = self._steps.get(step_id)
-        return next((a.label for a in step.answers if a.value == value), str(value or "")) if step else str(value or "")
+        return next((a.label for a in step.answers if a.value == value), value) if step else value
 
     def answers(self, step_id: str) -> tuple[str, ...]:
         """A choice or a multiple step's answer values; empty for a scale or a text step."""

@@ -85,6 +85,15 @@ class Reading:
     def label_name(self, label: str) -> str:
         return self.label_names.get(label, label)
 
+    def answer_wording(self, step: str, value) -> str:
+        """An answer as a page shows it, whatever its step's kind: a choice's wording, a multiple step's
+        wordings joined by commas, a scale's point, a text as typed; the value itself where the protocol lacks it."""
+        if isinstance(value, list):
+            return ", ".join(self.answer_wording(step, one) for one in value)
+        if not isinstance(value, str):
+            return str(value)
+        return self.answer_names.get((step, value), value)
+
     def colour(self, label: str) -> str:
         return self.label_colours.get(label) or NEUTRAL_COLOUR
 

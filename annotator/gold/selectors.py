@@ -151,7 +151,7 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
     divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
     rows = [
         StepRow(step, read.step_questions[step],
-                [read.answer_names.get((step, path[step]), path[step]) if step in path else None for path in paths],
+                [read.answer_wording(step, path[step]) if step in path else None for path in paths],
                 diverged=step == divergence)
         for step in protocol.steps
         if any(step in path for path in paths)

@@ -67,7 +67,7 @@ def question_ask(*, project: Project, user, turn: Turn, body: str, sentence: Sen
     step = question_step_for(protocol, path) if sentence is not None else None
     question = Question.objects.create(
         project=project, turn=turn, sentence=sentence, asked_by=user,
-        path={str(k): str(v) for k, v in path.items()}, step=step or "",
+        path={str(k): v for k, v in path.items()}, step=step or "",
     )
     QuestionMessage.objects.create(question=question, author=user, body=body)
     return question
@@ -137,6 +137,9 @@ def question_promote_to_guideline(*, question: Question, actor, expected_answer:
     step = step or question.step
     if step not in protocol.steps:
         raise QAError("Choose the protocol step this example belongs to.")
+    if protocol.step_kind(step) != "choice":  # an example shows one answer of a choice step (first: positive)
+        raise QAError(f"At step '{protocol.step_question(step)}' ({protocol.step_kind(step)}) there is no single "
+                      "expected answer: guideline examples are kept for choice steps.")
     answers = protocol.answers(step)
     if expected_answer not in answers:
         allowed = " or ".join(answers)

@@ -43,7 +43,7 @@ def answer_name(value, protocol=None):
         return "—"
     read = _read(protocol)
     if isinstance(value, tuple):
-        return read.answer_names.get(value, value[1])
+        return read.answer_wording(*value)
     return next((name for (_, answer), name in read.answer_names.items() if answer == value), value)
 
 

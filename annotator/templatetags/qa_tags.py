@@ -26,7 +26,7 @@ def path_steps(path, protocol=None):
     for step in read.steps:
         value = (path or {}).get(step)
         if value is not None:
-            rows.append((read.step_questions[step], read.answer_names.get((step, value), value)))
+            rows.append((read.step_questions[step], read.answer_wording(step, value)))
     return rows
 
 
@@ -41,7 +41,7 @@ def gold_step_explanation(gold_path, step, protocol=None):
     annotator left the gold's path: the question, the gold's answer and the question's definition."""
     read = _read(protocol)
     answer = (gold_path or {}).get(step)
-    if step not in read.step_questions or (step, answer) not in read.answer_names:
+    if step not in read.step_questions or not isinstance(answer, str) or (step, answer) not in read.answer_names:
         return None
     return {"question": read.step_questions[step], "answer": read.answer_names[(step, answer)],
             "definition": read.step_definitions[step]}

@@ -3,7 +3,10 @@
 from rest_framework import serializers
 
 
-from .common import MAX_ID, ProtocolValueField
+from annotator.domain.protocol_document import ProtocolError
+from annotator.domain.step_kinds import CHOICE, parse_value
+
+from .common import MAX_ID, ProtocolValueField, StepAnswerField
 from .work import AssignmentSerializer, SentenceAnnotationSerializer
 
 
@@ -27,7 +30,31 @@ class _SentenceActionSerializer(_ActionSerializer):
 
 class AnswerStepSerializer(_SentenceActionSerializer):
     step = ProtocolValueField("step")
-    answer = ProtocolValueField("answer")
+    answer = StepAnswerField()
+
+    def validate(self, data):
+        """A choice step's answer is one of the protocol's answers (as before step kinds); another kind's value is
+        checked against its step (a 400 naming it)."""
+        protocol = self.context.get("protocol")
+        if protocol is None or data["step"] not in protocol.steps:
+            return data
+        step = protocol.step(data["step"])
+        if step.kind == CHOICE:
+            if not isinstance(data["answer"], str) or len(data["answer"]) > 40:
+                raise serializers.ValidationError({"answer": [f"step {step.id!r} takes one of its answers: "
+                                                              f"{', '.join(step.values)}."]})
+            checked = ProtocolValueField("answer")  # the check and the message of a choice answer before kinds
+            checked.bind("answer", self)
+            try:
+                checked.run_validation(data["answer"])
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({"answer": error.detail}) from None
+            return data
+        try:
+            data["answer"] = parse_value(step, data["answer"])
+        except ProtocolError as error:
+            raise serializers.ValidationError({"answer": [str(error)]}) from None
+        return data
 
 
 class PickLabelSerializer(_SentenceActionSerializer):
