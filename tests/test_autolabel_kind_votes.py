@@ -79,7 +79,8 @@ def test_multiple_per_answer_precision_recall_f1():
              Pair(["wrong_citation"], ["wrong_citation"]),
              Pair(["fabricated_fact", "outdated_law"], ["outdated_law"]),
              Pair(["fabricated_fact"], None),  # no prediction for the step: not counted
-             Pair(None, ["fabricated_fact"])]
+             Pair(None, ["fabricated_fact"]),
+             Pair("fabricated_fact", ["fabricated_fact"])]  # a gold value that is no list: not a set of answers
     scores = score_multiple(pairs, ERRORS)
     assert scores["pairs"] == 3
     fabricated = scores["answers"]["fabricated_fact"]
@@ -96,7 +97,8 @@ def test_multiple_per_answer_precision_recall_f1():
 def test_scale_mae_and_quadratic_kappa_equal_scikit_learn():
     gold = [1, 2, 3, 4, 5, 5, 3, 2]
     predicted = [1, 3, 3, 5, 4, 5, 1, 2]
-    scores = score_scale([Pair(g, p) for g, p in zip(gold, predicted)] + [Pair(3, None)], 1, 5)
+    scores = score_scale([Pair(g, p) for g, p in zip(gold, predicted)] + [Pair(3, None), Pair("3", 3), Pair(True, 1)],
+                         1, 5)
     assert scores["pairs"] == 8
     assert scores["mae"] == round((0 + 1 + 0 + 1 + 1 + 0 + 2 + 0) / 8, 4)
     expected = cohen_kappa_score(gold, predicted, weights="quadratic")

@@ -46,7 +46,9 @@ def _shared(pairs: Sequence[Pair]) -> list[Pair]:
 
 def score_multiple(pairs: Sequence[Pair], answers: Sequence[str]) -> dict:
     """Per-answer precision, recall and F1 (answers in document order) and the micro average."""
-    shared = _shared(pairs)
+    # A value that is not a list (a path stored before the step was a multiple one) is no set of answers.
+    shared = [pair for pair in _shared(pairs) if isinstance(pair.gold, (list, tuple))
+              and isinstance(pair.predicted, (list, tuple))]
     per_answer = {}
     totals = [0, 0, 0]
     for answer in answers:
@@ -77,9 +79,13 @@ def quadratic_kappa(gold: Sequence[int], predicted: Sequence[int], points: Seque
     return None if math.isnan(kappa) else round(float(kappa), 4)
 
 
+def _point(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def score_scale(pairs: Sequence[Pair], minimum: int, maximum: int) -> dict:
     """Mean absolute error (points) and quadratic-weighted κ over the scale ``minimum..maximum``."""
-    shared = [pair for pair in _shared(pairs) if isinstance(pair.gold, int) and isinstance(pair.predicted, int)]
+    shared = [pair for pair in _shared(pairs) if _point(pair.gold) and _point(pair.predicted)]
     gold = [pair.gold for pair in shared]
     predicted = [pair.predicted for pair in shared]
     mae = round(sum(abs(g - p) for g, p in zip(gold, predicted)) / len(shared), 4) if shared else None
