@@ -17,6 +17,7 @@ from autolabel.labelling.pipeline import JobConfig, TurnOutcome, TurnSpec, outco
 from autolabel.jobs import services
 from autolabel.models import AutoLabelJob, Prediction, SampleReply
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
+from tests.factories_api import token_client
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 
 HALLUDETECT = load_shipped("halludetect")
@@ -183,6 +184,10 @@ def test_a_job_over_the_baseline_server_stores_the_values_and_the_evaluation_sco
     path = {"supported": "no", **{step: vote.value for step, vote in decided.items()}}
     HALLUDETECT.validate(path)  # the voted values make a path the protocol accepts ...
     assert HALLUDETECT.label_of(path) == "unsupported"  # ... and it ends on the voted label
+    listed = token_client(lead).get(f"/api/v1/projects/{project.slug}/autolabel-jobs/{job.pk}/predictions/").json()
+    by_sentence = {row["sentence"]: row["values"] for row in listed["results"]}
+    assert by_sentence[predictions[1].sentence_id] == {step: value for step, value in path.items() if step != "supported"}
+    assert by_sentence[predictions[0].sentence_id] == {}
 
     gold_severity = 5 if path["severity"] != 5 else 4
     for prediction in Prediction.objects.filter(job=job, sentence__index=1):

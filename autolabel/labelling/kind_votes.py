@@ -106,3 +106,9 @@ def decide_kinds(votes: Sequence[dict], label: str, protocol, threshold: int) ->
         decided[step_id] = vote_step(step.kind, values, threshold=threshold, answers=step.values,
                                      minimum=step.min if step.min is not None else 1, maximum=step.max)
     return decided
+
+
+def decided_values(votes: Sequence[dict], label: str, protocol, threshold: int) -> dict:
+    """step -> the voted value of each non-choice step that has one (what a prediction shows beside its label)."""
+    return {step: vote.value for step, vote in decide_kinds(votes, label, protocol, threshold).items()
+            if vote.value is not None}
