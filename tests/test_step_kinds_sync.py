@@ -129,3 +129,44 @@ def test_the_api_answers_each_kind_and_refuses_a_value_its_step_does_not_take(se
         response = api_answer(assignment, user, sentences[1], step, value, None)
         assert response.status_code == 400, (step, value, response.content)
         assert words in json.dumps(response.json()), response.json()
+
+
+# -- independent mode: the pick gives the shape, the kind steps on its walk are answered after it ---------------
+
+def test_in_independent_mode_a_pick_is_followed_by_the_kind_steps_of_its_walk(client):
+    from annotator.domain.vocabulary import ProtocolMode
+    from annotator.models import Project
+
+    project, _ = project_with_turns(1)
+    document = json.loads((PROTOCOLS_DIR / "halludetect.json").read_text())
+    document["modes"] = ["sequential", "independent"]
+    protocol_set(project, document)
+    Project.objects.filter(pk=project.pk).update(protocol_mode=ProtocolMode.INDEPENDENT)
+    user, = annotators(project, 1)
+    client.force_login(user)
+    assignment = claimed(project, user)
+    sentence = assignment.turn.sentences.order_by("index").first()
+
+    def send(version, *steps):
+        body = {"version": version, "changes": [{"request_id": str(uuid.uuid4()), "sentence": sentence.pk,
+                                                  "path": None, "steps": list(steps)}]}
+        return sync(client, assignment, body)
+
+    assert send(0, {"action": "pick", "value": "unsupported"}).status_code == 200
+    saved = SentenceAnnotation.objects.get(sentence=sentence)
+    assert (saved.path, saved.label) == ({"supported": "no"}, "")  # its kind steps are still to be answered
+    refused = send(1, {"action": "answer", "step": "supported", "value": "yes"})
+    assert refused.status_code == 422 and "independent mode" in refused.json()["error"]
+    answers = [{"action": "answer", "step": step, "value": value} for step, value in WALK[1:]]
+    assert send(1, *answers).status_code == 200
+    saved.refresh_from_db()
+    assert (saved.path, saved.label) == (STORED, "unsupported")
+    assert send(2, {"action": "undo"}).status_code == 200
+    saved.refresh_from_db()
+    assert (saved.label, "justification" in saved.path) == ("", False)
+    assert send(3, {"action": "undo"}, {"action": "undo"}, {"action": "undo"}).status_code == 200
+    saved.refresh_from_db()
+    assert (saved.path, saved.label) == ({}, "")  # the last undo takes the pick back
+    assert send(4, {"action": "pick", "value": "supported"}).status_code == 200
+    saved.refresh_from_db()
+    assert (saved.path, saved.label) == ({"supported": "yes"}, "supported")

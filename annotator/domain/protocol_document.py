@@ -1,7 +1,8 @@
 """A project's annotation protocol, read from its document: the walk, the labels and the groups.
 
 A protocol document (JSON; format in docs/protocols.md, schema in annotator/protocols/protocol.schema.json)
-names steps (questions with two to nine answers, each leading to another step or ending on a label), labels
+names steps (questions; a choice step's two to nine answers each lead to another step or end on a label, a
+multiple, scale or text step leads to one place whatever its answer: ``step_kinds``), labels
 and the groups the studio reads (hallucinations, evaluation views, agreement steps, ...). ``load_protocol``
 checks it (``protocol_validation``) and returns an immutable ``Protocol``; a document that does not hold
 raises ``ProtocolDocumentError`` listing every problem by its path in the document.
@@ -265,7 +266,9 @@ class Protocol:
         for answered in self.steps_of(path):
             if answered == step:
                 break
-            kept[answered] = path[answered]
+            value_so_far = path[answered]
+            kept[answered] = (str(value_so_far) if isinstance(value_so_far, str)
+                              else list(value_so_far) if isinstance(value_so_far, list) else value_so_far)
         if self.next_step(kept) != step:
             raise ProtocolError(f"step {step!r} is not asked after the answers given so far")
         kept[step] = value

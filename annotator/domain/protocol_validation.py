@@ -1,8 +1,10 @@
 """Every problem of a protocol document, each named by its path in the document.
 
 Two passes. The JSON Schema (``annotator/protocols/protocol.schema.json``, published in docs/protocols.md)
-checks the shape: required fields, types, identifiers, keys, two to nine answers per step. Only a document of
-the right shape gets the second pass, which checks the meaning: every step and label referenced exists, the
+checks the shape: required fields, types, identifiers, keys, two to nine answers per choice or multiple step,
+the fields each step kind requires. Only a document of the right shape gets the second pass, which checks the
+meaning: each step's kind its own (``step_kinds``: a scale's range, a multiple step's bounds, no branch from a
+step that is not a choice), every step and label referenced exists, the
 tree has no cycle, every step is asked and every label reached by some path, no key means two things on one
 screen, groups name known labels, every evaluation view has a positive label, and in independent mode every
 label is reached by exactly one path. A path is a JSON pointer into the document (``/steps/2/answers/1/next``).

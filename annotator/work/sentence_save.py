@@ -24,7 +24,9 @@ from ..domain.protocol_document import ProtocolError
 from ..projects.protocols import protocol_for_assignment
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
 from ..domain.vocabulary import ProtocolMode
-from .services import MAX_NOTE_LENGTH, clear_stale_extras, evidence_bounds, label_snapshot
+from .services import (
+    MAX_NOTE_LENGTH, answered_in_independent_mode, clear_stale_extras, evidence_bounds, label_snapshot, undone_path,
+)
 from .write import AnnotationError, Outcome, annotation_write
 
 STEP_ACTIONS = ("answer", "pick", "undo")
@@ -107,7 +109,7 @@ def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
     if taken.action == "undo":
         if not annotation.path:
             raise AnnotationError("Nothing to undo on this sentence.")
-        annotation.path = {} if independent else protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
+        annotation.path = undone_path(protocol, annotation.path, independent)
         extra = {}
     elif taken.action == "pick":
         if not independent:
@@ -117,7 +119,7 @@ def _take(protocol, annotation, taken: StepTaken, independent: bool) -> dict:
         annotation.path = protocol.path_for_label(taken.value) or {}
         extra = {}
     elif taken.action == "answer":
-        if independent:
+        if independent and not answered_in_independent_mode(protocol, taken.step):
             raise AnnotationError("This project uses independent mode: pick one of its protocol's labels.")
         try:
             annotation.path = protocol.ordered(protocol.answer(protocol.ordered(annotation.path), taken.step, taken.value))

@@ -71,13 +71,28 @@ def _require_mode(assignment: Assignment, mode: str):
         raise AnnotationError("This project uses the sequential protocol: answer the questions one at a time.")
 
 
+def answered_in_independent_mode(protocol, step) -> bool:
+    """In independent mode the pick gives a label's choice answers (its shape); the multiple, scale and text steps
+    on its walk are then answered one by one, as in sequential mode (docs/protocols.md, *Step kinds*)."""
+    return step in protocol.steps and protocol.step_kind(step) != "choice"
+
+
+def undone_path(protocol, path: dict, independent: bool) -> dict:
+    """The path without its last answer; in independent mode, without the pick when no kind step follows it."""
+    steps = protocol.steps_of(protocol.ordered(path))
+    if independent and not (steps and answered_in_independent_mode(protocol, steps[-1])):
+        return {}
+    return protocol.ordered(protocol.undo(protocol.ordered(path)))
+
+
 def annotation_answer_step(
     assignment: Assignment, sentence: Sentence, step: str, value: str | list[str] | int, *,
     actor, request_id: str = "", expected_version: int | None = None, seconds: float = 0.0,
 ) -> Outcome:
     """Answer one protocol question for a sentence; changing an earlier answer clears the later ones."""
-    _require_mode(assignment, ProtocolMode.SEQUENTIAL)
     protocol = protocol_for_assignment(assignment)
+    if not answered_in_independent_mode(protocol, step):
+        _require_mode(assignment, ProtocolMode.SEQUENTIAL)
 
     def mutate(_, annotation):
         old = label_snapshot(annotation, protocol)
@@ -108,7 +123,8 @@ def annotation_pick_label(
     def mutate(_, annotation):
         old = label_snapshot(annotation, protocol)
         annotation.path = protocol.path_for_label(label) or {}
-        annotation.label = label
+        # The label once its walk's kind steps (if any) are answered too: label_of is None until then.
+        annotation.label = protocol.label_of(annotation.path) or ""
         clear_stale_extras(annotation, protocol)
         return old, label_snapshot(annotation, protocol)
 
@@ -127,10 +143,8 @@ def annotation_undo(
         if not annotation.path:
             raise AnnotationError("Nothing to undo on this sentence.")
         old = label_snapshot(annotation, protocol)
-        if assignment.project.protocol_mode == ProtocolMode.INDEPENDENT:
-            annotation.path = {}
-        else:
-            annotation.path = protocol.ordered(protocol.undo(protocol.ordered(annotation.path)))
+        annotation.path = undone_path(protocol, annotation.path,
+                                      assignment.project.protocol_mode == ProtocolMode.INDEPENDENT)
         label = protocol.label_of(annotation.path) if annotation.path else None
         annotation.label = str(label) if label else ""
         clear_stale_extras(annotation, protocol)

@@ -30,7 +30,7 @@ def canonical(step_doc: dict) -> dict:
 def parse_value(step: Step, raw) -> str:
     if not isinstance(raw, str) or raw not in step.values:
         raise ProtocolError(f"step {step.id!r} takes {' or '.join(step.values)}, not {raw!r}")
-    return raw
+    return str(raw)  # a plain str (the vocabulary's enums are str subclasses): a path is plain JSON
 
 
 def describe(step: Step) -> dict:

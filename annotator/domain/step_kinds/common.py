@@ -24,7 +24,7 @@ def foreign_fields(step_doc: dict, where: str, allowed: tuple[str, ...]) -> list
     """A field of another kind on this step (e.g. ``max_length`` on a scale), by its path."""
     kind = kind_of(step_doc)
     return [(f"{where}/{field}", f"a {kind} step has no {field!r}" + (
-        ": only a choice step's answers lead on (put 'next' or 'yields' on the step)" if field in ("next", "yields") and kind == CHOICE else ""))
+        ": a choice step's answers lead on (put it on an answer)" if field in ("next", "yields") and kind == CHOICE else ""))
         for field in KIND_FIELDS if field in step_doc and field not in allowed]
 
 

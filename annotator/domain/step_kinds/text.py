@@ -1,4 +1,5 @@
-"""A text step: the annotator types an answer (at most ``max_length`` characters; blank only if ``optional``).
+"""A text step: the annotator types an answer (at most ``max_length`` characters, default and most 5,000; blank
+only if ``optional``).
 
 The step carries ``next`` or ``yields``. The path value is the string as typed; an optional step left empty is
 answered with ``""``. A NUL is refused, as everywhere (PostgreSQL cannot store one).
@@ -18,7 +19,7 @@ def validate_step(step_doc: dict, where: str) -> list[tuple[str, str]]:
 
 
 def canonical(step_doc: dict) -> dict:
-    return {**text_fields(step_doc), "max_length": step_doc["max_length"],
+    return {**text_fields(step_doc), "max_length": step_doc.get("max_length", MAX_LENGTH),
             "optional": bool(step_doc.get("optional", False)), **target_of(step_doc)}
 
 
