@@ -2,7 +2,10 @@
 the format block says what each value may hold, the parser reads and checks the values (a bad one is a counted
 problem, never an exception), the baseline judge answers them, and the vote and the evaluation use them."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.domain.protocol_document import load_shipped
@@ -201,6 +204,11 @@ def test_a_job_over_the_baseline_server_stores_the_values_and_the_evaluation_sco
     assert report["error_types"]["pairs"] == 2 and report["error_types"]["answers"][chosen]["f1"] == 1.0
     assert report["severity"]["mae"] == abs(gold_severity - path["severity"]) and report["severity"]["kappa"] is not None
     assert report["justification"]["metric"] == "not scored (counted)"
+    printed = StringIO()
+    call_command("evaluate_autolabel", "--project", project.slug, "--job", str(job.pk), stdout=printed)
+    assert (f"  severity (scale, 2 sentences): MAE {abs(gold_severity - path['severity']):.3f}, quadratic-weighted "
+            "kappa ") in printed.getvalue()
+    assert "  justification (text, 2 sentences): not scored (2 predicted, 2 in gold)" in printed.getvalue()
     client.force_login(lead)
     page = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk]))
     assert page.status_code == 200

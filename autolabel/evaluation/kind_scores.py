@@ -143,3 +143,18 @@ def protocol_kind_scores(protocol, items: Sequence[KindItem], threshold: int) ->
                             maximum=step.max or 1)
         report.append({"step": step_id, "question": step.question, **scores})
     return report
+
+
+def summary(step: dict) -> str:
+    """One line of a step's scores (``evaluate_autolabel``'s text output)."""
+    def shown(value):
+        return "-" if value is None else f"{value:.3f}"
+
+    if step["kind"] == MULTIPLE:
+        answers = ", ".join(f"{answer} {shown(figures['f1'])}" for answer, figures in step["answers"].items())
+        figures = f"micro F1 {shown(step['micro']['f1'])}; per answer F1: {answers}"
+    elif step["kind"] == SCALE:
+        figures = f"MAE {shown(step['mae'])}, quadratic-weighted kappa {shown(step['kappa'])}"
+    else:
+        figures = f"not scored ({step['predicted']} predicted, {step['gold']} in gold)"
+    return f"{step['step']} ({step['kind']}, {step['pairs']} sentences): {figures}"
