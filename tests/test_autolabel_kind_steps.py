@@ -50,6 +50,12 @@ def test_the_format_block_lists_what_each_value_may_hold():
     assert parsing.parse_prompt(prompt).allowed == [("yes", "supported"), (WALK, "unsupported (a hallucination)")]
 
 
+def test_a_contrastive_example_shows_the_value_tags_of_its_walk():
+    example = prompting.Example("Barlow was overruled in 1998.", REFERENCE, wrong="supported", right="unsupported")
+    block = prompting.examples_block([example], 1, prompting.stages_of(HALLUDETECT))
+    assert f"Wrong: yes\nRight: {WALK}\n" in block
+
+
 def read(reply):
     return parsing.parse_reply(reply, 1, [1, 2], protocol=HALLUDETECT)
 

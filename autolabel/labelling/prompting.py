@@ -300,7 +300,9 @@ class Example:
 
 def _example_tags(stages: Stages, example: Example, stage: int) -> tuple[str, str] | None:
     if stage == STAGE_1:
-        wrong, right = stages.stage1_tag_for_label(example.wrong), stages.stage1_tag_for_label(example.right)
+        # As the format block lists the reply: a non-choice step's value tag stands where the walk passes it.
+        wrong, right = (reply_pattern(reply) if (reply := stages.stage1_reply_for_label(label)) else None
+                        for label in (example.wrong, example.right))
     else:
         # Stage 2 learns only from examples whose right label it can reach.
         if example.right not in stages.stage_two_labels:

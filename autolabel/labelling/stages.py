@@ -220,12 +220,16 @@ class Stages:
         return family.id if family else ""
 
     # -- examples -----------------------------------------------------------------------------------------
-    def stage1_tag_for_label(self, label: str) -> str | None:
-        """The stage-1 tag of a label's path (the first path when several reach it); None for an unknown label."""
+    def stage1_reply_for_label(self, label: str) -> Reply | None:
+        """The stage-1 reply of a label's path (the first path when several reach it); None for an unknown label."""
         if label in self.stage_two_labels and label not in self.stage_one_labels:
             entries = [reply for reply in self.replies if reply.entry and label in self.reachable(reply.entry)]
-            return entries[0].text if entries else None
-        found = next((reply for reply in self.replies if reply.label == label), None)
+            return entries[0] if entries else None
+        return next((reply for reply in self.replies if reply.label == label), None)
+
+    def stage1_tag_for_label(self, label: str) -> str | None:
+        """The stage-1 tag (its answer values) of a label's path; None for an unknown label."""
+        found = self.stage1_reply_for_label(label)
         return found.text if found else None
 
     def tie_break_order(self) -> tuple[str, ...]:
