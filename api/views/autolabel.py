@@ -8,12 +8,12 @@ from rest_framework.response import Response
 
 from django.db.models import F
 
+from autolabel.evaluation.protocol_views import job_protocol
+from autolabel.labelling.kind_votes import decided_values
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.jobs import estimation, selectors as job_selectors
 from autolabel.models import AutoLabelJob, Prediction
 from autolabel.evaluation import selectors as calibration_selectors
-from autolabel.evaluation.protocol_views import job_protocol
-from autolabel.labelling.kind_votes import decided_values
 from autolabel.jobs.services import job_cancel, job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
