@@ -27,6 +27,11 @@ class JobEvaluationSerializer(serializers.Serializer):
     baselines = serializers.DictField(
         child=serializers.DictField(),
         help_text="flag_every_sentence and flag_none, with the same views as a threshold (flag none: F1 0).")
+    kind_steps = serializers.ListField(
+        child=serializers.DictField(), required=False,
+        help_text="Only for a protocol with steps of another kind than choice: per such step (step, question, kind, "
+                  "metric, pairs), a multiple step's per-answer precision/recall/f1 and micro average, a scale's mae "
+                  "and quadratic-weighted kappa, a text step's counts (not scored).")
     calibration = serializers.DictField(
         help_text="At the job's threshold, for binary (the protocol's hallucination group or not) and label "
                   "(n-way, over the protocol's labels): n, bins (10 "

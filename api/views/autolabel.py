@@ -8,6 +8,8 @@ from rest_framework.response import Response
 
 from django.db.models import F
 
+from autolabel.evaluation.protocol_views import job_protocol
+from autolabel.labelling.kind_votes import decided_values
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.jobs import estimation, selectors as job_selectors
 from autolabel.jobs.learned import learned_job_create
@@ -98,14 +100,25 @@ class PredictionSerializer(serializers.ModelSerializer):
                                             "(GET /api/v1/projects/{slug}/protocol/). Empty when the vote was "
                                             "inconclusive.")
 
+    values = serializers.SerializerMethodField(
+        help_text="The voted values of the protocol's steps of other kinds than choice (multiple: a list of answer "
+                  "values, scale: an integer, text: the first valid reply), by step id, at the job's threshold; "
+                  "empty for a protocol of choice steps only or a label that passes none.")
+
     class Meta:
         model = Prediction
         fields = ["id", "sentence", "turn", "sentence_index", "label", "hallucinated", "hallucinated_votes",
-                  "abstentions", "stage1_kind", "label_votes", "confidence"]
+                  "abstentions", "stage1_kind", "label_votes", "confidence", "values"]
         read_only_fields = fields
         # The model's help text names CogniBench's families (changing it is a migration).
         extra_kwargs = {"stage1_kind": {"help_text": "The family of the label (a family id of the project's "
                                                      "protocol), as the agreeing samples said."}}
+
+    def get_values(self, prediction) -> dict:
+        protocol = self.context.get("protocol")
+        if protocol is None or not protocol.kind_steps():
+            return {}
+        return decided_values(prediction.sample_votes or [], prediction.label, protocol, self.context["threshold"])
 
 
 JOB_EXAMPLE = {
@@ -122,7 +135,7 @@ JOB_EXAMPLE = {
 PREDICTION_EXAMPLE = {
     "id": 81, "sentence": 902, "turn": 40, "sentence_index": 1, "label": "speculative", "hallucinated": True,
     "hallucinated_votes": 4, "abstentions": 0, "stage1_kind": "cognitive",
-    "label_votes": {"speculative": 4, "reliable": 1}, "confidence": None,
+    "label_votes": {"speculative": 4, "reliable": 1}, "confidence": None, "values": {},
 }
 
 
@@ -267,9 +280,15 @@ class PredictionListView(ProjectScopedView, generics.ListAPIView):
     filter_backends = []
 
     def project_queryset(self):
-        job = get_object_or_404(AutoLabelJob, pk=self.kwargs["pk"], project=self.project)
+        job = self.job = get_object_or_404(AutoLabelJob, pk=self.kwargs["pk"], project=self.project)
         # Not the pre-labels of the turns the lead holds an unsubmitted slot on.
         return Prediction.objects.filter(job=job).exclude(sentence__turn_id__in=self.blind_turns).select_related("sentence")
+
+    def get_serializer_context(self):
+        # The values of non-choice steps are voted from the samples in the job's own protocol and threshold.
+        job = getattr(self, "job", None)
+        return {**super().get_serializer_context(),
+                **({"protocol": job_protocol(job), "threshold": job.threshold} if job is not None else {})}
 
 
 class EvaluationQuerySerializer(serializers.Serializer):

@@ -49,6 +49,9 @@ every share of 12 words the reference backs (with two: the last from 12 such wor
 than 5 such words the first; another by its support above 0.6 (with two: the last: CogniBench's reliable and
 unequivocal as before, but for long hedged or short plain sentences). Every reply of a document is so within reach of some sentence.
 
+A reply that walks through steps of another kind than choice (multiple, scale, text) gets their values from
+kinds.py, by the same evidence.
+
 Samples vary slightly: each sample moves the thresholds by a jitter in
 [-0.08, 0.08] drawn from a generator seeded with the sample's seed and the
 sentence number, so the same request with the same seed gets the same answer,
@@ -61,6 +64,7 @@ import random
 import re
 from dataclasses import dataclass, replace
 
+from autolabel.baseline import kinds
 from autolabel.baseline.options import Option, reachable_labels, read_options
 from autolabel.labelling.parsing import parse_prompt
 from autolabel.labelling.stages import STAGE_1
@@ -248,6 +252,14 @@ def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[st
     return by_amount(fitting, evidence).reply
 
 
+def _filled(tag: str, text: str, reference: str, stems: set[str], seed: int, number: int, steps) -> str:
+    """The chosen reply with the values of its non-choice steps (kinds.py), from the same evidence."""
+    share = support(text, stems) - _jitter(seed, number)
+    sentence = kinds.sentence_of(text, stems, share, bool(unsupported_numbers(text, reference)), _hedged(text),
+                                 content_words)
+    return kinds.fill(tag, steps, sentence, content_words)
+
+
 def answer(prompt_text: str, seed: int) -> str:
     """The judge's reply to a prompt, one ``<sN>tags</sN>`` line per marked sentence."""
     prompt = parse_prompt(prompt_text)
@@ -256,10 +268,13 @@ def answer(prompt_text: str, seed: int) -> str:
     options = read_options(prompt.allowed, prompt.protocol, stage_one, content_words)
     if not options:  # a prompt without a format block: nothing the judge may answer
         return ""
+    steps = kinds.read_kind_steps(prompt.protocol)
     lines = []
     for number, text in prompt.sentences:
         if stage_one:
             tag = judge_sentence_stage1(text, prompt.reference, stems, seed, number, options)
+            if steps:
+                tag = _filled(tag, text, prompt.reference, stems, seed, number, steps)
         else:
             reachable = reachable_labels(prompt.protocol, prompt.entries.get(number, []))
             tag = judge_sentence_stage2(text, prompt.reference, stems, seed, number, options, reachable)

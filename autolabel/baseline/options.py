@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from autolabel.labelling.kind_replies import split_tag
 from autolabel.labelling.prompting import HALLUCINATION_MARK, SECOND_REQUEST
 
 # Word stems (first 6 letters) of the wording that describes sentences with nothing to check ...
@@ -40,6 +41,8 @@ _ANSWER_RE = re.compile(r"^  answer ([a-z0-9_]+) \((.*)\): (.*)$")
 _LABEL_RE = re.compile(r"^label ([a-z0-9_]+): (.*)$")
 _NEXT_RE = re.compile(r"^go on to step ([a-z0-9_]+)$")
 _ENDS_RE = re.compile(r"^ends on label ([a-z0-9_]+)$")
+# A non-choice step's one way on (prompting._kind_lines), kept as the answer "" so the walks below follow it.
+_THEN_RE = re.compile(r"^  then: (.*)$")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ def _read_protocol(text: str) -> tuple[str, dict[str, _Step], dict[str, str]]:
         if found := _STEP_RE.match(line):
             current = steps.setdefault(found.group(1), _Step(answers={}))
             first = first or found.group(1)
+        elif (found := _THEN_RE.match(line)) and current is not None:
+            current.answers[""] = ("", found.group(1))
         elif (found := _ANSWER_RE.match(line)) and current is not None:
             current.answers[found.group(1)] = (found.group(2), found.group(3))
         elif (found := _LABEL_RE.match(line)):
@@ -97,6 +102,11 @@ def _wording_of_reply(words: list[str], first: str, steps: dict[str, _Step]) -> 
     texts, step = [], first
     for word in words:
         described = steps.get(step)
+        while described is not None and word not in described.answers and "" in described.answers:
+            # A non-choice step (its value is in a tag of its own, not a word): on to where it leads.
+            found = _NEXT_RE.match(described.answers[""][1])
+            step = found.group(1) if found else ""
+            described = steps.get(step)
         if described is None or word not in described.answers:
             break
         wording, follows = described.answers[word]
@@ -121,7 +131,7 @@ def read_options(allowed: list[tuple[str, str]], protocol_text: str, stage_one: 
     options = []
     for reply, end in allowed:
         label, hallucinated, goes_on = _end(end)
-        texts = _wording_of_reply(reply.split(), first, steps) if stage_one else []
+        texts = _wording_of_reply(split_tag(reply)[0].split(), first, steps) if stage_one else []
         if label is not None:
             texts.append(labels.get(label, label))
         stems = stems_of(" ".join(texts))

@@ -236,7 +236,7 @@ def confusion(protocol, items: Sequence[Item], threshold: int) -> dict:
 # The report's own keys: a family whose id is one of them is only under "confusion".
 _REPORT_KEYS = {"sentences", "words", "samples", "threshold", "thresholds", "baselines", "confusion", "views",
                 "macro", "job", "model", "prompt_version", "gold_sentences_in_scope", "calibration", "rater",
-                "comparison", "protocol"}
+                "comparison", "protocol", "kind_steps"}
 
 
 def evaluate(protocol, items: Sequence[Item], samples: int, threshold: int) -> dict:

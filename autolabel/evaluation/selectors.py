@@ -15,6 +15,7 @@ from annotator.reports.agreement import cached, data_version
 
 from autolabel.evaluation import calibration
 from autolabel.evaluation import comparison
+from autolabel.evaluation import kind_scores
 from autolabel.evaluation import scores as evaluation
 from autolabel.evaluation import rater_agreement
 from autolabel.evaluation.protocol_views import job_protocol
@@ -31,9 +32,19 @@ def evaluation_items(job: AutoLabelJob):
         yield evaluation.Item(evaluation.word_count(text), gold, votes)
 
 
+def kind_items(job: AutoLabelJob):
+    """(gold path, sample votes) for every predicted sentence that has gold: the non-choice steps' scores."""
+    rows = (Prediction.objects.filter(job=job, sentence__gold__isnull=False)
+            .values_list("sentence__gold__path", "sample_votes"))
+    for path, votes in rows.iterator(chunk_size=2000):
+        yield kind_scores.KindItem(path or {}, votes)
+
+
 def job_evaluation(job: AutoLabelJob) -> dict:
     protocol = job_protocol(job)
     report = evaluation.evaluate(protocol, list(evaluation_items(job)), job.samples, job.threshold)
+    if protocol.kind_steps():
+        report["kind_steps"] = kind_scores.protocol_kind_scores(protocol, list(kind_items(job)), job.threshold)
     report["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     report["job"] = job.pk
     report["model"] = job.model

@@ -76,7 +76,8 @@ def estimate_for(project, profile, *, turns=None, samples=5, use_n=True, batch_m
         input_price_per_million=profile.input_price_per_million,
         output_price_per_million=profile.output_price_per_million, latency_seconds=profile.latency_seconds,
         batch=batch_mode,
-        stage1_tag=max((reply.text for reply in stages.replies), key=len, default=""),
+        # The longest reply as the format block's example writes it (with the values of non-choice steps).
+        stage1_tag=max((prompting.example_tag(stages, reply) for reply in stages.replies), key=len, default=""),
         stage2_tag=max(stages.stage_two_labels, key=len, default=""),
     )
     total_turns = turns.count()

@@ -23,7 +23,8 @@ _BLOCK_RE = {
 }
 _STAGE_RE = re.compile(r'<format stage="(\d)">')
 _FORMAT_RE = re.compile(r'<format stage="\d">\n(.*?)\n</format>', re.DOTALL)
-_ALLOWED_RE = re.compile(r"^([a-z0-9_ ]+) → (.+)$", re.MULTILINE)
+# An allowed reply: answer values, and value tags of non-choice steps (prompting.reply_pattern).
+_ALLOWED_RE = re.compile(r'^((?:[a-z0-9_ ]|<step id="[a-z0-9_]+">…</step>)+) → (.+)$', re.MULTILINE)
 _PROTOCOL_RE = re.compile(r"<protocol [^>]*>\n(.*?)\n</protocol>", re.DOTALL)
 _ENTRIES_RE = re.compile(r"<entries>\n(.*?)\n</entries>", re.DOTALL)
 _ENTRY_RE = re.compile(r"^sentence (\d+): step (.+)$", re.MULTILINE)
@@ -68,6 +69,9 @@ class Problem(StrEnum):
     DUPLICATE = "duplicate"  # two different answers for one sentence
     TRUNCATED = "truncated"  # the reply was cut off (finish_reason=length or an open marker)
     EMPTY = "empty"  # no reply text at all
+    # A non-choice step's value (issue 42's kinds; kind_replies.py): the label still counts, the step abstains.
+    MISSING_VALUE = "missing_value"  # a step the tag's walk passes has no value tag
+    INVALID_VALUE = "invalid_value"  # a value the step does not accept, or one for a step the walk does not pass
 
 
 @dataclass
@@ -118,6 +122,11 @@ def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated:
             parsed.add(Problem.UNKNOWN_TAG)
             conflicting.add(number)
             continue
+        if isinstance(tag, Stage1Reading):
+            if tag.missing_values:
+                parsed.add(Problem.MISSING_VALUE, tag.missing_values)
+            if tag.invalid_values:
+                parsed.add(Problem.INVALID_VALUE, tag.invalid_values)
         if number in seen and seen[number] != tag:
             conflicting.add(number)
             parsed.add(Problem.DUPLICATE)
@@ -147,6 +156,11 @@ def sample_label(stage1: Stage1Reading | None, stage2: str | None,
     """
     reading = stages_of(protocol).sample_reading(stage1, stage2)
     return reading.label, reading.hallucinated, reading.family
+
+
+def sample_values(stage1: Stage1Reading | None) -> dict:
+    """The values a sample gave the non-choice steps its stage-1 reading walked (step -> value), valid ones only."""
+    return stage1.kind_values() if stage1 is not None else {}
 
 
 def tag_to_json(tag) -> str | None:

@@ -5,6 +5,11 @@ batch.py) read a turn into a ``TurnSpec``, ask ``plan_requests`` what to send, t
 endpoint reply into sample rows with ``rows_from_result``, and vote the samples into
 prediction rows with ``outcome_predictions``; progress.py writes the rows.
 
+A protocol with non-choice steps (multiple, scale, text) stores each sample's values of them in its vote
+(``sample_votes[i]["values"]``, step -> value): the Prediction has no field of its own for them (no migration),
+and ``kind_votes.decide_kinds`` decides them from those votes, as the evaluation re-decides the label at every
+threshold from the same votes.
+
 Calls per turn: stage 1 costs ``samples`` requests (one with ``n``); stage 2 the same
 again, only for turns in which a sample's stage-1 reading entered a step the protocol marks
 for a second request (stages.py). Never one request per sentence.
@@ -155,7 +160,8 @@ def outcome_predictions(spec: TurnSpec, config: JobConfig, outcome: TurnOutcome)
     for row in outcome.rows:
         stage_rows[(row["stage"], row["sample_index"])] = row
     protocol = config.protocol
-    order = stages_of(protocol).tie_break_order()
+    stages = stages_of(protocol)
+    order = stages.tie_break_order()
     for number, sentence_id, _ in spec.sentences:
         votes = []
         for index in range(config.samples):
@@ -164,7 +170,10 @@ def outcome_predictions(spec: TurnSpec, config: JobConfig, outcome: TurnOutcome)
             s1 = parsing.tag_from_json((s1_row.get("votes") or {}).get(str(number)), prompting.STAGE_1, protocol)
             s2 = parsing.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2, protocol)
             label, hallucinated, family = parsing.sample_label(s1, s2, protocol)
-            votes.append({"label": label, "hallucinated": hallucinated, "kind": family or None})
+            vote = {"label": label, "hallucinated": hallucinated, "kind": family or None}
+            if stages.kind_steps:  # the values of its non-choice steps (a choice-only protocol's votes unchanged)
+                vote["values"] = parsing.sample_values(s1)
+            votes.append(vote)
         decision = decide(votes, config.threshold, label_order=order)
         outcome.abstentions += decision.abstentions
         outcome.predictions.append({

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from annotator.domain.protocol_document import Protocol
 
+from autolabel.labelling import kind_replies
 from autolabel.labelling.stages import STAGE_1, STAGE_2, Stages, stages_of
 
 __all__ = ["STAGE_1", "STAGE_2", "Example", "build_messages", "render_template", "escape"]
@@ -171,11 +172,33 @@ def _label_line(stages: Stages, label: str) -> str:
     return f"label {label}: {_one_line(described.name)}{mark}.{definition}"
 
 
+def _kind_lines(stages: Stages, step) -> list[str]:
+    """A non-choice step's body: what its value is (kind_replies.py), its answers or points, where it leads."""
+    if step.kind == "multiple":
+        lines = [f"  kind: multiple (pick {step.min} to {step.max} of the answers below; they do not branch)"]
+        lines.extend(f"  answer {answer.value} ({_one_line(answer.label)}): may be picked" for answer in step.answers)
+    elif step.kind == "scale":
+        lines = [f"  kind: scale (a whole number from {step.min} to {step.max})"]
+        lines.extend(f"  point {point}: {_one_line(wording)}" for point, wording in step.anchors)
+    else:
+        optional = ", may be empty" if step.optional else ""
+        lines = [f"  kind: text (at most {step.max_length} characters{optional})"]
+    if step.next is None:
+        lines.append(f"  then: ends on label {step.yields}")
+    elif step.next in stages.stage_two_steps and step.id not in stages.stage_two_asked:
+        lines.append(f"  then: {SECOND_REQUEST}")
+    else:
+        lines.append(f"  then: go on to step {step.next}")
+    return lines
+
+
 def _step_lines(stages: Stages, step_id: str) -> list[str]:
     step = stages.protocol.step(step_id)
     lines = [f"step {step.id}: {_one_line(step.question)}"]
     if step.definition:
         lines.append(f"  {_one_line(step.definition)}")
+    if step.kind != kind_replies.CHOICE:
+        return lines + _kind_lines(stages, step)
     for answer in step.answers:
         if answer.next is None:
             then = f"ends on label {answer.yields}"
@@ -219,16 +242,49 @@ def format_block(stages: Stages, stage: int) -> str:
     if stage == STAGE_1:
         rule = ("Tag each sentence with the answers of the questions you walked, in order, separated by spaces "
                 "(answer values exactly as listed). Allowed replies and where they end:")
-        allowed = [(reply.text, _end_text(stages, reply.label, reply.entry)) for reply in stages.replies]
+        allowed = [(reply_pattern(reply), _end_text(stages, reply.label, reply.entry)) for reply in stages.replies]
+        examples = [example_tag(stages, reply) for reply in stages.replies]
         example_numbers = (1, 2, 3)
+        values = _values_rule(stages)
     else:
         rule = "Tag each sentence with the label where your answers end. Allowed replies:"
         allowed = [(label, _end_text(stages, label, None)) for label in stages.stage_two_labels]
+        examples = [text for text, _ in allowed]
         example_numbers = (4, 7)
-    tags = [text for text, _ in allowed]
-    example = [f"<s{n}>{tags[i % len(tags)]}</s{n}>" for i, n in enumerate(example_numbers)]
-    return "\n".join([f'<format stage="{stage}">', rule, *(f"{text} → {end}" for text, end in allowed),
+        values = []
+    example = [f"<s{n}>{examples[i % len(examples)]}</s{n}>" for i, n in enumerate(example_numbers)]
+    return "\n".join([f'<format stage="{stage}">', rule, *(f"{text} → {end}" for text, end in allowed), *values,
                       f"Example reply for {len(example)} sentences:", *example, "</format>"])
+
+
+def reply_pattern(reply) -> str:
+    """An allowed stage-1 reply as the format block lists it: the answer values walked, and a value tag
+    (``<step id="severity">…</step>``) where the walk passes a non-choice step."""
+    return " ".join(value if value is not None else kind_replies.render_value(step, "…")
+                    for step, value in reply.path)
+
+
+def _example_value(step):
+    if step.kind == "multiple":
+        return [answer.value for answer in step.answers[:step.min]]
+    if step.kind == "scale":
+        return step.max
+    return "" if step.optional else "A short reason for these answers."
+
+
+def example_tag(stages: Stages, reply) -> str:
+    """A stage-1 reply filled in, for the example: the first answers a multiple step needs, a scale's top, a
+    short text."""
+    return " ".join(value if value is not None else kind_replies.render_value(step, _example_value(
+        stages.protocol.step(step))) for step, value in reply.path)
+
+
+def _values_rule(stages: Stages) -> list[str]:
+    """What the value tag of each non-choice step may hold (none for a protocol of choice steps only)."""
+    if not stages.kind_steps:
+        return []
+    return ["Write each … as that step's value (its tag where the walk passes the step, never left out):",
+            *(kind_replies.what_a_reply_may_contain(stages.protocol.step(step)) for step in stages.kind_steps)]
 
 
 @dataclass(frozen=True)
@@ -244,7 +300,9 @@ class Example:
 
 def _example_tags(stages: Stages, example: Example, stage: int) -> tuple[str, str] | None:
     if stage == STAGE_1:
-        wrong, right = stages.stage1_tag_for_label(example.wrong), stages.stage1_tag_for_label(example.right)
+        # As the format block lists the reply: a non-choice step's value tag stands where the walk passes it.
+        wrong, right = (reply_pattern(reply) if (reply := stages.stage1_reply_for_label(label)) else None
+                        for label in (example.wrong, example.right))
     else:
         # Stage 2 learns only from examples whose right label it can reach.
         if example.right not in stages.stage_two_labels:

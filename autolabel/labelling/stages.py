@@ -7,6 +7,12 @@ and ends either on a label or on a step marked for stage 2 (the sentence then *e
 the marked steps, for the sentences whose stage-1 reading entered them, and its reply is the label id
 reached. A document that marks no step (or marks its first step) is one stage: stage 1 walks the whole tree.
 
+A step of another kind than choice (multiple, scale, text: issue 42) does not branch: the walk goes through it
+to the step's own ``next`` or ``yields``, and a stage-1 reply adds its value in a tag of its own where the walk
+passes it (kind_replies.py). Such a step is asked in the request whose walk reaches it; a stage-2 reply names
+its label only, so the values of non-choice steps after a step marked for a second request are not asked
+(docs/autolabel.md).
+
 Pure, no database. ``stages_of(protocol)`` is computed once per distinct document.
 """
 
@@ -14,11 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotator.domain.protocol_cache import ProtocolCache
 from annotator.domain.protocol_document import Protocol, default_protocol
 from annotator.domain.protocol_groups import reading
+
+from autolabel.labelling import kind_replies
 
 STAGE_1 = 1
 STAGE_2 = 2
@@ -35,13 +43,18 @@ class Reply:
     """One reply stage 1 allows: the answer values in walk order, and where it ends."""
 
     words: tuple[str, ...]
-    path: tuple[tuple[str, str], ...]  # (step, answer value) pairs walked
+    path: tuple[tuple[str, str | None], ...]  # (step, answer value) pairs walked; None for a non-choice step
     label: str | None  # the label it ends on, or None ...
     entry: str | None  # ... when it enters stage 2 at this step
 
     @property
     def text(self) -> str:
         return " ".join(self.words)
+
+    @property
+    def kind_steps(self) -> tuple[str, ...]:
+        """The non-choice steps the reply walks through, in walk order: each adds its value to the tag."""
+        return tuple(step for step, value in self.path if value is None)
 
 
 @dataclass(frozen=True)
@@ -51,10 +64,19 @@ class Stage1Reading:
     words: tuple[str, ...]
     label: str | None
     entry: str | None
+    values: tuple[tuple[str, object], ...] = ()  # (non-choice step, its valid value), in walk order
+    # The reply's values that were missing or not valid (counted as the reply's problems, not compared).
+    missing_values: int = field(default=0, compare=False)
+    invalid_values: int = field(default=0, compare=False)
 
     @property
     def text(self) -> str:
-        return " ".join(self.words)
+        """The tag as stored: the words, then each valid value in its own tag (read back the same)."""
+        return " ".join([*self.words, *(kind_replies.render_value(step, value) for step, value in self.values)])
+
+    def kind_values(self) -> dict:
+        """step -> value, as a path stores it."""
+        return {step: kind_replies.thawed(value) for step, value in self.values}
 
 
 @dataclass(frozen=True)
@@ -87,42 +109,77 @@ class Stages:
             asked |= self._steps_from(entry)
         self.stage_two_asked = tuple(step for step in protocol.steps if step in asked)
         self.stage_one_asked = tuple(dict.fromkeys(step for reply in self.replies for step, _ in reply.path))
+        self.kind_steps = tuple(step for step in self.stage_one_asked
+                                if protocol.step(step).kind != kind_replies.CHOICE)
 
     # -- building -----------------------------------------------------------------------------------------
+    def _follows(self, step: str) -> list[tuple[str | None, str | None, str | None]]:
+        """(answer value, next step, label) for each way on from ``step``: a choice step's answers, or the one
+        way of a step of another kind (value None: the reply carries it in a tag of its own)."""
+        described = self.protocol.step(step)
+        if described.kind != kind_replies.CHOICE:
+            return [(None, described.next, described.yields)]
+        return [(answer.value, answer.next, answer.yields) for answer in described.answers]
+
     def _walk(self, step: str, path: tuple) -> list[Reply]:
         found = []
-        for answer in self.protocol.step(step).answers:
-            walked = (*path, (step, answer.value))
-            words = tuple(value for _, value in walked)
-            if answer.next is None:
-                found.append(Reply(words, walked, answer.yields, None))
-            elif answer.next in self._marked:
-                found.append(Reply(words, walked, None, answer.next))
+        for value, following, label in self._follows(step):
+            walked = (*path, (step, value))
+            words = tuple(value for _, value in walked if value is not None)
+            if following is None:
+                found.append(Reply(words, walked, label, None))
+            elif following in self._marked:
+                found.append(Reply(words, walked, None, following))
             else:
-                found.extend(self._walk(answer.next, walked))
+                found.extend(self._walk(following, walked))
         return found
 
     def _labels_from(self, step: str, seen: frozenset = frozenset()) -> frozenset:
         labels = set()
-        for answer in self.protocol.step(step).answers:
-            if answer.next is None:
-                labels.add(answer.yields)
-            elif answer.next not in seen:
-                labels |= self._labels_from(answer.next, seen | {step})
+        for _, following, label in self._follows(step):
+            if following is None:
+                labels.add(label)
+            elif following not in seen:
+                labels |= self._labels_from(following, seen | {step})
         return frozenset(labels)
 
     def _steps_from(self, step: str) -> set:
         steps = {step}
-        for answer in self.protocol.step(step).answers:
-            if answer.next is not None and answer.next not in steps:
-                steps |= self._steps_from(answer.next)
+        for _, following, _ in self._follows(step):
+            if following is not None and following not in steps:
+                steps |= self._steps_from(following)
         return steps
 
     # -- reading replies ----------------------------------------------------------------------------------
     def stage1_reading(self, text: str) -> Stage1Reading | None:
-        """Walk the tree with the tag's words; None for an unknown word, a wrong order or an incomplete walk."""
-        reply = self._by_words.get(tuple(reply_words(text)))
-        return Stage1Reading(reply.words, reply.label, reply.entry) if reply else None
+        """Walk the tree with the tag's words; None for an unknown word, a wrong order or an incomplete walk.
+
+        The values of the non-choice steps walked are read from their own tags (kind_replies.py): a missing or
+        invalid one leaves the step without a value and is counted on the reading; a value for a step the walk
+        does not pass is invalid too. The walk (and so the label) stands either way."""
+        words, raw_values = kind_replies.split_tag(text or "")
+        reply = self._by_words.get(tuple(reply_words(words)))
+        if reply is None:
+            return None
+        walked = reply.kind_steps
+        given: dict[str, str] = {}
+        invalid = 0
+        for step, raw in raw_values:
+            if step not in walked or step in given:
+                invalid += 1
+            else:
+                given[step] = raw
+        values = []
+        for step in walked:
+            if step not in given:
+                continue
+            value = kind_replies.read_value(self.protocol.step(step), given[step])
+            if value is None:
+                invalid += 1
+            else:
+                values.append((step, kind_replies.frozen(value)))
+        return Stage1Reading(reply.words, reply.label, reply.entry, tuple(values),
+                             missing_values=sum(1 for step in walked if step not in given), invalid_values=invalid)
 
     def stage2_label(self, text: str) -> str | None:
         """The label a stage-2 tag names, or None when it is not one stage 2 can reach."""
@@ -163,12 +220,16 @@ class Stages:
         return family.id if family else ""
 
     # -- examples -----------------------------------------------------------------------------------------
-    def stage1_tag_for_label(self, label: str) -> str | None:
-        """The stage-1 tag of a label's path (the first path when several reach it); None for an unknown label."""
+    def stage1_reply_for_label(self, label: str) -> Reply | None:
+        """The stage-1 reply of a label's path (the first path when several reach it); None for an unknown label."""
         if label in self.stage_two_labels and label not in self.stage_one_labels:
             entries = [reply for reply in self.replies if reply.entry and label in self.reachable(reply.entry)]
-            return entries[0].text if entries else None
-        found = next((reply for reply in self.replies if reply.label == label), None)
+            return entries[0] if entries else None
+        return next((reply for reply in self.replies if reply.label == label), None)
+
+    def stage1_tag_for_label(self, label: str) -> str | None:
+        """The stage-1 tag (its answer values) of a label's path; None for an unknown label."""
+        found = self.stage1_reply_for_label(label)
         return found.text if found else None
 
     def tie_break_order(self) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import access_project_as_lead
-from annotator.projects.protocols import protocol_of_version
+from annotator.projects.protocols import protocol_for, protocol_of_version
 from annotator.views.common import bad_request, blind_refusal
 
 from autolabel.evaluation.protocol_views import scoring
@@ -52,6 +52,8 @@ def learned_judge(request, slug):
     return render(request, "autolabel/learned_judge.html", {
         **context, "judges": judges, "jobs": jobs, "train_form": JudgeTrainForm(),
         "label_form": JudgeLabelForm(project=project),
+        # Steps of another kind than choice are not learned (docs/autolabel.md): the page names them.
+        "kind_steps": [protocol_for(project).step(step).question for step in protocol_for(project).kind_steps()],
     })
 
 

@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from autolabel.evaluation import selectors as calibration_selectors
+from autolabel.evaluation import kind_scores, selectors as calibration_selectors
 from autolabel.evaluation.protocol_views import job_protocol, scoring
 from autolabel.evaluation.scores import BASELINES
 from autolabel.evaluation.page import figure, scope_note
@@ -46,6 +46,11 @@ class Command(BaseCommand):
             return
         read = scoring(job_protocol(job))
         self._scores(job, read, report)
+        if report.get("kind_steps"):
+            self.stdout.write(f"Steps of other kinds at threshold {job.threshold} (the sentences where gold and the vote "
+                              "both have a value):")
+            for step in report["kind_steps"]:
+                self.stdout.write("  " + kind_scores.summary(step))
         if o["calibration"]:
             self._calibration(report["calibration"])
             self._rater(report["rater"])
