@@ -178,3 +178,29 @@ def test_the_smallest_margin_draw_takes_the_learned_jobs_least_sure_turns_first(
     assert response.status_code == 302
     drawn = list(project.turn_draws.get().drawn_turns.order_by("position").values_list("turn_id", flat=True))
     assert drawn == expected  # the least sure first, as an LLM job's
+
+
+def test_a_judge_learns_a_protocol_with_step_kinds_and_its_job_labels_in_it(client):
+    """HalluDetect's 'unsupported' is reached past a multiple, a scale and a text step: the judge learns the
+    labels from gold walks holding a list, an integer and a text, and labels in that protocol (its kind steps
+    left out, as its page says)."""
+    from annotator.models import GoldLabel, Sentence
+    from tests.protocol_walks import example_project
+
+    project, lead = example_project("halludetect", "learned-kinds")
+    trainable_project(turns=4, project=project)
+    unsupported = {"supported": "no", "error_types": ["fabricated"], "severity": 3, "justification": "Not in it."}
+    for gold in GoldLabel.objects.filter(sentence__turn__dialogue__project=project):
+        supported = gold.label in ("faithful", "irrelevant")
+        gold.label, gold.path = ("supported", {"supported": "yes"}) if supported else ("unsupported", unsupported)
+        gold.save(update_fields=["label", "path"])
+    judge = train(project)
+    assert judge.status == LearnedJudge.Status.DONE, judge.error
+    job = learned_job_create(project=project, judge=judge, enqueue=False)
+    assert services.job_run(job.pk) == AutoLabelJob.Status.DONE
+    labels = set(job.predictions.values_list("label", flat=True))
+    assert labels and labels <= {"supported", "unsupported"}
+    assert Sentence.objects.filter(turn__dialogue__project=project).count() == job.predictions.count()
+    client.force_login(lead)
+    page = client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert "leaves out" in page or "left out" in page
