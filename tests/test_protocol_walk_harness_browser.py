@@ -14,6 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.protocol_document import ProtocolError, load_shipped, shipped_names
+from annotator.domain.step_kinds import scale
 
 pytestmark = [pytest.mark.browser]
 
@@ -174,7 +175,7 @@ def key_presses(protocol, step, value):
     if kind == "multiple":
         return [next(a.key for a in found.answers if a.value == chosen) for chosen in value] + ["Enter"]
     if kind == "scale":
-        return [str(value - found.min + 1)]
+        return [scale.key_of(found, value)]
     return [("type", value), "Enter"]
 
 

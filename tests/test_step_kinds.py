@@ -120,6 +120,7 @@ def test_describe_gives_each_step_its_kind_and_fields_and_a_kind_node_one_after(
     assert steps["supported"]["kind"] == "choice" and [a["key"] for a in steps["supported"]["answers"]] == ["1", "2"]
     assert steps["error_types"]["kind"] == "multiple" and (steps["error_types"]["min"], steps["error_types"]["max"]) == (1, 5)
     assert steps["severity"]["anchors"] == [[1, "cosmetic"], [5, "outcome-changing"]]
+    assert steps["severity"]["points"] == [["1", 1], ["2", 2], ["3", 3], ["4", 4], ["5", 5]]
     assert (steps["justification"]["max_length"], steps["justification"]["optional"]) == (2000, False)
     assert described["tree"] == {"step": "supported", "then": {
         "yes": {"label": "supported"},

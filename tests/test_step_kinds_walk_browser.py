@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.protocol_document import load_shipped
+from annotator.domain.step_kinds import scale
 from annotator.models import Adjudication, Assignment, GoldLabel, SentenceAnnotation
 from annotator.domain.vocabulary import Role
 from tests.conftest import start_from_queue
@@ -31,7 +32,7 @@ def keys_of(protocol, path):
         elif found.kind == "multiple":
             keys += [next(a.key for a in found.answers if a.value == chosen) for chosen in value] + ["Enter"]
         elif found.kind == "scale":
-            keys.append(str(value - found.min + 1))
+            keys.append(scale.key_of(found, value))
         else:
             keys += [*value, "Enter"]
     return keys

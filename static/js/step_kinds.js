@@ -14,7 +14,8 @@ const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 const ANSWER_KEY = /^[1-9yn]$/;
 const anchor = (step, value) => ((step.anchors || []).find(([point]) => point === value) || [null, ""])[1];
 // A scale's points: [key digit, value].
-const points = (step) => Array.from({ length: step.max - step.min + 1 }, (_, i) => [String(i + 1), step.min + i]);
+// [key, point] pairs as the server describes them (annotator/domain/step_kinds/scale.py key_of).
+const points = (step) => step.points;
 
 export const STEP_KINDS = {
   choice: {

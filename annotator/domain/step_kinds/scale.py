@@ -50,7 +50,9 @@ def key_of(step: Step, point: int) -> str:
 
 
 def describe(step: Step) -> dict:
-    return {"min": step.min, "max": step.max, "anchors": [[point, wording] for point, wording in step.anchors]}
+    # The keys are given, not recomputed by the page: one rule for the screen, the preview and the adjudicator.
+    return {"min": step.min, "max": step.max, "anchors": [[point, wording] for point, wording in step.anchors],
+            "points": [[key_of(step, point), point] for point in range(step.min, step.max + 1)]}
 
 
 def summary(step: Step) -> str:
