@@ -4,7 +4,6 @@ sent without them, is refused and the annotator's values stay; in Chromium the f
 
 import html
 import json
-
 import uuid
 
 import pytest
