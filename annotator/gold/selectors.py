@@ -88,10 +88,17 @@ class Side:
         return self.annotation.label if self.annotation else ""
 
     walked: bool = True  # False: the label was picked directly (independent mode); its path was never walked
+    kind_steps: tuple = ()  # the protocol's multiple, scale and text steps (issue 42)
 
     @property
     def path(self):
-        return self.annotation.path if self.annotation and self.walked else {}
+        """The side's walk; for a label picked directly, only the values of the kind steps answered after the
+        pick (the choice answers are the ones the label implies: nobody walked them, so none is shown)."""
+        if not self.annotation or not isinstance(self.annotation.path, dict):
+            return {}
+        if self.walked:
+            return self.annotation.path
+        return {step: value for step, value in self.annotation.path.items() if step in self.kind_steps}
 
 
 @dataclass
@@ -152,14 +159,14 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
     protocol = protocol or protocol_for(adjudication.turn.dialogue.project)
     read = reading(protocol)
     annotations = {a.assignment_id: a for a in adjudication.sentence.annotations.all()}
-    picked = _picked_directly(adjudication.sentence_id, [a.pk for a in assignments])
+    picked = _picked_directly(adjudication.sentence_id, [a.pk for a in assignments], protocol.kind_steps())
     sides = []
     for position, assignment in enumerate(assignments):
         name = f"Annotator {SIDE_KEYS[position].upper()}"
         if show_names:
             name += f" ({assignment.annotator.get_username()})"
         sides.append(Side(SIDE_KEYS[position], assignment, annotations.get(assignment.pk), name,
-                          walked=assignment.pk not in picked))
+                          walked=assignment.pk not in picked, kind_steps=protocol.kind_steps()))
     paths = [side.path for side in sides]
     walked_paths = [side.path for side in sides if side.walked and side.path]
     divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
@@ -178,15 +185,25 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
                    imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
 
 
-def _picked_directly(sentence_id: int, assignment_ids: list[int]) -> set[int]:
+def _picked_directly(sentence_id: int, assignment_ids: list[int], kind_steps=()) -> set[int]:
     """The assignments whose last step on the sentence picked a label directly (independent mode): their stored
-    path is only the one the label implies, and is shown as not walked."""
+    path is only the one the label implies, and is shown as not walked.
+
+    In independent mode the kind steps of the picked label's walk are answered after the pick (issue 42): those
+    answers, and an undo that leaves the pick standing, do not make the pick a walk."""
     last: dict[int, str] = {}
     events = AnnotationEvent.objects.filter(
         assignment_id__in=assignment_ids, sentence_id=sentence_id, action__in=("answer", "pick", "undo", "amend"),
-    ).order_by("assignment_id", "-id").values_list("assignment_id", "action")
-    for assignment_id, action in events:
-        last.setdefault(assignment_id, action)
+    ).order_by("assignment_id", "-id").values_list("assignment_id", "action", "new")
+    for assignment_id, action, new in events:
+        if assignment_id in last:
+            continue
+        new = new if isinstance(new, dict) else {}
+        if kind_steps and action == "answer" and new.get("step") in kind_steps:
+            continue
+        if kind_steps and action == "undo" and new.get("path"):
+            continue
+        last[assignment_id] = action
     return {assignment_id for assignment_id, action in last.items() if action == "pick"}
 
 

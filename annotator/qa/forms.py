@@ -2,12 +2,14 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 
 from .services import MAX_BODY
 from ..forms.fields import (
     MAX_REQUEST_ID, MAX_TEXT, IdField, ProtocolChoicesForm, TextField, choice_field, protocol_choice_field,
     walked_protocol_field,
 )
+from ..gold.forms import PATH_LENGTH, is_path_value, text_steps
 from ..json_input import json_loads_limited
 
 
@@ -49,10 +51,34 @@ class PromoteForm(ProtocolChoicesForm):
 
 
 class AmendForm(ProtocolChoicesForm):
+    """The label the inbox's walk reached and, on a protocol with step kinds (issue 42), the walk itself (``path``,
+    a JSON object with the kind steps' values: the service checks it ends on the label)."""
+
     protocol_fields = {"label": "label"}
     label = protocol_choice_field("label")  # blank: the service asks for one
     request_id = forms.CharField(required=False, max_length=MAX_REQUEST_ID)
     walked_protocol = walked_protocol_field()  # the page's protocol: a stale page is refused, not read anew
+    path = forms.CharField(required=False, max_length=PATH_LENGTH)
+
+    def __init__(self, *args, protocol=None, **kwargs):
+        super().__init__(*args, protocol=protocol, **kwargs)
+        # Room for the texts of the text steps (a character may take six in JSON), as the adjudicator's walk has.
+        room = sum(6 * protocol.step(step).max_length for step in text_steps(protocol)) if protocol is not None else 0
+        self.fields["path"].max_length = PATH_LENGTH + room
+        self.fields["path"].validators = [v for v in self.fields["path"].validators
+                                          if not isinstance(v, MaxLengthValidator)] + [MaxLengthValidator(PATH_LENGTH + room)]
+
+    def clean_path(self):
+        text = self.cleaned_data["path"]
+        if not text:
+            return None
+        try:
+            path = json_loads_limited(text)
+        except ValueError:  # not JSON, too deep
+            path = None
+        if not isinstance(path, dict) or not all(isinstance(k, str) and is_path_value(v) for k, v in path.items()):
+            raise ValidationError("The walk sent could not be read: walk the questions again.")
+        return path
 
 
 class FeedbackForm(ProtocolChoicesForm):

@@ -194,7 +194,7 @@ def feedback_acknowledge(*, feedback: Feedback, user) -> Feedback:
     return feedback
 
 
-def feedback_amend(*, feedback: Feedback, user, label: str, request_id: str = ""):
+def feedback_amend(*, feedback: Feedback, user, label: str, request_id: str = "", path: dict | None = None):
     """The annotator changes the label the feedback is about (audited by the annotation service).
 
     Amending counts as reading the feedback, so it is acknowledged too.
@@ -205,7 +205,7 @@ def feedback_amend(*, feedback: Feedback, user, label: str, request_id: str = ""
     try:
         outcome = annotation_amend(
             annotation.assignment, annotation.sentence, label, actor=user, request_id=request_id,
-            reason=f"feedback #{feedback.pk}",
+            reason=f"feedback #{feedback.pk}", path=path,
         )
     except AnnotationError as error:
         raise QAError(str(error)) from None

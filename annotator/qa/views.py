@@ -219,7 +219,7 @@ def feedback_amend(request, pk):
     error = None
     try:
         services.feedback_amend(feedback=feedback, user=request.user, label=form.cleaned_data["label"],
-                                request_id=form.cleaned_data["request_id"])
+                                request_id=form.cleaned_data["request_id"], path=form.cleaned_data["path"])
     except QAError as exc:
         error = str(exc)
     feedback = access_own_feedback(request.user, pk)

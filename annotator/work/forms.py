@@ -46,9 +46,32 @@ class TimeForm(ProtocolChoicesForm):
 
 
 class AnswerForm(SentenceActionForm):
+    """One choice answered (the decision panel's buttons and keys without the page's script).
+
+    A multiple, scale or text step's value (a list, an integer, a text) does not fit one posted choice: it is
+    refused naming the step, and the page's save route (/a/<id>/sync/, which parses each kind's value) takes it."""
+
     protocol_fields = {"step": "step", "value": "answer"}
     step = protocol_choice_field("step", required=True)
     value = protocol_choice_field("answer", required=True)
+
+    def __init__(self, *args, protocol=None, **kwargs):
+        super().__init__(*args, protocol=protocol, **kwargs)
+        self.protocol = protocol
+
+    def clean(self):
+        cleaned = super().clean()
+        step = cleaned.get("step")
+        kind = self.protocol.step_kind(step) if step and self.protocol is not None else "choice"
+        if kind != "choice":
+            # The value's own error (an unknown answer) would only hide why: this route takes no such value.
+            self.errors.pop("value", None)
+            cleaned.pop("value", None)
+            question = self.protocol.step(step).question
+            raise forms.ValidationError(
+                f"Step '{step}' (“{question}”) is a {kind} step: this route takes a choice's answer only; the "
+                f"annotation page's save route (/a/<id>/sync/) takes a {kind} step's value.")
+        return cleaned
 
 
 class PickForm(SentenceActionForm):

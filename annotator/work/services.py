@@ -316,9 +316,28 @@ def assignment_submit(
                             action="submit", sentence=None, mutate=mutate, then=decide)
 
 
+def amended_path(protocol, label: str, annotation: SentenceAnnotation, path: dict | None) -> dict:
+    """The walk an amendment to ``label`` stores: the one sent, the label's own one when its walk asks only choices,
+    or the sentence's walk when it already ends there; else an AnnotationError (issue 42's kind steps)."""
+    if path is not None:
+        return protocol.ordered(path)
+    shape = protocol.path_for_label(label) or {}
+    if protocol.label_of(shape) == label:
+        return shape
+    try:
+        if annotation.label == label and protocol.label_of(dict(annotation.path or {})) == label:
+            return protocol.ordered(annotation.path)
+    except (ProtocolError, TypeError):  # a walk of another protocol version: not kept
+        pass
+    asked = protocol.next_step(shape)
+    question = f"“{protocol.step(asked).question}” and what follows" if asked else "more questions"
+    raise AnnotationError(f"{reading(protocol).label_name(label)} also asks {question}: amend with the answers of its "
+                          "walk (Amend my answer walks them). Nothing was changed.")
+
+
 def annotation_amend(
     assignment: Assignment, sentence: Sentence, label: str, *,
-    actor, request_id: str = "", reason: str = "", expected_version: int | None = None,
+    actor, request_id: str = "", reason: str = "", expected_version: int | None = None, path: dict | None = None,
 ) -> Outcome:
     """Change the label of one sentence of a *submitted* turn (after a lead's feedback).
 
@@ -326,9 +345,21 @@ def annotation_amend(
     resolved and no gold label of this sentence was decided by an adjudicator
     or a lead. The sentence gets the one path that yields ``label``; the
     change is an ``amend`` event in the audit history, old -> new, with the reason.
+
+    A label whose walk asks multiple, scale or text steps (issue 42) needs their answers: ``path``, the walk
+    that ends on it (checked here). Without one, the sentence keeps its own walk when it already ends on
+    ``label``; otherwise the amendment is refused and nothing changes (the annotator's values stay).
     """
     protocol = protocol_for_assignment(assignment)
     label = known_label(protocol, label)
+    if path is not None:
+        try:
+            protocol.validate(path)
+        except ProtocolError as error:
+            raise AnnotationError(str(error)) from None
+        if protocol.label_of(path) != label:
+            raise AnnotationError(f"The walk sent does not end on {reading(protocol).label_name(label)}: answer every "
+                                  "question of its walk. Nothing was changed.")
 
     def mutate(locked, annotation):
         if Adjudication.objects.filter(turn_id=locked.turn_id, status=Adjudication.Status.RESOLVED).exists() or \
@@ -338,7 +369,7 @@ def annotation_amend(
         if annotation.pk is None:
             raise AnnotationError("There is no answer on this sentence to amend.")
         old = label_snapshot(annotation, protocol)
-        annotation.path = protocol.path_for_label(label) or {}
+        annotation.path = amended_path(protocol, label, annotation, path)
         annotation.label = label
         clear_stale_extras(annotation, protocol)
         return old, {**label_snapshot(annotation, protocol), "reason": (reason or "")[:MAX_NOTE_LENGTH]}

@@ -1,5 +1,6 @@
 // Adjudication screen keyboard: j/k move between disputes, 1/2 (or y/n) answer, u undo,
-// a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field; once every dispute
+// a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field ("Use this text"
+// buttons, reached with Tab, copy a side's text into the gold text); once every dispute
 // of the turn is decided, n or Enter opens the next turn.
 //
 // The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
@@ -260,7 +261,25 @@ function start() {
     const card = event.target.dataset && event.target.dataset.stepText && event.target.closest("[data-dispute]");
     if (card) { drafts.set(draftKey2(card, event.target.dataset.stepText), event.target.value); }
   });
+  // "Use this text": a side's text (the page's data texts-<dispute>, as typed) becomes the gold text of its step,
+  // in the field the adjudicator may still edit; the focus goes there (Esc leaves it, as from any field).
+  function useText(button) {
+    const card = button.closest("[data-dispute]");
+    const data = card && document.getElementById("texts-" + card.dataset.dispute);
+    if (!data) { return; }
+    const entry = JSON.parse(data.textContent).find((text) => text.step === button.dataset.useText);
+    const side = entry && entry.texts[Number(button.dataset.sideIndex)];
+    const field = Array.from(card.querySelectorAll("[data-gold-text]")).find((f) => f.dataset.goldText === button.dataset.useText);
+    if (!side || typeof side.text !== "string" || !field) { return; }
+    activate(card, false);
+    field.value = side.text;
+    field.focus({ preventScroll: true });
+    field.setSelectionRange(field.value.length, field.value.length);
+  }
+
   document.addEventListener("click", (event) => {
+    const use = event.target.closest("[data-use-text]");
+    if (use) { useText(use); return; }
     const button = event.target.closest("[data-walk] button");
     if (button && protocol) {
       const card = button.closest("[data-dispute]");

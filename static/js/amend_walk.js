@@ -3,11 +3,16 @@
 // walked by protocol_walk.js); each form walks its project's protocol (form[data-protocol]).
 //
 // Each form[data-amend-walk] keeps its own path, empty at first (a form htmx swaps in starts afresh). Only a
-// label fills the hidden `label` field and enables Amend: the server gives the sentence that label's one path.
+// label fills the hidden `label` field (and `path`, the walk with its kind steps' values) and enables Amend: the
+// server checks the walk ends on the label (a label of choices only: it gives the sentence that label's one path).
+// A multiple, scale or text step is asked as on the annotation screen, with its kind's keys and buttons
+// (step_kinds.js STEP_KINDS): digits toggle and Enter confirms, a digit picks a point, a text is typed in its
+// field (Enter confirms, Shift+Enter a new line, Esc leaves it).
 // Keys act on the form holding the focus inside an open <details>: an answer key of the question shown, u to take
 // back; any other letter or digit is refused there with a message, so a key never lands on something else.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
+import { clicked, kindOf, shownValue } from "./step_kinds.js";
 
 function start() {
   const data = document.getElementById("protocol-data");
@@ -20,14 +25,20 @@ function start() {
     return walkers[key];
   };
   const paths = new WeakMap();  // form -> its path so far
+  const drafts = new WeakMap();  // form -> {step: picks or words} not yet confirmed
   const labelName = (protocol, value) => protocol.labelNames[value] || value;
+  const draftOf = (form, step) => (drafts.get(form) || {})[step];
+  const setDraft = (form, step, value) => drafts.set(form, { ...(drafts.get(form) || {}), [step]: value });
 
-
-  function question(protocol, stepName) {
+  function question(protocol, stepName, form) {
     const step = protocol.step(stepName);
-    if (protocol.kindOf(stepName) !== "choice") { // a label here takes a multiple choice, a scale or a text: not a label alone
-      return h("p", { class: "muted", "data-walk-question": stepName }, "“" + step.question + "” is answered on the annotation screen: " +
-        "a label past it cannot be given here; ask a lead to reopen the turn.");
+    if (protocol.kindOf(stepName) !== "choice") { // a multiple choice, a scale or a text: asked with its kind's keys
+      const kind = kindOf(protocol, stepName);
+      return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
+        h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
+        h("p", { class: "muted" }, step.definition),
+        h("p", { class: "muted kind-hint" }, kind.hint(step, draftOf(form, stepName))),
+        h("p", { class: "amend-answers", "data-walk-kind": protocol.kindOf(stepName) }, kind.answers(step, stepName, draftOf(form, stepName))));
     }
     return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
       h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
@@ -48,18 +59,23 @@ function start() {
     const label = next ? "" : protocol.labelOf(path);
     const submit = form.querySelector("[data-walk-submit]");
     form.querySelector("[data-walk]").replaceChildren(...[  // a null would be written as the text "null"
-      answered.length ? h("ol", { class: "amend-walked", "aria-label": "Answers so far" }, answered.map((stepName) => {
-        const step = protocol.step(stepName);
-        const chosen = step.answers.find((a) => a.value === path[stepName]);
-        return h("li", { "data-walked": stepName }, step.question + " → ", h("strong", null, chosen ? chosen.label : path[stepName]));
-      })) : null,
-      next ? question(protocol, next) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(protocol, label))),
+      answered.length ? h("ol", { class: "amend-walked", "aria-label": "Answers so far" }, answered.map((stepName) =>
+        h("li", { "data-walked": stepName }, protocol.step(stepName).question + " → ", h("strong", null, shownValue(protocol, stepName, path[stepName])))
+      )) : null,
+      next ? question(protocol, next, form) : h("p", { class: "amend-new-label", "data-walk-result": label }, "New label: ", h("strong", null, labelName(protocol, label))),
       h("button", { type: "button", class: "small", "data-walk-undo": true, "aria-keyshortcuts": "u", disabled: !answered.length },
         kbd("u"), " Take back last answer"),
     ].filter(Boolean));
     form.querySelector("[data-walk-label]").value = label;
+    const sent = form.querySelector("[data-walk-path]");
+    if (sent) { sent.value = label ? JSON.stringify(path) : ""; }
     submit.disabled = !label;
-    if (refocus) { (label ? submit : form.querySelector("[data-walk-value]")).focus({ preventScroll: true }); }
+    const field = form.querySelector("[data-step-text]");
+    if (field) { field.setSelectionRange(field.value.length, field.value.length); }
+    if (refocus) {
+      const first = label ? submit : field || form.querySelector("[data-walk-value], [data-walk] [data-step]");
+      if (first) { first.focus({ preventScroll: true }); }
+    }
   }
 
   function refuse(form, text) {
@@ -76,6 +92,18 @@ function start() {
     const path = protocolOf(form).answer(paths.get(form), step, value);
     if (path) { change(form, path); } else { refuse(form, "That answer does not apply now: it was not applied."); }
   }
+  // A key (or a button) on a multiple, scale or text step: what its kind says it does. False: not its key.
+  function kindKey(form, key, inField) {
+    const protocol = protocolOf(form);
+    const next = protocol.nextStep(paths.get(form));
+    const outcome = next && kindOf(protocol, next).key(protocol.step(next), key, draftOf(form, next), inField);
+    if (!outcome) { return false; }
+    if (outcome.refuse) { refuse(form, outcome.refuse); }
+    else if (outcome.draft) { setDraft(form, next, outcome.draft); form.querySelector("[data-walk-refused]").hidden = true; draw(form, true); }
+    else if (outcome.focus) { draw(form, true); }
+    else { answer(form, next, outcome.answer); }
+    return true;
+  }
   function takeBack(form) {
     if (!Object.keys(paths.get(form)).length) { refuse(form, "Nothing to take back: no question is answered yet."); return; }
     change(form, protocolOf(form).undo(paths.get(form)));
@@ -87,10 +115,22 @@ function start() {
   }
 
   document.addEventListener("click", (event) => {
-    const button = event.target.closest && event.target.closest("button[data-walk-value], button[data-walk-undo]");
+    const button = event.target.closest && event.target.closest("button[data-walk-value], button[data-walk-undo], [data-walk] button[data-step]");
     const form = button && button.closest("form[data-amend-walk]");
     if (!form || !paths.has(form)) { return; }
-    if (button.hasAttribute("data-walk-undo")) { takeBack(form); } else { answer(form, button.dataset.walkStep, button.dataset.walkValue); }
+    if (button.hasAttribute("data-walk-undo")) { takeBack(form); return; }
+    if (button.dataset.walkStep !== undefined) { answer(form, button.dataset.walkStep, button.dataset.walkValue); return; }
+    const action = clicked(button);  // a kind's button: a toggle, the confirm, a scale's point
+    if (action.toggle !== undefined) { kindKey(form, button.dataset.key, false); }
+    else if (action.confirm) { kindKey(form, "Enter", true); }
+    else { answer(form, button.dataset.step, action.answer); }
+  });
+
+  // The text step's words are the form's draft until Enter confirms them.
+  document.addEventListener("input", (event) => {
+    const field = event.target;
+    const form = field.dataset && field.dataset.stepText && field.closest("form[data-amend-walk]");
+    if (form && paths.has(form)) { setDraft(form, field.dataset.stepText, field.value); }
   });
 
   document.addEventListener("keydown", (event) => {
@@ -98,15 +138,30 @@ function start() {
     const target = event.target;
     const form = target.closest && target.closest("form[data-amend-walk]");
     const details = form && form.closest("details");
-    if (!form || !paths.has(form) || (details && !details.open) || target.closest("textarea, input, select, [contenteditable]")) { return; }
-    const key = event.key;
-    if (!/^[0-9a-z]$/i.test(key)) { return; }  // Tab, Enter, Space and arrows keep their usual work
-    event.preventDefault();
-    if (key === "u") { takeBack(form); return; }
+    if (!form || !paths.has(form) || (details && !details.open)) { return; }
     const protocol = protocolOf(form);
     const path = paths.get(form);
     const next = protocol.nextStep(path);
-    const option = next && protocol.kindOf(next) === "choice" && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
+    const kind = next && protocol.kindOf(next);
+    if (target.dataset && target.dataset.stepText) { // the text step's field: Enter confirms the words, Esc leaves it
+      if (event.key === "Escape") { event.preventDefault(); target.blur(); form.querySelector("[data-walk-undo]").focus(); }
+      else if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); kindKey(form, "Enter", true); }
+      return;
+    }
+    if (target.closest("textarea, input, select, [contenteditable]")) { return; }
+    const key = event.key;
+    // Enter confirms a multiple step's picks (or goes back into a text step's field) wherever the focus is in the
+    // form but on the undo button; elsewhere Tab, Enter, Space and arrows keep their usual work.
+    if (key === "Enter" && (kind === "multiple" || kind === "text") && !target.matches("[data-walk-undo], [data-walk-submit], [data-confirm]")) {
+      event.preventDefault();
+      kindKey(form, "Enter", false);
+      return;
+    }
+    if (!/^[0-9a-z]$/i.test(key)) { return; }
+    event.preventDefault();
+    if (key === "u") { takeBack(form); return; }
+    if (kind && kind !== "choice" && kindKey(form, key, false)) { return; }
+    const option = next && kind === "choice" && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
     if (option) { answer(form, next, option.value); }
     else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol, protocol.labelOf(path)) + ". u takes the last answer back."); }
     else { refuse(form, "Key " + key + " is not an answer to \u201c" + protocol.step(next).question + "\u201d: it was not applied."); }
@@ -119,7 +174,7 @@ function start() {
     if (!form || !paths.has(form)) { return; }
     const active = document.activeElement;
     if (!active || active === document.body || details.contains(active)) {
-      const first = form.querySelector("[data-walk-value]") || form.querySelector("[data-walk-submit]:not([disabled])");
+      const first = form.querySelector("[data-walk-value], [data-walk] [data-step]") || form.querySelector("[data-walk-submit]:not([disabled])");
       if (first) { first.focus({ preventScroll: true }); }
     }
   }, true);
