@@ -94,32 +94,15 @@ class PathValueField(serializers.Field):
         return value
 
 
-@extend_schema_field({"oneOf": [{"type": "string", "maxLength": 5000}, {"type": "integer"},
-                                {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": 9}]})
-class StepAnswerField(serializers.Field):
+class StepAnswerField(PathValueField):
     """An answer to a step of the project's protocol, of the step's kind (docs/protocols.md): a string for a
     choice step (one of its answers) or a text step, a list of answers for a multiple step, an integer for a
-    scale. Its shape here; ``AnswerStepSerializer.validate`` checks it against the step."""
-
-    default_error_messages = {"invalid": "An answer is a string, a list of strings or an integer."}
+    scale. The shape of a path's value; ``AnswerStepSerializer.validate`` checks it against the step."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("help_text", PROJECT_DEFINED.format(kind="answer") + " A list of answers for a multiple "
                                        "step, an integer for a scale, the text for a text step.")
         super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if isinstance(data, str) and len(data) <= 5000 and "\x00" not in data:
-            return data
-        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= 10**6:
-            return data
-        if isinstance(data, list) and len(data) <= 9 and all(
-                isinstance(value, str) and len(value) <= 40 and "\x00" not in value for value in data):
-            return list(data)
-        self.fail("invalid")
-
-    def to_representation(self, value):
-        return value
 
 
 PATH_SCHEMA = {"type": "object", "additionalProperties": PATH_VALUE_SCHEMA}
