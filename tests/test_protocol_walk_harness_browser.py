@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import ProtocolError, load_shipped, shipped_names
+from annotator.domain.protocol.document import ProtocolError, load_shipped, shipped_names
 
 pytestmark = [pytest.mark.browser]
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.models import Adjudication, Assignment, GoldLabel, SentenceAnnotation
 from annotator.domain.vocabulary import Role
 from tests.conftest import start_from_queue

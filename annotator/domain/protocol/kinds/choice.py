@@ -5,7 +5,7 @@ Its canonical form has no ``kind`` (every document written before issue 42 keeps
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from ..parts import ProtocolError, Step
 from .common import foreign_fields
 
 FIELDS = ("answers",)

@@ -7,7 +7,7 @@ answered with ``""``. A NUL is refused, as everywhere (PostgreSQL cannot store o
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
 
 FIELDS = ("max_length", "optional", "next", "yields")

@@ -4,7 +4,7 @@ One module per kind, each exposing the same five functions, gathered in ``KINDS`
 
 - ``validate_step(step_doc, where) -> [(path, message), ...]``: the kind's own problems of a step of the right
   shape (the schema checked types); ``where`` is the step's JSON pointer (``/steps/3``).
-- ``canonical(step_doc) -> dict``: the step with every default written out (protocol_canonical).
+- ``canonical(step_doc) -> dict``: the step with every default written out (protocol.canonical).
 - ``parse_value(step, raw)``: the path value of an answer ``raw``, in its one stored form, or ``ProtocolError``.
 - ``describe(step) -> dict``: the kind's fields for the page (``Protocol.describe``).
 - ``summary(step) -> str``: one line for a person (``protocol_show --steps``, ``protocol_set``).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..protocol_parts import CHOICE, Answer, ProtocolError, Step
+from ..parts import CHOICE, Answer, ProtocolError, Step
 from . import choice, multiple, scale, text
 from .common import kind_of
 

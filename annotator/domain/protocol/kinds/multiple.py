@@ -6,7 +6,7 @@ values in the step's answer order, without repeats, so two equal sets are equal 
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
 
 FIELDS = ("answers", "min", "max", "next", "yields")

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
 
 FIELDS = ("min", "max", "anchors", "next", "yields")
