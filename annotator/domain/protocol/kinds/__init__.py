@@ -9,6 +9,13 @@ One module per kind, each exposing the same five functions, gathered in ``KINDS`
 - ``describe(step) -> dict``: the kind's fields for the page (``Protocol.describe``).
 - ``summary(step) -> str``: one line for a person (``protocol_show --steps``, ``protocol_set``).
 
+A kind's measures live in its module too (``measures`` holds the values they return):
+
+- ``agree(units, ...) -> StepAgreement``: its agreement (``annotator/domain/agreement_kinds.py``'s ``MEASURES``);
+- ``vote(values, ...) -> KindVote`` and ``score(pairs, ...)``: the pre-labeler's vote over its samples and its
+  score against gold, for a kind that is not a choice (``autolabel/labelling/kind_votes.py``,
+  ``autolabel/evaluation/kind_scores.py`` dispatch to them).
+
 A path maps each step to a value: a str for a choice (the answer's value) and a text step, the list of the
 chosen values in the step's answer order for a multiple step, an int for a scale. Only a choice step branches;
 the other kinds carry ``next`` or ``yields`` on the step. docs/protocols.md, "Adding a step kind", lists every

@@ -6,11 +6,22 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+import warnings
+from collections import Counter
+from collections.abc import Sequence
+
+from ... import agreement
 from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
+from .measures import KindVote, Pair, StepAgreement, _counts, _ratio, _shared
+
+SCALE = "scale"
 
 FIELDS = ("min", "max", "anchors", "next", "yields")
 MAX_POINTS = 9  # one digit key per point
+SCALE_LEVELS = ("ordinal", "interval")  # a scale's α: ordinal by default, interval when the project asks for it
 
 
 def validate_step(step_doc: dict, where: str) -> list[tuple[str, str]]:
@@ -56,3 +67,52 @@ def describe(step: Step) -> dict:
 def summary(step: Step) -> str:
     anchors = ", ".join(f"{point} {wording}" for point, wording in step.anchors)
     return f"{step.min} to {step.max}" + (f" ({anchors})" if anchors else "")
+
+
+# ------------------------------------------------------- agreement, the pre-labeler's vote and score
+
+
+def agree(units: Sequence[Sequence[int]], lowest: int, highest: int, level: str = "ordinal") -> StepAgreement:
+    """A scale step: α at the ordinal (default) or interval level over the points ``lowest``..``highest``."""
+    if level not in SCALE_LEVELS:
+        raise ValueError(f"a scale's level is one of {', '.join(SCALE_LEVELS)}, not {level!r}")
+    points = tuple(range(lowest, highest + 1))
+    counts, weights = _counts(units, points)
+    answered = sum(1 for values in units if values)
+    return StepAgreement("scale", f"{level} α", agreement.alpha(counts, level, domain=points, weights=weights),
+                         agreement.percent_agreement(counts, weights), agreement.pairable_units(counts, weights),
+                         answered)
+
+
+def vote(values: Sequence[int | None]) -> KindVote:
+    """The median of the valid points; the lower middle one for an even count."""
+    valid = [value for value in values if isinstance(value, int) and not isinstance(value, bool)]
+    value = statistics.median_low(valid) if valid else None
+    return KindVote(SCALE, value, len(valid), dict(Counter(valid)))
+
+
+def quadratic_kappa(gold: Sequence[int], predicted: Sequence[int], points: Sequence[int]) -> float | None:
+    """Quadratic-weighted Cohen's κ (scikit-learn's), None when undefined."""
+    if len(gold) < 2:
+        return None
+    from sklearn.metrics import cohen_kappa_score  # scikit-learn is heavy to import: only when scoring a scale
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a zero division is reported as NaN, which is None here
+        kappa = cohen_kappa_score(list(gold), list(predicted), labels=list(points), weights="quadratic")
+    return None if math.isnan(kappa) else round(float(kappa), 4)
+
+
+def _point(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def score(pairs: Sequence[Pair], minimum: int, maximum: int) -> dict:
+    """Mean absolute error (points) and quadratic-weighted κ over the scale ``minimum..maximum``."""
+    shared = [pair for pair in _shared(pairs) if _point(pair.gold) and _point(pair.predicted)]
+    gold = [pair.gold for pair in shared]
+    predicted = [pair.predicted for pair in shared]
+    mae = round(sum(abs(g - p) for g, p in zip(gold, predicted)) / len(shared), 4) if shared else None
+    return {"kind": SCALE, "metric": "mean absolute error, quadratic-weighted κ", "pairs": len(shared),
+            "mae": mae, "kappa": quadratic_kappa(gold, predicted, range(minimum, maximum + 1)),
+            "exact_match": _ratio(sum(1 for g, p in zip(gold, predicted) if g == p), len(shared))}
