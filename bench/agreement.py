@@ -29,7 +29,7 @@ django.setup()
 import numpy as np  # noqa: E402
 
 from annotator.domain import agreement
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 
 
 def main():
@@ -42,7 +42,7 @@ def main():
     args = parser.parse_args()
     n = args.sentences
     if args.protocol == "large":
-        from annotator.domain.protocol_document import load_protocol
+        from annotator.domain.protocol.document import load_protocol
         from bench.protocol_walk import large_document
 
         scheme = agreement.scheme_of(load_protocol(large_document()))

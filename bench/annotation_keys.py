@@ -75,7 +75,7 @@ window.addEventListener("keydown", (event) => {
 
 def chosen_protocol(name: str):
     """The protocol typed through: CogniBench's built-in one, or bench/protocol_walk.py's 12 steps and 20 labels."""
-    from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+    from annotator.domain.protocol.document import COGNIBENCH, load_protocol
     from bench.protocol_walk import large_document
 
     return COGNIBENCH if name == "cognibench" else load_protocol(large_document())

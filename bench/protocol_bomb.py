@@ -43,7 +43,7 @@ def child(path: str) -> dict:
     django.setup()
     from django.core.management.base import CommandError
 
-    from annotator.domain.protocol_document import ProtocolDocumentError, load_protocol
+    from annotator.domain.protocol.document import ProtocolDocumentError, load_protocol
     from annotator.management.commands.protocol_set import read_json
 
     started = time.perf_counter()

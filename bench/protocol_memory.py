@@ -4,11 +4,11 @@
 
 For each new version, what a worker computes the first time a screen shows it, through the cached functions
 the pages call: the loaded protocol (``projects.protocols.protocol_of_version``), its reading
-(``protocol_groups.reading``), the annotation screen's description (``work.page._description_json``), the label
+(``protocol.groups.reading``), the annotation screen's description (``work.page._description_json``), the label
 styles (``gold_tags.label_styles``), the pre-labeler's stages and the evaluation's scoring. Each mode runs in a
 fresh process, its RSS (``VmRSS``) read after a garbage collection, before the first version and after each.
 
-- ``bounded``: the caches as they are (``annotator/domain/protocol_cache.py``: the last CACHED_PROTOCOLS
+- ``bounded``: the caches as they are (``annotator/domain/protocol/cache.py``: the last CACHED_PROTOCOLS
   documents per cache);
 - ``unbounded``: the same caches given no bound (size 10**9), which is what the plain dicts before did.
 
@@ -33,7 +33,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 EXAMPLE_CHARS = 20_000  # the schema's longest text
-CACHES = [("annotator.projects.protocols", "_loaded"), ("annotator.domain.protocol_groups", "_BY_CHECKSUM"),
+CACHES = [("annotator.projects.protocols", "_loaded"), ("annotator.domain.protocol.groups", "_BY_CHECKSUM"),
           ("annotator.work.page", "_DESCRIPTIONS"), ("annotator.templatetags.gold_tags", "_STYLES"),
           ("autolabel.labelling.stages", "_CACHE"), ("autolabel.evaluation.protocol_views", "_BY_CHECKSUM")]
 
@@ -70,7 +70,7 @@ def run_mode(mode: str, versions: int, chars: int) -> dict:
     django.setup()
     import importlib
 
-    from annotator.domain.protocol_groups import reading
+    from annotator.domain.protocol.groups import reading
     from annotator.projects.protocols import protocol_of_version
     from annotator.templatetags.gold_tags import label_styles
     from annotator.work.page import _description_json

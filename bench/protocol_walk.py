@@ -79,7 +79,7 @@ def walk_all(next_step, answer, validate, label_of, paths) -> int:
 
 
 def python_figures(rounds: int) -> dict:
-    from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+    from annotator.domain.protocol.document import COGNIBENCH, load_protocol
     from tests import cognibench_reference as before
 
     figures = {}
@@ -136,7 +136,7 @@ BROWSER_WALK = """
 def browser_figures() -> dict:
     from playwright.sync_api import sync_playwright
 
-    from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+    from annotator.domain.protocol.document import COGNIBENCH, load_protocol
 
     descriptions = {"cognibench": COGNIBENCH.describe(), "large": load_protocol(large_document()).describe()}
     script = (ROOT / "static" / "js" / "protocol_walk.js").read_text()

@@ -3,7 +3,7 @@ of the example protocols (tests/test_protocol_wiring_browser.py, tests/test_prot
 
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.projects.protocol_services import protocol_set
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, member

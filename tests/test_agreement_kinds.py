@@ -10,7 +10,7 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import masi_distance
 
 from annotator.domain import agreement_kinds as kinds
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 
 ANSWERS = ("fabricated", "misattributed", "citation", "outdated", "holding")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from annotator.domain import agreement
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from annotator.domain.vocabulary import Label, Step
 
 NAN = math.nan

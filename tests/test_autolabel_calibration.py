@@ -12,7 +12,7 @@ from autolabel.evaluation.calibration import bin_index, calibration
 from autolabel.evaluation.comparison import compare
 from autolabel.evaluation.scores import Item, baseline_scores, detection_scores, evaluate
 from autolabel.evaluation.rater_agreement import RatedSentence, rater_agreement
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 
 COGNIBENCH = default_protocol()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotator.domain.protocol_document import load_protocol
+from annotator.domain.protocol.document import load_protocol
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.models import GoldLabel
 from annotator.projects.protocol_services import protocol_set

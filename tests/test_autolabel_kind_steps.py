@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.gold.models import GoldLabel
 from annotator.projects.protocol_services import protocol_set

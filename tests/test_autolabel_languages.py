@@ -2,7 +2,7 @@
 turn sentence by sentence, and the scores weigh a Chinese sentence by its characters."""
 
 from autolabel.baseline import judge
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from autolabel.evaluation.scores import Item, detection_scores, word_count
 from autolabel.labelling.parsing import parse_reply
 from autolabel.labelling.pipeline import JobConfig, TurnSpec, plan_requests

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotator.domain import draws as draw_rules
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import DrawStrategy, Role
 from annotator.projects.protocol_services import protocol_set
 from autolabel.checks.drawing import turn_margins

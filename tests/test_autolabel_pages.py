@@ -281,7 +281,7 @@ def test_a_staff_lead_starting_a_job_in_the_admin_lands_on_the_jobs_page_with_th
 def test_a_job_on_an_example_protocol_is_started_on_the_page_and_the_api_with_that_protocol(client, db, shipped):
     """The pre-labeler prompts, parses and votes with the project's protocol (it refused any but CogniBench's
     before): a job starts on the page and through the API, and records the protocol version it labels with."""
-    from annotator.domain.protocol_document import load_shipped
+    from annotator.domain.protocol.document import load_shipped
     from annotator.projects.protocol_services import protocol_set
     from autolabel.jobs.services import job_protocol
     from tests.factories_api import token_client

@@ -6,7 +6,7 @@ labels of the project's protocol only."""
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.projects.protocol_services import protocol_set
 from autolabel.jobs import services

@@ -5,7 +5,7 @@ judge answering each document's format without knowing it."""
 
 import pytest
 
-from annotator.domain.protocol_document import load_protocol, load_shipped
+from annotator.domain.protocol.document import load_protocol, load_shipped
 from autolabel.baseline import judge
 from autolabel.labelling.parsing import parse_reply, sample_label
 from autolabel.labelling.replies import CallResult, Choice

@@ -2,7 +2,7 @@
 
 import pytest
 
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from autolabel.evaluation.scores import Item, confusion, detection_scores, evaluate
 from autolabel.labelling.voting import decide
 

@@ -4,8 +4,8 @@ import pytest
 
 from annotator.domain import claims, evidence
 from annotator.domain.vocabulary import DEFAULT_ERROR_TYPES, Label, TripletLabel
-from annotator.domain.protocol_groups import reading
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.groups import reading
+from annotator.domain.protocol.document import default_protocol
 
 COGNIBENCH = reading(default_protocol())
 

@@ -2,7 +2,7 @@
 
 from annotator.domain import gold, protocol
 from annotator.domain.qualification import Answered, GoldSentence, score_attempt
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from annotator.domain.vocabulary import Label
 
 COGNIBENCH = default_protocol()

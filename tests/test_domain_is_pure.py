@@ -23,9 +23,9 @@ def imported_modules(path):
 def test_the_only_django_module_the_rules_import_is_the_choice_enums():
     found = {
         f"{path.name}: {module}"
-        for path in DOMAIN.glob("*.py")
+        for path in DOMAIN.rglob("*.py")
         for module in imported_modules(path)
         if (module == "django" or module.startswith("django.")) and module not in ALLOWED_DJANGO
     }
     assert not found, found
-    assert len(list(DOMAIN.glob("*.py"))) >= 10  # the check reads the folder it means to
+    assert len(list(DOMAIN.rglob("*.py"))) >= 10  # the check reads the folder it means to

@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from annotator.domain import draws, gold
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 
 
 def test_a_seeded_random_draw_is_reproducible_whatever_order_the_candidates_come_in():

@@ -12,7 +12,7 @@ from tests.factories import member
 from tests.factories_faithfulness import draw, finished_job
 from tests.factories_workspace import annotators, project_with_turns
 from tests.test_protocol_versions_counted import MAPPING, V2, label_turn
-from annotator.domain.protocol_document import COGNIBENCH
+from annotator.domain.protocol.document import COGNIBENCH
 
 pytestmark = pytest.mark.django_db
 

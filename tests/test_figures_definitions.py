@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+from annotator.domain.protocol.document import COGNIBENCH, load_protocol
 from annotator.domain.vocabulary import DrawStrategy, GoldProvenance, Role
 from annotator.models import GoldLabel, Project
 from annotator.projects.protocol_services import protocol_set

@@ -14,7 +14,7 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import masi_distance
 
 from annotator import models
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set

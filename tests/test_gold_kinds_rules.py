@@ -2,7 +2,7 @@
 text never decides; a disagreement on a multiple or scale step is a dispute (no database)."""
 
 from annotator.domain import gold, gold_kinds
-from annotator.domain.protocol_document import default_protocol, load_shipped
+from annotator.domain.protocol.document import default_protocol, load_shipped
 
 HALLU = load_shipped("halludetect")
 COGNIBENCH = default_protocol()

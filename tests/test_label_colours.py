@@ -3,7 +3,7 @@
 import pytest
 
 from annotator.domain.colours import _luminance, readable_text_colour
-from annotator.domain.protocol_document import COGNIBENCH, load_shipped, shipped_names
+from annotator.domain.protocol.document import COGNIBENCH, load_shipped, shipped_names
 
 
 def contrast(a, b):

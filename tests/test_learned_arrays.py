@@ -6,7 +6,7 @@ import io
 import joblib
 import numpy as np
 
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from autolabel.learned.dense import dense_matrix
 from autolabel.learned.features import Example, dense_features, dense_names, tokens
 from autolabel.learned.hashed import HashedTfidf

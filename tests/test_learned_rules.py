@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from autolabel.learned.features import Example, dense_features, dense_names, tokens
 from autolabel.learned.model import JudgeModel, judge_for
 from autolabel.learned.validation import SAMPLES, _folds, cross_validate, votes_from_probabilities

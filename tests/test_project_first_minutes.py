@@ -9,7 +9,7 @@ import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotator import models
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.projects.protocol_services import protocol_set
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, UserFactory, member

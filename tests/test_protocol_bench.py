@@ -1,6 +1,6 @@
 """bench/protocol_walk.py measures what it says: a valid 12-step / 20-label protocol, every path walked."""
 
-from annotator.domain.protocol_document import load_protocol
+from annotator.domain.protocol.document import load_protocol
 from bench.protocol_walk import large_document, python_figures
 
 

@@ -51,7 +51,7 @@ def test_an_adjudication_page_opened_before_a_protocol_change_is_refused_and_rel
     """The adjudicator walks to "faithful" on a page opened before a lead changed the protocol (with a mapping: the
     project is annotated); saving is a 409, the page reloads with the reason, and the old walk is not read under
     the new document (its draft belongs to the protocol it was walked on)."""
-    from annotator.domain.protocol_document import COGNIBENCH
+    from annotator.domain.protocol.document import COGNIBENCH
     from annotator.gold.derivation import gold_derive_for_turn
     from annotator.models import Adjudication, GoldLabel
     from tests.factories import ProjectFactory, TurnFactory

@@ -19,7 +19,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+from annotator.domain.protocol.document import COGNIBENCH, load_protocol
 from annotator.domain.vocabulary import Role
 from annotator.models import Adjudication, Assignment, ImportBatch, Project, SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set

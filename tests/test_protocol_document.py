@@ -7,7 +7,7 @@ import json
 import pytest
 
 from annotator.domain import protocol as module
-from annotator.domain.protocol_document import (
+from annotator.domain.protocol.document import (
     COGNIBENCH, Protocol, ProtocolDocumentError, ProtocolError, load_protocol, load_shipped, shipped_names,
 )
 

@@ -10,7 +10,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotator.domain.protocol_document import default_protocol, load_shipped
+from annotator.domain.protocol.document import default_protocol, load_shipped
 from annotator.domain.vocabulary import DrawStrategy, GoldProvenance, Role
 from annotator.models import GoldLabel
 from annotator.projects.protocols import protocol_for

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotator.domain.protocol_document import COGNIBENCH, load_shipped
+from annotator.domain.protocol.document import COGNIBENCH, load_shipped
 from annotator.models import GoldLabel, Project
 from annotator.projects.protocols import protocol_for
 

@@ -9,7 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from annotator.domain.protocol_document import COGNIBENCH, load_protocol
+from annotator.domain.protocol.document import COGNIBENCH, load_protocol
 from annotator.domain.vocabulary import Role
 from annotator.models import GoldLabel, Project
 from annotator.projects.protocols import protocol_for
@@ -116,7 +116,7 @@ def test_a_project_on_another_protocol_is_offered_jsonl_not_cognibench_labels_js
     from django.core.management.base import CommandError
     from rest_framework.test import APIClient
 
-    from annotator.domain.protocol_document import load_shipped
+    from annotator.domain.protocol.document import load_shipped
     from annotator.projects.protocol_services import protocol_set
 
     project = ProjectFactory(slug="face4rag-export")

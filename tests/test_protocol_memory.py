@@ -10,9 +10,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator.domain import protocol_groups
-from annotator.domain.protocol_cache import CACHED_PROTOCOLS
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol import groups as protocol_groups
+from annotator.domain.protocol.cache import CACHED_PROTOCOLS
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.projects import protocols
 from annotator.templatetags import gold_tags

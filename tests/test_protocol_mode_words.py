@@ -4,7 +4,7 @@ project's own protocol has where the independent mode is shown."""
 import pytest
 from django.test import Client
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import ProtocolMode, Role
 from annotator.projects.protocol_services import protocol_set
 from tests.factories import ProjectFactory, member

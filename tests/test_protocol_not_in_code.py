@@ -29,7 +29,7 @@ VOCABULARY_NAMES = {
 ALLOWED = {
     "annotator/domain/vocabulary.py",  # the CogniBench names, kept for its importer and the built-in document
     "annotator/domain/definitions.py",  # their wording (the built-in document's source)
-    "annotator/domain/protocol.py",  # the old CogniBench-only functions, delegating to the built-in document
+    "annotator/domain/protocol/__init__.py",  # the old CogniBench-only functions, delegating to the built-in document
     "annotator/corpus/importers/cognibench.py",  # CogniBench's released files
     "annotator/corpus/imports/importers/cognibench.py",
     "annotator/corpus/exporters/cognibench.py",

@@ -13,7 +13,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotator.domain.protocol_document import COGNIBENCH
+from annotator.domain.protocol.document import COGNIBENCH
 from annotator.domain.vocabulary import Role
 from annotator.models import Project, ProtocolVersion
 

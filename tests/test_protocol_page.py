@@ -10,7 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from annotator.domain.protocol_document import COGNIBENCH, load_shipped
+from annotator.domain.protocol.document import COGNIBENCH, load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.models import Project, ProtocolVersion
 from annotator.projects.protocols import protocol_for

@@ -5,7 +5,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from tests.test_security_csp_browser import watched
 

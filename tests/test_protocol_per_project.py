@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from annotator.domain.protocol_document import COGNIBENCH, ProtocolDocumentError, load_shipped
+from annotator.domain.protocol.document import COGNIBENCH, ProtocolDocumentError, load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.models import Assignment, Project, ProtocolVersion, SentenceAnnotation
 from annotator.projects.protocol_services import carried_label, protocol_set

@@ -3,8 +3,8 @@ bounds, and the reader's verdicts (the routes are tested in test_protocol_limits
 
 import pytest
 
-from annotator.domain.protocol_cache import ProtocolCache
-from annotator.domain.protocol_validation import MAX_PROBLEMS, bounded, quoted
+from annotator.domain.protocol.cache import ProtocolCache
+from annotator.domain.protocol.validation import MAX_PROBLEMS, bounded, quoted
 from annotator.projects.protocol_reading import ProtocolTextError, read_protocol_text
 
 

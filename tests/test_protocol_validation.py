@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from annotator.domain.protocol_document import COGNIBENCH, ProtocolDocumentError, load_protocol
+from annotator.domain.protocol.document import COGNIBENCH, ProtocolDocumentError, load_protocol
 
 
 def cognibench():

@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from annotator.domain.protocol_document import COGNIBENCH
+from annotator.domain.protocol.document import COGNIBENCH
 from annotator.domain.vocabulary import Role
 from annotator.models import Adjudication, Assignment, GoldLabel
 from annotator.work.assignment import assignment_next
@@ -41,7 +41,7 @@ def browser(user) -> Client:
 
 def label_turn(project, user, labels, protocol_document):
     """``user`` takes the turn the project gives next, labels its sentences through the screen's sync, submits."""
-    from annotator.domain.protocol_document import load_protocol
+    from annotator.domain.protocol.document import load_protocol
 
     protocol = load_protocol(protocol_document)
     client = browser(user)
@@ -189,7 +189,7 @@ def test_cached_reports_follow_a_changed_document_under_the_same_id_and_version(
     the reports' cache is keyed by the project's protocol version and the document's checksum."""
     from django.core.cache import cache
 
-    from annotator.domain.protocol_document import default_protocol
+    from annotator.domain.protocol.document import default_protocol
     from annotator.projects.protocol_services import protocol_set
     from annotator.reports.agreement import project_agreement_cached
 

@@ -17,7 +17,7 @@ import pytest
 from django.test import Client
 
 from annotator import models
-from annotator.domain.protocol_document import load_protocol
+from annotator.domain.protocol.document import load_protocol
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set

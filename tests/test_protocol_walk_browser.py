@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.document import load_shipped
+from annotator.domain.protocol.groups import reading
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.gold.services import gold_override
 from annotator.models import GoldLabel, Project

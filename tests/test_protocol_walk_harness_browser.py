@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import ProtocolError, load_shipped, shipped_names
-from annotator.domain.step_kinds import scale
+from annotator.domain.protocol.document import ProtocolError, load_shipped, shipped_names
+from annotator.domain.protocol.kinds import scale
 
 pytestmark = [pytest.mark.browser]
 

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from annotator.domain.colours import readable_text_colour
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.models import Adjudication, Assignment, GoldLabel, Project, SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for

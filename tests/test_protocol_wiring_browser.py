@@ -10,8 +10,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.document import load_shipped
+from annotator.domain.protocol.groups import reading
 from annotator.gold.services import gold_override
 from annotator.models import Adjudication, GoldLabel, Sentence
 from annotator.projects.protocol_services import protocol_set

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from annotator.domain.protocol_canonical import canonical
-from annotator.domain.protocol_document import (
+from annotator.domain.protocol.canonical import canonical
+from annotator.domain.protocol.document import (
     PROTOCOLS_DIR, ProtocolDocumentError, ProtocolError, load_protocol, load_shipped, shipped_names,
 )
-from annotator.domain.step_kinds import KINDS, holds
+from annotator.domain.protocol.kinds import KINDS, holds
 
 HALLU = load_shipped("halludetect")
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotator.domain.protocol_document import PROTOCOLS_DIR
+from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.models import SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set
 from tests.factories_workspace import act, annotators, claimed, project_with_turns

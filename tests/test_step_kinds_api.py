@@ -13,7 +13,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer
 
 from annotator.models import Assignment, SentenceAnnotation
 from api.serializers.common import PATH_VALUE_SCHEMA
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, member
 from tests.factories_api import fast, token_client, url, world  # noqa: F401 (fixtures)

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
 from tests.factories import DialogueFactory, TurnFactory
 from tests.factories_workspace import annotators, numbered_sentences

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from annotator import models
-from annotator.domain.protocol_document import COGNIBENCH, load_shipped
+from annotator.domain.protocol.document import COGNIBENCH, load_shipped
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator import models
-from annotator.domain.protocol_document import PROTOCOLS_DIR
+from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.domain.vocabulary import ProtocolMode, Role
 from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.domain.protocol_document import PROTOCOLS_DIR
+from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.domain.vocabulary import Role
 from annotator.models import Adjudication, Project
 from annotator.projects.protocol_services import protocol_set

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotator import models
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.projects.protocol_services import protocol_set
 from annotator.qa import qualification as q

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from annotator.domain.protocol_document import PROTOCOLS_DIR, load_shipped
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.document import PROTOCOLS_DIR, load_shipped
+from annotator.domain.protocol.groups import reading
 from annotator.domain.vocabulary import Role
 from annotator.models import Project
 from annotator.projects.protocol_services import protocol_set

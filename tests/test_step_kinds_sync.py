@@ -7,7 +7,7 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from annotator.domain.protocol_document import PROTOCOLS_DIR
+from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.models import AnnotationEvent, SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set
 from tests.factories_workspace import annotators, claimed, project_with_turns

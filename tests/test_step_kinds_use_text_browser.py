@@ -9,7 +9,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from annotator import models
-from annotator.domain.protocol_document import load_shipped
+from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set

@@ -7,8 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from annotator.domain.protocol_document import load_shipped
-from annotator.domain.step_kinds import scale
+from annotator.domain.protocol.document import load_shipped
+from annotator.domain.protocol.kinds import scale
 from annotator.models import Adjudication, Assignment, GoldLabel, SentenceAnnotation
 from annotator.domain.vocabulary import Role
 from tests.conftest import start_from_queue

@@ -11,7 +11,7 @@ from django.db.models import Count, Q
 from .. import extensions
 from ..domain import agreement, claims, evidence
 from ..models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for
 from ..domain.vocabulary import Severity, TripletLabel
 

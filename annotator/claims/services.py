@@ -16,7 +16,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..domain import claims
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead
 from ..corpus.turn_lock import turn_locked_with_project

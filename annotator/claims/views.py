@@ -21,8 +21,8 @@ from . import services as claims_services
 from ..work.write import AnnotationError
 from ..domain.vocabulary import Severity, TripletLabel
 from ..views.common import assignment_for, bad_request, blind_refusal
-from ..domain.protocol_groups import reading
-from ..domain.protocol_wording import label_names
+from ..domain.protocol.groups import reading
+from ..domain.protocol.wording import label_names
 from ..projects.protocols import protocol_for
 
 TRIPLET_ACTIONS = {"triplet_label", "triplet_add", "triplet_edit", "triplet_delete"}

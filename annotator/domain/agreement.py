@@ -26,7 +26,7 @@ the number of its answers. A label that two paths reach with different answers
 to a step says nothing certain of that step: it counts as not asked there.
 
 Everything about the protocol comes from its document (``Scheme``, built once
-per protocol from ``protocol_groups.reading``): the labels, the steps agreement
+per protocol from ``protocol.groups.reading``): the labels, the steps agreement
 is measured on and their answers.
 """
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from krippendorff import krippendorff as _kd
 
-from .protocol_groups import reading
+from .protocol.groups import reading
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
 

@@ -14,7 +14,7 @@
   the protocol's ``error_type`` group names.
 
 Which labels are hallucinations, take a severity or an error type comes from the
-project's protocol (``read``: ``protocol_groups.reading(protocol)``).
+project's protocol (``read``: ``protocol.groups.reading(protocol)``).
 
 Selectors fetch rows and hand them to these functions; the unit tests feed
 them by hand.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .protocol_parts import ProtocolError
+from .protocol.parts import ProtocolError
 
 DECIDING_KINDS = frozenset({"multiple", "scale"})  # the kinds whose values must agree, besides the label
 _ABSENT = object()

@@ -64,7 +64,7 @@ def choice_field(choices, noun="value", **kwargs):
 
 def protocol_choices(protocol, kind: str) -> list[tuple[str, str]]:
     """The choices of a label, step or answer field: the project's protocol's (every answer of any step)."""
-    from ..domain.protocol_groups import reading
+    from ..domain.protocol.groups import reading
 
     read = reading(protocol)
     if kind == "label":
@@ -90,7 +90,7 @@ class ProtocolChoicesForm(forms.Form):
     def __init__(self, *args, protocol=None, **kwargs):
         super().__init__(*args, **kwargs)
         if protocol is None and self.protocol_fields:
-            from ..domain.protocol_document import default_protocol
+            from ..domain.protocol.document import default_protocol
 
             protocol = default_protocol()
         for name, kind in self.protocol_fields.items():

@@ -3,7 +3,7 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..domain.protocol_document import ProtocolError
+from ..domain.protocol.document import ProtocolError
 from ..domain.vocabulary import AdjudicationOrder, DrawnTurnReview, ImportedGold
 from ..forms.fields import MAX_ID, ProtocolChoicesForm, TextField, protocol_choice_field, walked_protocol_field
 from ..json_input import json_loads_limited

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.protocol_document import COGNIBENCH
+from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import GoldProvenance, Severity, TripletLabel
 from ..work.models import Assignment
 from ..corpus.models import Sentence, Turn

@@ -10,7 +10,7 @@ from django.db.models import Count, Exists, Min, OuterRef, Q
 from ..access import ADJUDICATING_ROLES, is_lead
 from ..models import (Adjudication, AnnotationEvent, Assignment, GoldEvent, GoldLabel, Membership, SentenceAnnotation,
                       Turn)
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for
 from ..domain.vocabulary import AdjudicationOrder, GoldProvenance
 

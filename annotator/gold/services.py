@@ -9,8 +9,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from ..domain.protocol_groups import reading
-from ..domain.protocol_document import ProtocolError
+from ..domain.protocol.groups import reading
+from ..domain.protocol.document import ProtocolError
 from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_for
 from ..access import can_adjudicate, is_lead

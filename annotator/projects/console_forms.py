@@ -4,9 +4,9 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from ..domain.protocol_document import load_shipped, shipped_names
-from ..domain.protocol_groups import reading
-from ..domain.protocol_wording import evidence_wording
+from ..domain.protocol.document import load_shipped, shipped_names
+from ..domain.protocol.groups import reading
+from ..domain.protocol.wording import evidence_wording
 from ..domain.qualification import MAX_AUTO_RETRIES
 from ..domain.vocabulary import ProtocolMode, Role
 from ..models import Project

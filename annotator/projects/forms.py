@@ -5,7 +5,7 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..domain.protocol_document import PROTOCOLS_DIR, shipped_names
+from ..domain.protocol.document import PROTOCOLS_DIR, shipped_names
 from .protocol_mapping import mapping_from_fields
 from .protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 

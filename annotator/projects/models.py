@@ -3,7 +3,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..domain.languages import LanguageError, language_code
-from ..domain.protocol_document import COGNIBENCH
+from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import (
     DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role,
 )

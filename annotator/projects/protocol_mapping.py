@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..domain.protocol_document import Protocol
+from ..domain.protocol.document import Protocol
 from .protocols import protocol_for, protocol_of_version
 
 

@@ -23,9 +23,9 @@ import math
 import yaml
 from django.conf import settings
 
-from ..domain.protocol_document import Protocol, ProtocolDocumentError, load_protocol
+from ..domain.protocol.document import Protocol, ProtocolDocumentError, load_protocol
 from ..json_input import nesting_exceeds
-from ..domain.protocol_validation import cut, pointer, quoted
+from ..domain.protocol.validation import cut, pointer, quoted
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import F
 
-from ..domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
-from ..domain.protocol_validation import bounded
+from ..domain.protocol.document import COGNIBENCH, Protocol, ProtocolDocumentError
+from ..domain.protocol.validation import bounded
 from ..models import Assignment, Project, ProtocolVersion
 from .protocol_reading import ProtocolTextError, check_protocol_bounds, load_protocol_bounded
 from .protocols import project_has_annotations, protocol_for

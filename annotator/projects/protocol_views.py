@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ..access import access_project_as_lead
 from ..views.common import bad_request
-from ..domain.protocol_document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
+from ..domain.protocol.document import PROTOCOLS_DIR, ProtocolDocumentError, load_protocol
 from .forms import ProtocolForm, ProtocolPreviewForm, document_format
 from .protocol_mapping import MAPPING_FIELD, mapping_rows
 from .protocol_reading import read_protocol_text

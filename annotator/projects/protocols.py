@@ -7,8 +7,8 @@ keyed by its row id: after the first call for a version, ``protocol_for`` costs 
 
 from __future__ import annotations
 
-from ..domain.protocol_cache import ProtocolCache
-from ..domain.protocol_document import COGNIBENCH, Protocol, load_protocol, read_checksum
+from ..domain.protocol.cache import ProtocolCache
+from ..domain.protocol.document import COGNIBENCH, Protocol, load_protocol, read_checksum
 from ..domain.vocabulary import ProtocolMode
 
 # Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose

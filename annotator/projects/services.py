@@ -14,7 +14,7 @@ from django.utils.text import slugify
 
 from ..access import forget_roles, may_create_projects
 from ..models import Membership, MembershipRemoval, Project, ProjectInvite, UnitFlag
-from ..domain.protocol_document import ProtocolDocumentError
+from ..domain.protocol.document import ProtocolDocumentError
 from ..domain.vocabulary import Role
 from ..work.assignment import assignment_release
 from .protocol_services import protocol_set

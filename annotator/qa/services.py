@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from ..access import is_lead, role_in
 from ..models import Assignment, Feedback, GuidelineExample, Project, Question, QuestionMessage, Sentence, SentenceAnnotation, Turn
-from ..domain.protocol_document import ProtocolError
+from ..domain.protocol.document import ProtocolError
 from ..projects.protocols import protocol_for
 from ..work.services import annotation_amend
 from ..work.write import AnnotationError

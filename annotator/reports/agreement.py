@@ -23,7 +23,7 @@ from django.db.models import Count, Max
 
 from ..domain import agreement
 from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_for
 from . import versions

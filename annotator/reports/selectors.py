@@ -18,7 +18,7 @@ from django.db.models import Count, Q
 from ..access import projects_for, role_in
 from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
-from ..domain.protocol_groups import rates, rate_of, reading, shown_families
+from ..domain.protocol.groups import rates, rate_of, reading, shown_families
 from ..projects.protocol_mapping import version_carry
 from ..projects.protocols import protocol_caption, protocol_for
 from ..domain.vocabulary import ProtocolMode, Role
@@ -60,7 +60,7 @@ def _gold_rows(project, carry=None):
 
 
 def _rates(counts: dict, read) -> dict:
-    """The rates a group's gold labels give, as ``protocol_groups.rates`` defines them (the faithfulness report
+    """The rates a group's gold labels give, as ``protocol.groups.rates`` defines them (the faithfulness report
     takes the same definitions): the hallucination rate over every sentence, each shown family's share of the
     sentences in a family, and the rate within each family that holds hallucinations and other labels."""
     figures = {
@@ -271,7 +271,7 @@ def project_report_or_older(project) -> tuple[dict | None, bool, str]:
 
 def rate_columns(read) -> list[tuple[str, str]]:
     """(header, key) of the rate tables: sentences, those in a family, then every rate of
-    ``protocol_groups.rates`` with its denominator named (CogniBench: cognitive share, hallucination rate, the
+    ``protocol.groups.rates`` with its denominator named (CogniBench: cognitive share, hallucination rate, the
     factual and cognitive rates)."""
     return ([("Sentences with gold", "sentences"), ("Sentences in a family", "relevant")]
             + [(rate.header, rate.id) for rate in rates(read)])

@@ -13,7 +13,7 @@ from .selectors import (
     shown_families,
 )
 from .services import report_refresh_request
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for
 
 HALLUCINATION_COLOUR = "#c62828"

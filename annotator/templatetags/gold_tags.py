@@ -6,9 +6,9 @@ from django import template
 from django.utils.html import format_html_join
 
 from ..domain.colours import readable_text_colour
-from ..domain.protocol_cache import ProtocolCache
-from ..domain.protocol_document import default_protocol
-from ..domain.protocol_groups import reading
+from ..domain.protocol.cache import ProtocolCache
+from ..domain.protocol.document import default_protocol
+from ..domain.protocol.groups import reading
 
 register = template.Library()
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]*")

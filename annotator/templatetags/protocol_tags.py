@@ -5,8 +5,8 @@ of the protocol a page walks, sent with its saves: ``{{ project|protocol_checksu
 
 from django import template
 
-from ..domain.protocol_groups import reading
-from ..domain.protocol_wording import label_names, yes_no_example as example_of
+from ..domain.protocol.groups import reading
+from ..domain.protocol.wording import label_names, yes_no_example as example_of
 from ..projects.protocols import protocol_caption as caption
 from ..projects.protocols import protocol_for
 

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from ..domain.protocol_document import COGNIBENCH
+from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import Severity, TripletLabel
 from ..corpus.models import ClaimTriplet, Sentence, Turn
 from ..projects.models import Project

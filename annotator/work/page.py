@@ -21,8 +21,8 @@ from django.utils.safestring import mark_safe
 from .. import extensions
 from ..domain.evidence import to_browser_offset
 from ..domain.languages import UNSPACED_RANGES, text_attributes, text_language
-from ..domain.protocol_cache import ProtocolCache
-from ..domain.protocol_groups import reading
+from ..domain.protocol.cache import ProtocolCache
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for_assignment
 from .services import evidence_required
 from ..domain.vocabulary import ProtocolMode

@@ -25,7 +25,7 @@ from ..domain.evidence import from_browser_offset
 from ..models import Assignment, EvidenceSpan, GuidelineExample, Sentence, SentenceAnnotation
 from .assignment import candidate_pools
 from .services import evidence_required
-from ..domain.protocol_groups import reading
+from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for_assignment
 from ..domain.vocabulary import ProtocolMode
 from ..fastsql.joined import JoinedSelect

@@ -19,8 +19,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from ..domain.protocol_groups import reading
-from ..domain.protocol_document import ProtocolError
+from ..domain.protocol.groups import reading
+from ..domain.protocol.document import ProtocolError
 from ..projects.protocols import protocol_for_assignment
 from ..models import AnnotationEvent, Assignment, EvidenceSpan, Sentence
 from ..domain.vocabulary import ProtocolMode
@@ -38,7 +38,7 @@ class StepTaken:
 
     action: str
     step: str = ""
-    value: str | list[str] | int = ""  # the step's kind's value (step_kinds): str, list of str or int
+    value: str | list[str] | int = ""  # the step's kind's value (protocol.kinds): str, list of str or int
     at: datetime | None = None
 
 

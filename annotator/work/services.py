@@ -15,8 +15,8 @@ from django.db.models import F
 
 from ..domain.assignment import UNFINISHED
 from ..domain.claims import stale_extras
-from ..domain.protocol_groups import reading
-from ..domain.protocol_document import ProtocolError
+from ..domain.protocol.groups import reading
+from ..domain.protocol.document import ProtocolError
 from ..projects.protocols import protocol_for_assignment
 from ..domain.vocabulary import GoldProvenance, ProtocolMode
 from ..fastsql.compiled import CompiledQuery

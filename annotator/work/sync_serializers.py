@@ -19,9 +19,9 @@ from functools import lru_cache
 
 from rest_framework import serializers
 
-from ..domain.protocol_document import ProtocolError
-from ..domain.step_kinds import CHOICE, parse_value
-from ..domain.step_kinds.text import MAX_LENGTH as MAX_TEXT
+from ..domain.protocol.document import ProtocolError
+from ..domain.protocol.kinds import CHOICE, parse_value
+from ..domain.protocol.kinds.text import MAX_LENGTH as MAX_TEXT
 from ..fastsql.joined import JoinedSelect
 from ..models import Sentence
 from ..projects.protocols import protocol_for_assignment

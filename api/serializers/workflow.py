@@ -3,8 +3,8 @@
 from rest_framework import serializers
 
 
-from annotator.domain.protocol_document import ProtocolError
-from annotator.domain.step_kinds import CHOICE, parse_value
+from annotator.domain.protocol.document import ProtocolError
+from annotator.domain.protocol.kinds import CHOICE, parse_value
 
 from .common import MAX_ID, ProtocolValueField, StepAnswerField
 from .work import AssignmentSerializer, SentenceAnnotationSerializer

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from autolabel.faithfulness.report import faithfulness_report, measures
 from autolabel.models import AutoLabelJob
 

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from annotator.domain.protocol_document import ProtocolDocumentError
+from annotator.domain.protocol.document import ProtocolDocumentError
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for
 

@@ -16,88 +16,21 @@ the label's F1 already scores.
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from annotator.domain.protocol.kinds import multiple, scale, text
+from annotator.domain.protocol.kinds.measures import Pair
+
 MULTIPLE, SCALE, TEXT = "multiple", "scale", "text"
 
+# One function per kind, in the kind's module (annotator/domain/protocol/kinds/<kind>.py: ``score``).
+score_multiple = multiple.score
+score_scale = scale.score
+score_text = text.score
 
-@dataclass(frozen=True)
-class Pair:
-    """A sentence's gold value and predicted value for one step (either None when absent)."""
-
-    gold: object
-    predicted: object
-
-
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return round(numerator / denominator, 4) if denominator else None
-
-
-def _f1(correct: int, predicted: int, gold: int) -> float | None:
-    return round(2 * correct / (predicted + gold), 4) if gold else None
-
-
-def _shared(pairs: Sequence[Pair]) -> list[Pair]:
-    return [pair for pair in pairs if pair.gold is not None and pair.predicted is not None]
-
-
-def score_multiple(pairs: Sequence[Pair], answers: Sequence[str]) -> dict:
-    """Per-answer precision, recall and F1 (answers in document order) and the micro average."""
-    # A value that is not a list (a path stored before the step was a multiple one) is no set of answers.
-    shared = [pair for pair in _shared(pairs) if isinstance(pair.gold, (list, tuple))
-              and isinstance(pair.predicted, (list, tuple))]
-    per_answer = {}
-    totals = [0, 0, 0]
-    for answer in answers:
-        correct = sum(1 for pair in shared if answer in pair.gold and answer in pair.predicted)
-        predicted = sum(1 for pair in shared if answer in pair.predicted)
-        gold = sum(1 for pair in shared if answer in pair.gold)
-        totals = [totals[0] + correct, totals[1] + predicted, totals[2] + gold]
-        per_answer[answer] = {"precision": _ratio(correct, predicted), "recall": _ratio(correct, gold),
-                              "f1": _f1(correct, predicted, gold), "predicted": predicted, "gold": gold,
-                              "correct": correct}
-    correct, predicted, gold = totals
-    exact = sum(1 for pair in shared if set(pair.gold) == set(pair.predicted))
-    return {"kind": MULTIPLE, "metric": "per-answer F1", "pairs": len(shared), "answers": per_answer,
-            "micro": {"precision": _ratio(correct, predicted), "recall": _ratio(correct, gold),
-                      "f1": _f1(correct, predicted, gold)},
-            "exact_match": _ratio(exact, len(shared))}
-
-
-def quadratic_kappa(gold: Sequence[int], predicted: Sequence[int], points: Sequence[int]) -> float | None:
-    """Quadratic-weighted Cohen's κ (scikit-learn's), None when undefined."""
-    if len(gold) < 2:
-        return None
-    from sklearn.metrics import cohen_kappa_score  # scikit-learn is heavy to import: only when scoring a scale
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a zero division is reported as NaN, which is None here
-        kappa = cohen_kappa_score(list(gold), list(predicted), labels=list(points), weights="quadratic")
-    return None if math.isnan(kappa) else round(float(kappa), 4)
-
-
-def _point(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def score_scale(pairs: Sequence[Pair], minimum: int, maximum: int) -> dict:
-    """Mean absolute error (points) and quadratic-weighted κ over the scale ``minimum..maximum``."""
-    shared = [pair for pair in _shared(pairs) if _point(pair.gold) and _point(pair.predicted)]
-    gold = [pair.gold for pair in shared]
-    predicted = [pair.predicted for pair in shared]
-    mae = round(sum(abs(g - p) for g, p in zip(gold, predicted)) / len(shared), 4) if shared else None
-    return {"kind": SCALE, "metric": "mean absolute error, quadratic-weighted κ", "pairs": len(shared),
-            "mae": mae, "kappa": quadratic_kappa(gold, predicted, range(minimum, maximum + 1)),
-            "exact_match": _ratio(sum(1 for g, p in zip(gold, predicted) if g == p), len(shared))}
-
-
-def score_text(pairs: Sequence[Pair]) -> dict:
-    return {"kind": TEXT, "metric": "not scored (counted)", "pairs": len(_shared(pairs)),
-            "predicted": sum(1 for pair in pairs if pair.predicted is not None),
-            "gold": sum(1 for pair in pairs if pair.gold is not None)}
+__all__ = ["Pair", "score_multiple", "score_scale", "score_text", "score_step", "KindItem",
+           "protocol_kind_scores", "summary"]
 
 
 def score_step(kind: str, pairs: Sequence[Pair], *, answers: Sequence[str] = (), minimum: int = 1,

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotator.domain.protocol_cache import ProtocolCache
-from annotator.domain.protocol_groups import EvaluationView, Family, reading
+from annotator.domain.protocol.cache import ProtocolCache
+from annotator.domain.protocol.groups import EvaluationView, Family, reading
 from annotator.projects.protocols import protocol_of_version, version_caption
 
 # The pooled view keeps this second name in the reports (it was called so before the macro existed), so that

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from annotator.domain import agreement
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.groups import reading
 
 MIN_UNITS = agreement.MIN_UNITS
 

@@ -10,7 +10,7 @@ their sentences: ``faithfulness_counts``) and the turns of the job's random draw
              "<measure>": {"auto", "gold_only", "gold_only_ci95", "corrected", "corrected_ci95"}, ...}
 
 Floats are rounded to 4 decimals. The measures come from the project's protocol (``measures(protocol)``), as
-``annotator.domain.protocol_groups.rates`` defines them for this report and the reports page alike: the
+``annotator.domain.protocol.groups.rates`` defines them for this report and the reports page alike: the
 hallucination rate (its hallucination group, over all sentences), each shown family's share of the sentences in
 some family (of exactly two families only the second: the first's share is one minus it), and per family
 holding hallucinations and other labels the share of its sentences that are hallucinated (a family made only of
@@ -40,7 +40,7 @@ from annotator.domain.vocabulary import DrawStrategy
 from annotator.models import DrawnTurn, GoldLabel
 from annotator.projects.protocol_mapping import version_carry
 
-from annotator.domain.protocol_groups import rates, reading
+from annotator.domain.protocol.groups import rates, reading
 
 from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.faithfulness.estimators import estimate_ratio
@@ -57,7 +57,7 @@ class Measure:
 
 
 def measures(protocol) -> tuple:
-    """The report's measures under ``protocol``: the rates of ``protocol_groups.rates`` (the reports page's
+    """The report's measures under ``protocol``: the rates of ``protocol.groups.rates`` (the reports page's
     too, one definition), each as the per-turn counts it divides."""
     found = []
     for rate in rates(reading(protocol)):

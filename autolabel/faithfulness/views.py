@@ -7,8 +7,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from annotator.access import access_project_as_lead
-from annotator.domain.protocol_groups import reading
-from annotator.domain.protocol_wording import name_list
+from annotator.domain.protocol.groups import reading
+from annotator.domain.protocol.wording import name_list
 from annotator.views.common import blind_refusal, csv_writer
 
 from autolabel.evaluation.protocol_views import job_protocol, job_protocol_caption

@@ -8,8 +8,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotator.access import access_project_as_lead, access_turn_not_blind, blind_turn_ids, is_blind_in
-from annotator.domain.protocol_groups import reading
-from annotator.domain.protocol_wording import name_list
+from annotator.domain.protocol.groups import reading
+from annotator.domain.protocol.wording import name_list
 from annotator.projects.protocols import protocol_for
 from annotator.views.common import bad_request
 

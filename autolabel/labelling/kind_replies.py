@@ -16,14 +16,14 @@ a sentence marker. A value is read by the step's kind:
 
 Anything else is no value: the sample's label still counts, and the reply's problem is counted
 (``parsing.Problem.INVALID_VALUE`` / ``MISSING_VALUE``), never raised. The kind's own ``parse_value``
-(``annotator.domain.step_kinds``) has the last word, so a value read here is one a path accepts.
+(``annotator.domain.protocol.kinds``) has the last word, so a value read here is one a path accepts.
 """
 
 from __future__ import annotations
 
 import re
 
-from annotator.domain.step_kinds import ProtocolError, parse_value
+from annotator.domain.protocol.kinds import ProtocolError, parse_value
 
 CHOICE = "choice"
 _VALUE_RE = re.compile(r"""<step id=["']?([a-z][a-z0-9_]*)["']?>(.*?)</step>""", re.DOTALL)

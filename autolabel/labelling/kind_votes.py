@@ -22,56 +22,20 @@ abstains on the step, as a sample that could not be read abstains on the label).
 
 from __future__ import annotations
 
-import statistics
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+
+from annotator.domain.protocol.kinds import multiple, scale, text
+from annotator.domain.protocol.kinds.measures import KindVote
 
 MULTIPLE, SCALE, TEXT = "multiple", "scale", "text"
 
+# One function per kind, in the kind's module (annotator/domain/protocol/kinds/<kind>.py: ``vote``).
+vote_multiple = multiple.vote
+vote_scale = scale.vote
+vote_text = text.vote
 
-@dataclass(frozen=True)
-class KindVote:
-    kind: str
-    value: object  # list[str] | int | str | None (None: no sample gave a valid value, or min cannot be met)
-    voters: int  # samples on the majority path with a valid value for the step
-    counts: dict = field(default_factory=dict)  # multiple: answer -> samples; scale: point -> samples
-
-    def as_json(self) -> dict:
-        counts = {str(key): count for key, count in sorted(self.counts.items(), key=lambda item: str(item[0]))}
-        return {"kind": self.kind, "value": self.value, "voters": self.voters, "counts": counts}
-
-
-def vote_multiple(values: Sequence[Sequence[str] | None], answers: Sequence[str], threshold: int,
-                  minimum: int = 1, maximum: int | None = None) -> KindVote:
-    """Per-answer majority over the samples' chosen lists; ``answers`` are the step's values in document order."""
-    if threshold < 1:
-        raise ValueError("threshold must be at least 1")
-    maximum = len(answers) if maximum is None else maximum
-    order = {answer: position for position, answer in enumerate(answers)}
-    valid = [list(value) for value in values if value is not None]
-    counts = Counter(answer for value in valid for answer in set(value) if answer in order)
-    ranked = sorted(counts, key=lambda answer: (-counts[answer], order[answer]))
-    chosen = [answer for answer in ranked if counts[answer] >= threshold]
-    if len(chosen) < minimum:
-        chosen = ranked[:minimum]  # the most-chosen first: the threshold's choices, then the next best
-    chosen = chosen[:maximum]
-    value = sorted(chosen, key=order.__getitem__) if valid and len(chosen) >= minimum else None
-    return KindVote(MULTIPLE, value, len(valid), dict(counts))
-
-
-def vote_scale(values: Sequence[int | None]) -> KindVote:
-    """The median of the valid points; the lower middle one for an even count."""
-    valid = [value for value in values if isinstance(value, int) and not isinstance(value, bool)]
-    value = statistics.median_low(valid) if valid else None
-    return KindVote(SCALE, value, len(valid), dict(Counter(valid)))
-
-
-def vote_text(values: Sequence[str | None]) -> KindVote:
-    """The first valid text in sample order (a blank text counts as valid only for an optional step: the
-    caller passes None for a blank reply to a required one)."""
-    valid = [value for value in values if isinstance(value, str)]
-    return KindVote(TEXT, valid[0] if valid else None, len(valid))
+__all__ = ["KindVote", "vote_multiple", "vote_scale", "vote_text", "vote_step", "majority_path", "decide_kinds",
+           "decided_values"]
 
 
 def vote_step(kind: str, values: Sequence, *, threshold: int, answers: Sequence[str] = (),

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from annotator.domain.protocol_document import Protocol
+from annotator.domain.protocol.document import Protocol
 
 from autolabel.labelling.stages import STAGE_1, Stage1Reading, Stages, stages_of
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotator.domain.protocol_document import Protocol, default_protocol
+from annotator.domain.protocol.document import Protocol, default_protocol
 
 from autolabel.labelling import parsing
 from autolabel.labelling import prompting

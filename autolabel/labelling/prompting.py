@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from annotator.domain.protocol_document import Protocol
+from annotator.domain.protocol.document import Protocol
 
 from autolabel.labelling import kind_replies
 from autolabel.labelling.stages import STAGE_1, STAGE_2, Stages, stages_of

@@ -22,9 +22,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from annotator.domain.protocol_cache import ProtocolCache
-from annotator.domain.protocol_document import Protocol, default_protocol
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.cache import ProtocolCache
+from annotator.domain.protocol.document import Protocol, default_protocol
+from annotator.domain.protocol.groups import reading
 
 from autolabel.labelling import kind_replies
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 
 from autolabel.labelling.stages import tie_break_order
 

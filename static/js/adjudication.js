@@ -4,7 +4,7 @@
 // of the turn is decided, n or Enter opens the next turn.
 //
 // The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
-// (#protocol-data, annotator/domain/protocol.py describe(), walked by protocol_walk.js): every key changes the walk
+// (#protocol-data, annotator/domain/protocol/__init__.py describe(), walked by protocol_walk.js): every key changes the walk
 // on screen at once, so the next key applies to the question it shows. The walk is kept in localStorage
 // per dispute until it is decided (a reload keeps it) and is sent whole with the decision.
 import { h, kbd } from "./dom.js";

@@ -10,7 +10,7 @@
 import { h, kbd } from "./dom.js";
 
 // The commands: id -> the keys that run it. The answer keys are not here: they come with the protocol's
-// description (annotator/domain/protocol.py describe()), one per answer, and the step kinds' keys below.
+// description (annotator/domain/protocol/__init__.py describe()), one per answer, and the step kinds' keys below.
 export const COMMANDS = {
   help: ["?"],
   find: ["/"],

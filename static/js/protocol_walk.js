@@ -1,6 +1,6 @@
 // The protocol walked from its description: AnnotationProtocol (an ES module).
 //
-// annotator/domain/protocol.py `describe()` embeds the protocol in the page as data (steps, answers, keys, the tree of which
+// annotator/domain/protocol/__init__.py `describe()` embeds the protocol in the page as data (steps, answers, keys, the tree of which
 // step follows which answer and the label each path ends on). No rule of the protocol is written here: every
 // question, answer, key and label comes from that description. The annotation screen, the adjudication screen and
 // the amend form after feedback all walk it with this one file.
@@ -8,12 +8,12 @@
 // A step has a kind (docs/protocols.md): only a choice step branches (its tree node is {"step", "then": {answer:
 // node}}); the others ask one thing and go on ({"step", "kind", "after": node}). What a kind accepts as a value is
 // its entry in KINDS, the one place per kind in the walk (the annotation panel draws and keys the kinds with
-// step_kinds.js); annotator/domain/step_kinds/ is the same in Python.
+// step_kinds.js); annotator/domain/protocol/kinds/ is the same in Python.
 
 const own = (object, key) => Object.prototype.hasOwnProperty.call(object, key);
 
 // kind -> {parse(step, value): the value as the step keeps it, or null when the step does not take it;
-//          after(node, value): the node it leads to}. annotator/domain/step_kinds/<kind>.py parse_value is the same.
+//          after(node, value): the node it leads to}. annotator/domain/protocol/kinds/<kind>.py parse_value is the same.
 export const KINDS = {
   choice: {
     parse: (step, value) => (typeof value === "string" && step.answers.some((a) => a.value === value) ? value : null),

@@ -13,8 +13,7 @@ const bounds = (step) => ({ min: step.min === undefined ? 1 : step.min, max: ste
 const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 const ANSWER_KEY = /^[1-9yn]$/;
 const anchor = (step, value) => ((step.anchors || []).find(([point]) => point === value) || [null, ""])[1];
-// A scale's points: [key digit, value].
-// [key, point] pairs as the server describes them (annotator/domain/step_kinds/scale.py key_of).
+// A scale's points: [key, point] pairs as the server describes them (annotator/domain/protocol/kinds/scale.py key_of).
 const points = (step) => step.points;
 
 export const STEP_KINDS = {

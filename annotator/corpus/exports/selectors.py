@@ -15,7 +15,7 @@ import json
 from itertools import islice
 
 from annotator.domain.claims import counts_as_hallucination
-from annotator.domain.protocol_groups import reading
+from annotator.domain.protocol.groups import reading
 from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import IMPORTED_SENTENCE_EXTRAS
 from annotator.models import Dialogue, Sentence, Turn

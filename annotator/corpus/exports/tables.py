@@ -12,7 +12,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from annotator import extensions
-from annotator.domain.protocol_document import default_protocol
+from annotator.domain.protocol.document import default_protocol
 from annotator.corpus.imports.importers import IMPORTED_TRIPLET_EXTRAS
 from annotator.models import Adjudication, Assignment, ClaimTriplet, DrawnTurn, EvidenceSpan, SentenceAnnotation, TripletAnnotation, Turn
 

@@ -22,7 +22,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
-from annotator.domain.protocol_document import ProtocolDocumentError
+from annotator.domain.protocol.document import ProtocolDocumentError
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import ImportFormatError, ImportSummary

@@ -12,8 +12,8 @@ label of the current version, the new label it carries over to (or null): docs/p
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...domain.protocol_document import ProtocolDocumentError
-from ...domain.step_kinds import summary
+from ...domain.protocol.document import ProtocolDocumentError
+from ...domain.protocol.kinds import summary
 from ...models import Project
 from ...projects.protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 from ...projects.protocol_services import protocol_set

@@ -11,7 +11,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...domain.step_kinds import summary
+from ...domain.protocol.kinds import summary
 from ...models import Project
 from ...projects.protocols import protocol_for
 from ._importing import DATA_COMMAND_CHECKS

@@ -11,7 +11,7 @@ import json
 from json.encoder import encode_basestring
 
 from annotator.corpus.exports.selectors import export_turns
-from annotator.domain.protocol_document import COGNIBENCH
+from annotator.domain.protocol.document import COGNIBENCH
 from annotator.projects.protocols import protocol_for
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

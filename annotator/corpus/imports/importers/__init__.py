@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolError
+from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolError
 from annotator.domain.vocabulary import GoldProvenance, TripletLabel
 
 # Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to

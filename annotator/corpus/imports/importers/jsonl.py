@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
-from annotator.domain.protocol_document import COGNIBENCH, Protocol, ProtocolDocumentError
+from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolDocumentError
 from annotator.projects.protocol_reading import load_protocol_bounded
 from annotator.corpus.imports.importers import MAX_INDEX, IMPORTED_TRIPLET_EXTRAS, PROVENANCES, GoldRecord, DialogueRecord, ImportFormatError, ImportSummary, SentenceRecord, TripletRecord, TurnRecord, canonical_paths, gold_from_label, refuse_unstorable_text, refuse_too_long, triplet_label
 from annotator.corpus.imports.importers.kind_values import kind_value_problem

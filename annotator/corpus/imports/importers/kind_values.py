@@ -9,8 +9,8 @@ and the reports, gold and pre-labeler never read one.
 
 from __future__ import annotations
 
-from annotator.domain.protocol_document import Protocol, ProtocolError
-from annotator.domain.step_kinds import parse_value
+from annotator.domain.protocol.document import Protocol, ProtocolError
+from annotator.domain.protocol.kinds import parse_value
 
 
 def kind_value_problem(protocol: Protocol, path) -> tuple[str, str] | None:

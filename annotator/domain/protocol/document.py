@@ -2,14 +2,14 @@
 
 A protocol document (JSON; format in docs/protocols.md, schema in annotator/protocols/protocol.schema.json)
 names steps (questions; a choice step's two to nine answers each lead to another step or end on a label, a
-multiple, scale or text step leads to one place whatever its answer: ``step_kinds``), labels
+multiple, scale or text step leads to one place whatever its answer: ``protocol.kinds``), labels
 and the groups the studio reads (hallucinations, evaluation views, agreement steps, ...). ``load_protocol``
-checks it (``protocol_validation``) and returns an immutable ``Protocol``; a document that does not hold
+checks it (``protocol.validation``) and returns an immutable ``Protocol``; a document that does not hold
 raises ``ProtocolDocumentError`` listing every problem by its path in the document.
 
 A *path* is the mapping of the steps an annotator answered to the answers given: a string for a choice step
 (the answer's value) and a text step, a list of values for a multiple step, an integer for a scale (issue 42;
-the per-kind rules live in ``step_kinds``). Changing an earlier answer clears the later ones, because later
+the per-kind rules live in ``protocol.kinds``). Changing an earlier answer clears the later ones, because later
 questions depend on earlier ones. Only choice steps branch, so the *shape* of a path (its choice answers)
 decides the label. Nothing
 here touches the database: the screens, the write routes, gold, agreement and the pre-labeler walk the
@@ -25,15 +25,15 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path as FilePath
 
-from .colours import readable_text_colour
-from .protocol_canonical import canonical as _canonical
-from .protocol_parts import CHOICE, EvaluationView, Family, Label, MacroView, ProtocolError, Step
-from .protocol_tree import topological, tree_node, walk_all
-from .protocol_validation import problems_of
-from .step_kinds import KINDS, build_step, holds
+from ..colours import readable_text_colour
+from .canonical import canonical as _canonical
+from .parts import CHOICE, EvaluationView, Family, Label, MacroView, ProtocolError, Step
+from .tree import topological, tree_node, walk_all
+from .validation import problems_of
+from .kinds import KINDS, build_step, holds
 
 Path = dict[str, object]  # step id -> str (choice, text), list[str] (multiple) or int (scale)
-PROTOCOLS_DIR = FilePath(__file__).resolve().parent.parent / "protocols"
+PROTOCOLS_DIR = FilePath(__file__).resolve().parent.parent.parent / "protocols"
 
 
 class ProtocolDocumentError(ValueError):

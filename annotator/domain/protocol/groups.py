@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .protocol_cache import ProtocolCache
+from .cache import ProtocolCache
 
 NEUTRAL_COLOUR = "#5d4037"
 

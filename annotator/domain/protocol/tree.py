@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .protocol_parts import CHOICE, Step
+from .parts import CHOICE, Step
 
 Shape = dict[str, str]
 

@@ -4,7 +4,7 @@ Two documents that mean the same protocol have the same canonical form (and chec
 loads back to itself, so ``protocol_show`` output given to ``protocol_set`` is accepted unchanged.
 """
 
-from .step_kinds import KINDS, kind_of
+from .kinds import KINDS, kind_of
 
 MODES = ("sequential", "independent")
 

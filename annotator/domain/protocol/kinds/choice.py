@@ -5,8 +5,11 @@ Its canonical form has no ``kind`` (every document written before issue 42 keeps
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from collections.abc import Sequence
+
+from ..parts import ProtocolError, Step
 from .common import foreign_fields
+from .measures import StepAgreement, _measure
 
 FIELDS = ("answers",)
 
@@ -39,3 +42,11 @@ def describe(step: Step) -> dict:
 
 def summary(step: Step) -> str:
     return f"{len(step.answers)} answers, each leading on"
+
+
+# --------------------------------------------------------------------------- agreement
+
+
+def agree(units: Sequence[Sequence[str]], answers: Sequence[str]) -> StepAgreement:
+    """A choice step: nominal α over its answers (as ``agreement.measures`` does for the labels and steps)."""
+    return _measure("choice", "nominal α", units, tuple(answers), "nominal")

@@ -7,8 +7,13 @@ answered with ``""``. A NUL is refused, as everywhere (PostgreSQL cannot store o
 
 from __future__ import annotations
 
-from ..protocol_parts import ProtocolError, Step
+from collections.abc import Sequence
+
+from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
+from .measures import KindVote, Pair, StepAgreement, _shared
+
+TEXT = "text"
 
 FIELDS = ("max_length", "optional", "next", "yields")
 MAX_LENGTH = 5000
@@ -41,3 +46,26 @@ def describe(step: Step) -> dict:
 
 def summary(step: Step) -> str:
     return f"at most {step.max_length:,} characters" + (", optional" if step.optional else "")
+
+
+# ------------------------------------------------------- agreement, the pre-labeler's vote and score
+
+
+def agree(units: Sequence[Sequence[str]]) -> StepAgreement:
+    """A text step: counted, not scored (two justifications differ in words without disagreeing)."""
+    answered = sum(1 for values in units if values)
+    pairable = sum(1 for values in units if len(values) >= 2)
+    return StepAgreement("text", "counted only", None, None, pairable, answered)
+
+
+def vote(values: Sequence[str | None]) -> KindVote:
+    """The first valid text in sample order (a blank text counts as valid only for an optional step: the
+    caller passes None for a blank reply to a required one)."""
+    valid = [value for value in values if isinstance(value, str)]
+    return KindVote(TEXT, valid[0] if valid else None, len(valid))
+
+
+def score(pairs: Sequence[Pair]) -> dict:
+    return {"kind": TEXT, "metric": "not scored (counted)", "pairs": len(_shared(pairs)),
+            "predicted": sum(1 for pair in pairs if pair.predicted is not None),
+            "gold": sum(1 for pair in pairs if pair.gold is not None)}

@@ -1,6 +1,6 @@
 """CogniBench's sequential protocol as module functions, kept for the callers that predate per-project protocols.
 
-Every function delegates to ``protocol_document.COGNIBENCH``, the protocol loaded from the built-in document
+Every function delegates to ``protocol.document.COGNIBENCH``, the protocol loaded from the built-in document
 ``annotator/protocols/cognibench.json``; steps and labels come back as the vocabulary's enums, as before. New
 code takes the project's protocol (``annotator.projects.protocols.protocol_for``) and calls the same methods
 on it.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .protocol_document import COGNIBENCH, ProtocolError
-from .vocabulary import Label, Step
+from .document import COGNIBENCH, ProtocolError
+from ..vocabulary import Label, Step
 
 Path = dict[str, str]
 

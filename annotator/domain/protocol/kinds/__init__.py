@@ -4,10 +4,17 @@ One module per kind, each exposing the same five functions, gathered in ``KINDS`
 
 - ``validate_step(step_doc, where) -> [(path, message), ...]``: the kind's own problems of a step of the right
   shape (the schema checked types); ``where`` is the step's JSON pointer (``/steps/3``).
-- ``canonical(step_doc) -> dict``: the step with every default written out (protocol_canonical).
+- ``canonical(step_doc) -> dict``: the step with every default written out (protocol.canonical).
 - ``parse_value(step, raw)``: the path value of an answer ``raw``, in its one stored form, or ``ProtocolError``.
 - ``describe(step) -> dict``: the kind's fields for the page (``Protocol.describe``).
 - ``summary(step) -> str``: one line for a person (``protocol_show --steps``, ``protocol_set``).
+
+A kind's measures live in its module too (``measures`` holds the values they return):
+
+- ``agree(units, ...) -> StepAgreement``: its agreement (``annotator/domain/agreement_kinds.py``'s ``MEASURES``);
+- ``vote(values, ...) -> KindVote`` and ``score(pairs, ...)``: the pre-labeler's vote over its samples and its
+  score against gold, for a kind that is not a choice (``autolabel/labelling/kind_votes.py``,
+  ``autolabel/evaluation/kind_scores.py`` dispatch to them).
 
 A path maps each step to a value: a str for a choice (the answer's value) and a text step, the list of the
 chosen values in the step's answer order for a multiple step, an int for a scale. Only a choice step branches;
@@ -19,7 +26,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from ..protocol_parts import CHOICE, Answer, ProtocolError, Step
+from ..parts import CHOICE, Answer, ProtocolError, Step
 from . import choice, multiple, scale, text
 from .common import kind_of
 

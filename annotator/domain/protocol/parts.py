@@ -1,7 +1,7 @@
 """The parts of a loaded protocol: its steps and their answers, its labels and the groups the studio reads.
 
-Immutable values that ``Protocol`` (protocol_document) builds from a canonical document. ``ProtocolError`` lives
-here (re-exported by protocol_document) so that the per-kind modules (``step_kinds``) can raise it without
+Immutable values that ``Protocol`` (protocol.document) builds from a canonical document. ``ProtocolError`` lives
+here (re-exported by protocol.document) so that the per-kind modules (``protocol.kinds``) can raise it without
 importing the Protocol that imports them.
 """
 

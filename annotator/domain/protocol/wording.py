@@ -1,6 +1,6 @@
 """What a page says of a protocol, in the document's own words: lists of its label and answer names, the
 answers that need evidence, the question its y / n keys answer. Pure; each feature passes the protocol's
-reading (``protocol_groups.reading``), so that no page speaks one protocol's names under another."""
+reading (``protocol.groups.reading``), so that no page speaks one protocol's names under another."""
 
 from __future__ import annotations
 

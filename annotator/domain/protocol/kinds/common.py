@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..protocol_parts import CHOICE
+from ..parts import CHOICE
 
 # The fields a step of some kind may carry beyond id, kind, question, definition, guideline.
 KIND_FIELDS = ("answers", "min", "max", "anchors", "max_length", "optional", "next", "yields")

@@ -3,7 +3,7 @@
 Two passes. The JSON Schema (``annotator/protocols/protocol.schema.json``, published in docs/protocols.md)
 checks the shape: required fields, types, identifiers, keys, two to nine answers per choice or multiple step,
 the fields each step kind requires. Only a document of the right shape gets the second pass, which checks the
-meaning: each step's kind its own (``step_kinds``: a scale's range, a multiple step's bounds, no branch from a
+meaning: each step's kind its own (``protocol.kinds``: a scale's range, a multiple step's bounds, no branch from a
 step that is not a choice), every step and label referenced exists, the
 tree has no cycle, every step is asked and every label reached by some path, no key means two things on one
 screen, groups name known labels, every evaluation view has a positive label, and in independent mode every
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import jsonschema
 
-from .step_kinds import CHOICE, KINDS, kind_of
+from .kinds import CHOICE, KINDS, kind_of
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "protocols" / "protocol.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "protocols" / "protocol.schema.json"
 MAX_PATHS = 2000  # complete paths of the tree: the page embeds one node per path prefix
 
 # Keys the annotation screen already gives a meaning (static/js/workspace.js); a label key may not reuse them.
@@ -173,7 +173,7 @@ def _unique_ids(items: list, where: str, kind: str, found: list) -> dict[str, in
 
 def _check_answers(steps, step_index, label_index, found) -> dict[str, list[tuple[str, str]]]:
     """Per step, where it leads (the pointer of the ``next`` in the document, the step id); refuses unknown targets
-    and shared keys, and lets each step's kind (``step_kinds``) name its own problems."""
+    and shared keys, and lets each step's kind (``protocol.kinds``) name its own problems."""
     edges: dict[str, list[tuple[str, str]]] = {}
     for i, step in enumerate(steps):
         kind = kind_of(step)
