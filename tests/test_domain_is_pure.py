@@ -29,3 +29,16 @@ def test_the_only_django_module_the_rules_import_is_the_choice_enums():
     }
     assert not found, found
     assert len(list(DOMAIN.rglob("*.py"))) >= 10  # the check reads the folder it means to
+
+
+def test_reading_a_protocol_loads_no_heavy_library():
+    """Every request and every Celery task reads a protocol; NLTK's package loads scikit-learn and SciPy (about
+    a second), which only agreement and the learned judge need, so they import it where they use it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys; import annotator.domain.protocol as p; p.COGNIBENCH.describe(); "
+             "print(sorted(m for m in ('nltk', 'sklearn', 'scipy') if m in sys.modules))")
+    printed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                             cwd=DOMAIN.parent.parent).stdout
+    assert printed.strip() == "[]"

@@ -120,7 +120,7 @@ def test_the_api_answers_each_kind_and_refuses_a_value_its_step_does_not_take(se
     saved = SentenceAnnotation.objects.get(sentence=sentences[0])
     assert (saved.path, saved.label) == (STORED, "unsupported")
     for step, value, words in [("severity", 0, "step 'severity' takes a whole number from 1 to 5"),
-                               ("severity", True, "An answer is a string"),
+                               ("severity", True, "A path value is a string (a choice's answer, a text), an integer"),
                                ("error_types", ["nope"], "step 'error_types' has no answer 'nope'"),
                                ("supported", ["no"], "step 'supported' takes one of its answers: yes, no."),
                                ("supported", "fabricated", "step 'supported' takes yes or no, not 'fabricated'"),

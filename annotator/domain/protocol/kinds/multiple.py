@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from nltk.metrics.distance import masi_distance
 
 from ... import agreement
 from ..parts import ProtocolError, Step
@@ -82,6 +81,10 @@ def summary(step: Step) -> str:
 def _masi_metric(sets: Sequence[frozenset]) -> Callable:
     """The MASI distance between the domain's sets, as a metric of ``krippendorff`` (it reads the columns'
     indices): computed once per pair of distinct sets by NLTK."""
+    # Imported here: ``import nltk`` loads scikit-learn and SciPy (a second of start-up), and every process that
+    # reads a protocol (each request's worker, each Celery task) would pay it, though few measure agreement.
+    from nltk.metrics.distance import masi_distance
+
     table = np.array([[masi_distance(set(a), set(b)) for b in sets] for a in sets], dtype=np.float64)
 
     def metric(v1, v2, i1, i2, n_v, dtype=np.float64):
