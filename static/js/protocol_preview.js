@@ -137,7 +137,12 @@ function start() {
     const format = document.getElementById("id_document_format");
     if (event.isTrusted && event.target && event.target.id === "id_document" && format) { format.value = ""; }
   });
-  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("DOMContentLoaded", () => {
+    init(document);
+    // A file chosen before this module ran (its change event had no listener yet) is loaded now, not lost.
+    const input = document.getElementById("id_file");
+    if (input && input.files && input.files.length) { loadChosenFile(input); }
+  });
   document.addEventListener("htmx:load", (event) => init(event.detail.elt));
 }
 start();
