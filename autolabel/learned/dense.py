@@ -52,6 +52,7 @@ _LEXICONS = {name: np.unique(_hashes(words)) for name, words in (
 
 
 _SEPARATOR = hash("\x00")
+STEM = 5
 
 
 def _find(pattern: re.Pattern, texts: Sequence[str], *, lower: bool = False):
@@ -73,11 +74,14 @@ class Tokens:
     text's index) and ``sentence`` (sentence ends counted over the whole stream) per token."""
 
     def __init__(self, texts: Sequence[str]):
-        _, _, everything, text = _find(_TOKEN_OR_END, texts, lower=True)
+        found, keep, everything, text = _find(_TOKEN_OR_END, texts, lower=True)
         end = np.isin(everything, _LEXICONS["end"])
         self.size = len(texts)
         self.hash, self.text = everything[~end], text[~end]
         self.sentence = np.cumsum(end)[~end]
+        # A crude stem, the first STEM characters: "stands" meets "stand", "invented" meets "invention" (a
+        # paraphrase of the reference otherwise reads as words it lacks, the look of an invented sentence).
+        self.stem = _hashes(found[i][:STEM] for i in keep.tolist())[~end]
 
     def runs(self, length: int) -> tuple[np.ndarray, np.ndarray]:
         """Hashes of every ``length`` consecutive tokens of one sentence (pairs, triples) and their texts."""
@@ -141,6 +145,8 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str]) -> np.ndarr
     sentences, references, questions = Tokens(texts), Tokens(reference_texts), Tokens(question_texts)
     text, hashes = sentences.text, sentences.hash
     in_reference = member(combine(reference_of[text], hashes), combine(references.text, references.hash))
+    stem_in_reference = member(combine(reference_of[text], sentences.stem),
+                               combine(references.text, references.stem))
     in_question = member(combine(question_of[text], hashes), combine(questions.text, questions.hash))
     content = ~np.isin(hashes, _LEXICONS["stop"])
     reference_content = ~np.isin(references.hash, _LEXICONS["stop"])
@@ -176,10 +182,14 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str]) -> np.ndarr
         np.fromiter((text.rstrip()[-1:] in ("!", "?") for text in texts), dtype=bool, count=size),
         position == 0, position == count - 1, _share(position, np.maximum(count - 1, 1)), np.log1p(words),
     ]
-    matrix = np.zeros((size, len(columns) + 2 + len(labels)))
+    stemmed = [_share(_per(text[content & stem_in_reference], size), content_words),
+               _share(_per(text[content & in_reference], size), words)]
+    matrix = np.zeros((size, len(columns) + 2 + len(labels) + len(stemmed)))
     for column, values in enumerate(columns):
         matrix[:, column] = values
     _votes(matrix, len(columns), examples, labels)
+    for column, values in enumerate(stemmed, start=len(columns) + 2 + len(labels)):
+        matrix[:, column] = values  # last: a model fitted before them reads the same columns (``features.STEMMED``)
     return matrix
 
 

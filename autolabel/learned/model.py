@@ -29,7 +29,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import CUES, FEATURE_VERSION, Example, dense_names
+from autolabel.learned.features import CUES, FEATURE_VERSION, STEMMED, Example, dense_names
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 
@@ -41,11 +41,12 @@ class TextFeatures:
     """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = False):
+                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
         names = dense_names(self.labels)
-        self.dense_columns = [i for i, name in enumerate(names) if use_cues or name not in CUES]
+        self.dense_columns = [i for i, name in enumerate(names)
+                              if (use_cues or name not in CUES) and (use_stems or name not in STEMMED)]
         self.characters = HashedTfidf("characters", max_features=20000)
         self.words = HashedTfidf("words", max_features=10000)
         self.scaler = StandardScaler()
@@ -98,7 +99,8 @@ class JudgeModel:
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = False):
+                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False,
+                 tune_decision: bool = False):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
@@ -106,9 +108,13 @@ class JudgeModel:
         self.strategy = strategy
         self.regularization = regularization
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
-                                     use_characters=use_characters, use_cues=use_cues)
+                                     use_characters=use_characters, use_cues=use_cues, use_stems=use_stems)
         self.classifiers: dict[str, object] = {}
         self.feature_version = FEATURE_VERSION
+        # Per label, the weight its probability is multiplied by before the rows are normalised again: the decision
+        # rule chosen on the training turns (``validation.fit_judge`` sets it when ``tune_decision``); None: none.
+        self.tune_decision = tune_decision
+        self.label_weights: np.ndarray | None = None
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str]) -> JudgeModel:
         if not examples:
@@ -129,9 +135,16 @@ class JudgeModel:
         return self
 
     def predict_proba(self, examples: Sequence[Example]) -> np.ndarray:
-        """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1."""
+        """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1. With
+        ``label_weights``, the weighted ones: the votes, the verdict and the confidence all read these."""
+        probabilities = self.raw_proba(examples)
+        weights = getattr(self, "label_weights", None)  # a model stored before the decision weights has none
+        return probabilities if weights is None else reweigh(probabilities, weights)
+
+    def raw_proba(self, examples: Sequence[Example]) -> np.ndarray:
+        """The classifiers' probabilities, before any decision weights."""
         if len(examples) > CHUNK:
-            return np.vstack([self.predict_proba(examples[start:start + CHUNK])
+            return np.vstack([self.raw_proba(examples[start:start + CHUNK])
                               for start in range(0, len(examples), CHUNK)])
         matrix = self.features.transform(examples)
         result = np.zeros((matrix.shape[0], len(self.labels)))
@@ -155,6 +168,14 @@ class JudgeModel:
         totals = result.sum(axis=1, keepdims=True)
         uniform = np.full(len(self.labels), 1 / len(self.labels))
         return np.where(totals > 0, result / np.where(totals > 0, totals, 1), uniform)
+
+
+def reweigh(probabilities: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each label's probability times its weight, each row normalised again (a row of zeros stays uniform)."""
+    weighted = probabilities * weights
+    totals = weighted.sum(axis=1, keepdims=True)
+    uniform = np.full(probabilities.shape[1], 1 / probabilities.shape[1])
+    return np.where(totals > 0, weighted / np.where(totals > 0, totals, 1), uniform)
 
 
 def protocol_paths(protocol) -> list[tuple[dict, str]]:
