@@ -3,6 +3,7 @@
 import numpy as np
 
 from autolabel.evaluation.scores import decision
+from autolabel.learned.dense import dense_matrix
 from autolabel.learned.features import CUES, STEMMED, Example, dense_features, dense_names
 from autolabel.learned.model import judge_for, reweigh
 from autolabel.learned.validation import (SAMPLES, THRESHOLD, confidence, decision_weights, fit_judge,
@@ -17,6 +18,8 @@ def test_the_stem_overlaps_find_an_inflected_word_and_come_last_so_older_models_
     # "stands" and "banks" are the reference's "stand" and "banks"; "river" is not in it at all.
     assert row["stem_content_overlap"] > row["content_overlap"]
     assert row["content_found_per_word"] < row["content_overlap"]  # per word, the stop words count too
+    unread = dense_matrix([Example("Budapest stands on the river banks.", REFERENCE)], LABELS, stems=False)
+    assert not unread[0, -len(STEMMED):].any()  # a model that does not read them does not pay for them
     default = judge_for(PROTOCOL).features.dense_columns
     assert [names[i] for i in default] == [name for name in names if name not in CUES + STEMMED]
     assert {names[i] for i in judge_for(PROTOCOL, use_stems=True).features.dense_columns} >= set(STEMMED)

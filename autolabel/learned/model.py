@@ -44,6 +44,7 @@ class TextFeatures:
                  use_characters: bool = True, use_cues: bool = False, use_stems: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
+        self.use_stems = use_stems
         names = dense_names(self.labels)
         self.dense_columns = [i for i, name in enumerate(names)
                               if (use_cues or name not in CUES) and (use_stems or name not in STEMMED)]
@@ -59,7 +60,8 @@ class TextFeatures:
         if self.use_ngrams:
             blocks.append(self.words.fit_transform(batch) if fit else self.words.transform(batch))
         if self.use_dense:
-            dense = dense_matrix(examples, self.labels)[:, self.dense_columns]
+            # A model stored before the stems existed has no ``use_stems``: it never read them.
+            dense = dense_matrix(examples, self.labels, stems=getattr(self, "use_stems", False))[:, self.dense_columns]
             blocks.append(sparse.csr_matrix(self.scaler.fit_transform(dense) if fit else self.scaler.transform(dense)))
         return blocks
 
