@@ -35,6 +35,7 @@ VARIANTS = {
     "steps, with cue features": {"strategy": "steps", "use_cues": True},
     "steps, no character n-grams": {"strategy": "steps", "use_characters": False},
     "steps, with the stem overlaps": {"strategy": "steps", "use_stems": True},
+    "steps, unweighted classes": {"strategy": "steps", "balanced": False},
     "steps, tuned decision": {"strategy": "steps", "tune_decision": True},
     "flat, tuned decision": {"strategy": "flat", "tune_decision": True},
 }

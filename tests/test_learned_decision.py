@@ -72,3 +72,14 @@ def test_a_model_stored_before_the_decision_weights_predicts_its_raw_probabiliti
     model = judge_for(PROTOCOL).fit(examples, gold)
     del model.label_weights  # as unpickled from a judge trained before the attribute existed
     assert np.allclose(model.predict_proba(examples), model.raw_proba(examples))
+
+
+def test_the_classes_are_weighted_by_inverse_frequency_unless_asked_not_to():
+    examples, gold, _ = toy_corpus(turns=3)
+    weighted = judge_for(PROTOCOL).fit(examples, gold).classifiers
+    unweighted = judge_for(PROTOCOL, balanced=False).fit(examples, gold).classifiers
+
+    def weight(classifier):
+        return getattr(classifier, "estimator", classifier).class_weight
+    assert {weight(c) for c in weighted.values() if hasattr(c, "fit")} == {"balanced"}
+    assert {weight(c) for c in unweighted.values() if hasattr(c, "fit")} == {None}

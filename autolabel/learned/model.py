@@ -82,14 +82,14 @@ class _Constant:
         return np.ones((matrix.shape[0], 1))
 
 
-def _classifier(matrix, targets: Sequence[str], regularization: float):
+def _classifier(matrix, targets: Sequence[str], regularization: float, balanced: bool = True):
     if len(set(targets)) < 2:
         return _Constant(targets[0])
     # liblinear is the fast solver on sparse text; with more than two classes, one model per class (the
     # multinomial lbfgs took minutes on this machine for a few hundred sentences).
     # The dual problem: far more features (n-grams) than sentences, where liblinear's dual solver is the fast one.
-    model = LogisticRegression(C=regularization, class_weight="balanced", solver="liblinear", dual=True,
-                               max_iter=1000)
+    model = LogisticRegression(C=regularization, class_weight="balanced" if balanced else None, solver="liblinear",
+                               dual=True, max_iter=1000)
     if len(set(targets)) > 2:
         model = OneVsRestClassifier(model)
     return model.fit(matrix, list(targets))
@@ -102,13 +102,14 @@ class JudgeModel:
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
                  use_characters: bool = True, use_cues: bool = False, use_stems: bool = False,
-                 tune_decision: bool = False):
+                 tune_decision: bool = False, balanced: bool = True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
         self.paths = [(dict(path), label) for path, label in paths]
         self.strategy = strategy
         self.regularization = regularization
+        self.balanced = balanced  # class weights inverse to frequency (False: measured in the bench, not shipped)
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
                                      use_characters=use_characters, use_cues=use_cues, use_stems=use_stems)
         self.classifiers: dict[str, object] = {}
@@ -123,7 +124,7 @@ class JudgeModel:
             raise ValueError("there are no gold sentences to learn from")
         matrix = self.features.fit_transform(examples)
         if self.strategy == "flat":
-            self.classifiers = {"": _classifier(matrix, labels, self.regularization)}
+            self.classifiers = {"": _classifier(matrix, labels, self.regularization, self.balanced)}
             return self
         path_of = {label: path for path, label in self.paths}
         by_step: dict[str, tuple[list[int], list[str]]] = {}
@@ -132,7 +133,7 @@ class JudgeModel:
                 rows, answers = by_step.setdefault(step, ([], []))
                 rows.append(row)
                 answers.append(answer)
-        self.classifiers = {step: _classifier(matrix[rows], answers, self.regularization)
+        self.classifiers = {step: _classifier(matrix[rows], answers, self.regularization, self.balanced)
                             for step, (rows, answers) in by_step.items()}
         return self
 
