@@ -34,10 +34,15 @@ VARIANTS = {
     "steps, C=3": {"strategy": "steps", "regularization": 3.0},
     "steps, with cue features": {"strategy": "steps", "use_cues": True},
     "steps, no character n-grams": {"strategy": "steps", "use_characters": False},
+    "steps, with the stem overlaps": {"strategy": "steps", "use_stems": True},
+    "steps, unweighted classes": {"strategy": "steps", "balanced": False},
+    "steps, tuned decision": {"strategy": "steps", "tune_decision": True},
+    "flat, tuned decision": {"strategy": "flat", "tune_decision": True},
 }
 # What the nested cross-validation chooses among (in each outer fold, by grouped CV on its training turns only).
 CANDIDATES = ("steps (shipped)", "flat", "steps, C=0.3", "steps, C=3", "steps, with cue features",
-              "steps, no character n-grams")
+              "steps, no character n-grams", "steps, tuned decision",
+              "steps, with the stem overlaps")
 
 
 def nested(protocol, gold, folds=5, inner_folds=4):
@@ -46,8 +51,7 @@ def nested(protocol, gold, folds=5, inner_folds=4):
     turns; the held-out predictions are scored together. Nothing is chosen on a turn it is then scored on."""
     import numpy as np
 
-    from autolabel.learned.model import judge_for
-    from autolabel.learned.validation import _figures, _folds, cross_validate, score_probabilities
+    from autolabel.learned.validation import _figures, _folds, cross_validate, fit_judge, score_probabilities
 
     labels = tuple(protocol.labels)
     _, outer = _folds(gold.turns, folds)
@@ -63,7 +67,8 @@ def nested(protocol, gold, folds=5, inner_folds=4):
             scores[name] = inner["cross_validated"]["macro_f1"] or 0.0
         best = max(CANDIDATES, key=lambda name: scores[name])  # ties: the first listed (the shipped options)
         chosen.append(best)
-        model = judge_for(protocol, **VARIANTS[best]).fit(pick(train), [gold.gold[i] for i in train])
+        model = fit_judge(protocol, pick(train), [gold.gold[i] for i in train], [gold.turns[i] for i in train],
+                          [gold.words[i] for i in train], **VARIANTS[best])
         probabilities[test] = model.predict_proba(pick(test))
     report = score_probabilities(protocol, labels, probabilities, gold.gold, gold.words)
     return {**_figures(protocol, report), "chosen": chosen}

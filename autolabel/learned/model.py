@@ -29,7 +29,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import CUES, FEATURE_VERSION, Example, dense_names
+from autolabel.learned.features import CUES, FEATURE_VERSION, STEMMED, Example, dense_names
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 
@@ -41,11 +41,13 @@ class TextFeatures:
     """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = False):
+                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
+        self.use_stems = use_stems
         names = dense_names(self.labels)
-        self.dense_columns = [i for i, name in enumerate(names) if use_cues or name not in CUES]
+        self.dense_columns = [i for i, name in enumerate(names)
+                              if (use_cues or name not in CUES) and (use_stems or name not in STEMMED)]
         self.characters = HashedTfidf("characters", max_features=20000)
         self.words = HashedTfidf("words", max_features=10000)
         self.scaler = StandardScaler()
@@ -58,7 +60,8 @@ class TextFeatures:
         if self.use_ngrams:
             blocks.append(self.words.fit_transform(batch) if fit else self.words.transform(batch))
         if self.use_dense:
-            dense = dense_matrix(examples, self.labels)[:, self.dense_columns]
+            # A model stored before the stems existed has no ``use_stems``: it never read them.
+            dense = dense_matrix(examples, self.labels, stems=getattr(self, "use_stems", False))[:, self.dense_columns]
             blocks.append(sparse.csr_matrix(self.scaler.fit_transform(dense) if fit else self.scaler.transform(dense)))
         return blocks
 
@@ -79,14 +82,14 @@ class _Constant:
         return np.ones((matrix.shape[0], 1))
 
 
-def _classifier(matrix, targets: Sequence[str], regularization: float):
+def _classifier(matrix, targets: Sequence[str], regularization: float, balanced: bool = True):
     if len(set(targets)) < 2:
         return _Constant(targets[0])
     # liblinear is the fast solver on sparse text; with more than two classes, one model per class (the
     # multinomial lbfgs took minutes on this machine for a few hundred sentences).
     # The dual problem: far more features (n-grams) than sentences, where liblinear's dual solver is the fast one.
-    model = LogisticRegression(C=regularization, class_weight="balanced", solver="liblinear", dual=True,
-                               max_iter=1000)
+    model = LogisticRegression(C=regularization, class_weight="balanced" if balanced else None, solver="liblinear",
+                               dual=True, max_iter=1000)
     if len(set(targets)) > 2:
         model = OneVsRestClassifier(model)
     return model.fit(matrix, list(targets))
@@ -98,24 +101,30 @@ class JudgeModel:
 
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = False):
+                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False,
+                 tune_decision: bool = False, balanced: bool = True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
         self.paths = [(dict(path), label) for path, label in paths]
         self.strategy = strategy
         self.regularization = regularization
+        self.balanced = balanced  # class weights inverse to frequency (False: measured in the bench, not shipped)
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
-                                     use_characters=use_characters, use_cues=use_cues)
+                                     use_characters=use_characters, use_cues=use_cues, use_stems=use_stems)
         self.classifiers: dict[str, object] = {}
         self.feature_version = FEATURE_VERSION
+        # Per label, the weight its probability is multiplied by before the rows are normalised again: the decision
+        # rule chosen on the training turns (``validation.fit_judge`` sets it when ``tune_decision``); None: none.
+        self.tune_decision = tune_decision
+        self.label_weights: np.ndarray | None = None
 
     def fit(self, examples: Sequence[Example], labels: Sequence[str]) -> JudgeModel:
         if not examples:
             raise ValueError("there are no gold sentences to learn from")
         matrix = self.features.fit_transform(examples)
         if self.strategy == "flat":
-            self.classifiers = {"": _classifier(matrix, labels, self.regularization)}
+            self.classifiers = {"": _classifier(matrix, labels, self.regularization, self.balanced)}
             return self
         path_of = {label: path for path, label in self.paths}
         by_step: dict[str, tuple[list[int], list[str]]] = {}
@@ -124,14 +133,21 @@ class JudgeModel:
                 rows, answers = by_step.setdefault(step, ([], []))
                 rows.append(row)
                 answers.append(answer)
-        self.classifiers = {step: _classifier(matrix[rows], answers, self.regularization)
+        self.classifiers = {step: _classifier(matrix[rows], answers, self.regularization, self.balanced)
                             for step, (rows, answers) in by_step.items()}
         return self
 
     def predict_proba(self, examples: Sequence[Example]) -> np.ndarray:
-        """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1."""
+        """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1. With
+        ``label_weights``, the weighted ones: the votes, the verdict and the confidence all read these."""
+        probabilities = self.raw_proba(examples)
+        weights = getattr(self, "label_weights", None)  # a model stored before the decision weights has none
+        return probabilities if weights is None else reweigh(probabilities, weights)
+
+    def raw_proba(self, examples: Sequence[Example]) -> np.ndarray:
+        """The classifiers' probabilities, before any decision weights."""
         if len(examples) > CHUNK:
-            return np.vstack([self.predict_proba(examples[start:start + CHUNK])
+            return np.vstack([self.raw_proba(examples[start:start + CHUNK])
                               for start in range(0, len(examples), CHUNK)])
         matrix = self.features.transform(examples)
         result = np.zeros((matrix.shape[0], len(self.labels)))
@@ -155,6 +171,14 @@ class JudgeModel:
         totals = result.sum(axis=1, keepdims=True)
         uniform = np.full(len(self.labels), 1 / len(self.labels))
         return np.where(totals > 0, result / np.where(totals > 0, totals, 1), uniform)
+
+
+def reweigh(probabilities: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Each label's probability times its weight, each row normalised again (a row of zeros stays uniform)."""
+    weighted = probabilities * weights
+    totals = weighted.sum(axis=1, keepdims=True)
+    uniform = np.full(probabilities.shape[1], 1 / probabilities.shape[1])
+    return np.where(totals > 0, weighted / np.where(totals > 0, totals, 1), uniform)
 
 
 def protocol_paths(protocol) -> list[tuple[dict, str]]:

@@ -85,13 +85,11 @@ def _train(judge: LearnedJudge, folds: int) -> None:
     if len(set(gold.turns)) < MIN_TURNS:
         raise TrainingError(f"the project has gold in {len(set(gold.turns))} turn(s) of its current protocol: "
                             f"a judge needs gold in at least {MIN_TURNS} (cross-validation holds whole turns out)")
-    from autolabel.learned.model import judge_for  # scikit-learn, loaded by the process that trains only
-
     options = {**DEFAULT_OPTIONS, **(judge.options or {})}
     started = time.monotonic()
     figures = train_figures(protocol, gold, options, folds=folds)
     measured = time.monotonic() - started
-    model = judge_for(protocol, **options).fit(gold.examples, gold.gold)
+    model = validation.fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **options)
     figures["seconds"] = {"cross_validation": round(measured, 1), "fit": round(time.monotonic() - started - measured, 1)}
     figures["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     figures["feature_version"] = FEATURE_VERSION
