@@ -23,7 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent.parent / "shared" / "data" / "cognibench-sample"
+# The shared sample sits beside the repository (../shared), or one level up from a worktree (as tests/conftest.py).
+DATA = next((base / "shared" / "data" / "cognibench-sample" for base in (ROOT.parent, ROOT.parent.parent)
+             if (base / "shared" / "data" / "cognibench-sample").exists()),
+            ROOT.parent / "shared" / "data" / "cognibench-sample")
 
 VARIANTS = {
     "steps (shipped)": {"strategy": "steps", "regularization": 1.0},
