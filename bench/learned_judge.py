@@ -38,6 +38,7 @@ VARIANTS = {
     "steps, with cue features": {"strategy": "steps", "use_cues": True},
     "steps, no character n-grams": {"strategy": "steps", "use_characters": False},
     "steps, with the stem overlaps": {"strategy": "steps", "use_stems": True},
+    "steps, aligned to the best reference sentence": {"strategy": "steps", "use_alignment": True},
     "steps, unweighted classes": {"strategy": "steps", "balanced": False},
     "steps, tuned decision": {"strategy": "steps", "tune_decision": True},
     "flat, tuned decision": {"strategy": "flat", "tune_decision": True},
@@ -45,7 +46,7 @@ VARIANTS = {
 # What the nested cross-validation chooses among (in each outer fold, by grouped CV on its training turns only).
 CANDIDATES = ("steps (shipped)", "flat", "steps, C=0.3", "steps, C=3", "steps, with cue features",
               "steps, no character n-grams", "steps, tuned decision",
-              "steps, with the stem overlaps")
+              "steps, with the stem overlaps", "steps, aligned to the best reference sentence")
 
 
 def nested(protocol, gold, folds=5, inner_folds=4):

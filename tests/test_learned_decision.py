@@ -4,7 +4,7 @@ import numpy as np
 
 from autolabel.evaluation.scores import decision
 from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import CUES, STEMMED, Example, dense_features, dense_names
+from autolabel.learned.features import ALIGNED, CUES, STEMMED, Example, dense_features, dense_names
 from autolabel.learned.model import judge_for, reweigh
 from autolabel.learned.validation import (SAMPLES, THRESHOLD, confidence, decision_weights, fit_judge,
                                           score_probabilities, votes_from_probabilities)
@@ -13,15 +13,16 @@ from tests.test_learned_rules import LABELS, PROTOCOL, REFERENCE, toy_corpus
 
 def test_the_stem_overlaps_find_an_inflected_word_and_come_last_so_older_models_read_the_same_columns():
     names = dense_names(LABELS)
-    assert names[-len(STEMMED):] == list(STEMMED) and names[-len(STEMMED) - 1] == f"votes_{LABELS[-1]}"
+    stemmed = names[-len(STEMMED) - len(ALIGNED):-len(ALIGNED)]  # then the alignment's (test_learned_alignment)
+    assert stemmed == list(STEMMED) and names[-len(STEMMED) - len(ALIGNED) - 1] == f"votes_{LABELS[-1]}"
     row = dict(zip(names, dense_features(Example("Budapest stands on the river banks.", REFERENCE), LABELS)))
     # "stands" and "banks" are the reference's "stand" and "banks"; "river" is not in it at all.
     assert row["stem_content_overlap"] > row["content_overlap"]
     assert row["content_found_per_word"] < row["content_overlap"]  # per word, the stop words count too
     unread = dense_matrix([Example("Budapest stands on the river banks.", REFERENCE)], LABELS, stems=False)
-    assert not unread[0, -len(STEMMED):].any()  # a model that does not read them does not pay for them
+    assert not unread[0, -len(STEMMED) - len(ALIGNED):-len(ALIGNED)].any()  # not read, not paid for
     default = judge_for(PROTOCOL).features.dense_columns
-    assert [names[i] for i in default] == [name for name in names if name not in CUES + STEMMED]
+    assert [names[i] for i in default] == [name for name in names if name not in CUES + STEMMED + ALIGNED]
     assert {names[i] for i in judge_for(PROTOCOL, use_stems=True).features.dense_columns} >= set(STEMMED)
 
 

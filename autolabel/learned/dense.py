@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from autolabel.learned.features import (EVALUATIVE, HEDGES, MONTHS, NEGATIONS, PERSONAL, REASONING, STEMMED, STOP,
+from autolabel.learned.features import (ALIGNED, EVALUATIVE, HEDGES, MONTHS, NEGATIONS, PERSONAL, REASONING, STEMMED, STOP,
                                         UNSPACED_CLASS, Example)
 from autolabel.learned.text_arrays import combine, member
 
@@ -73,7 +73,7 @@ class Tokens:
     """The tokens of many texts at once (``tokens``' rule, by one regular expression): ``hash``, ``text`` (the
     text's index) and ``sentence`` (sentence ends counted over the whole stream) per token."""
 
-    def __init__(self, texts: Sequence[str], *, stems: bool = False):
+    def __init__(self, texts: Sequence[str], *, stems: bool = False, digits: bool = False):
         found, keep, everything, text = _find(_TOKEN_OR_END, texts, lower=True)
         end = np.isin(everything, _LEXICONS["end"])
         self.size = len(texts)
@@ -83,6 +83,9 @@ class Tokens:
         # paraphrase of the reference otherwise reads as words it lacks, the look of an invented sentence).
         # A Python pass over every token (a sixth more CPU for a job): computed only for a model that reads them.
         self.stem = _hashes(found[i][:STEM] for i in keep.tolist())[~end] if stems else None
+        # Which tokens are numbers (another Python pass over every token): only for a model that aligns.
+        self.digit = np.fromiter((found[i].isdigit() for i in keep.tolist()), dtype=bool,
+                                 count=len(keep))[~end] if digits else None
 
     def runs(self, length: int) -> tuple[np.ndarray, np.ndarray]:
         """Hashes of every ``length`` consecutive tokens of one sentence (pairs, triples) and their texts."""
@@ -117,33 +120,76 @@ def _names_absent(sentences: Sequence[str], references: Tokens, reference_of: np
     return _per(owner, len(sentences)), _per(owner[absent], len(sentences))
 
 
-def _best_sentence_overlap(sentences: Tokens, references: Tokens, reference_of, content, reference_content):
-    """Per sentence, the largest share of its distinct content words found in one sentence of its reference."""
+def _reference_parts(references: Tokens) -> np.ndarray:
+    """Each reference token's sentence, numbered across the batch: a new one at a sentence end or a new text
+    (a reference's last sentence without a full stop is not its neighbour's first)."""
+    new = np.ones(len(references.text), dtype=bool)
+    new[1:] = (np.diff(references.text) != 0) | (np.diff(references.sentence) != 0)
+    return np.cumsum(new) - 1
+
+
+def _overlaps(sentences: Tokens, references: Tokens, reference_of, content, reference_content, parts):
+    """The distinct content words each sentence shares with each sentence of its own reference (sparse:
+    sentences x reference sentences, one product of the two incidence matrices over (reference, word) keys), and
+    how many distinct content words each sentence and each reference sentence has."""
     sentence_keys = combine(reference_of[sentences.text[content]], sentences.hash[content])
     reference_keys = combine(references.text[reference_content], references.hash[reference_content])
     columns, where = np.unique(np.concatenate([sentence_keys, reference_keys]), return_inverse=True)
     split = len(sentence_keys)
     rows = sparse.csr_matrix((np.ones(split), (sentences.text[content], where[:split])),
                              shape=(sentences.size, len(columns)))
-    _, parts = np.unique(references.sentence[reference_content], return_inverse=True)
-    found = sparse.csr_matrix((np.ones(len(parts)), (parts, where[split:])),
+    found = sparse.csr_matrix((np.ones(len(where) - split), (parts[reference_content], where[split:])),
                               shape=(int(parts.max(initial=-1)) + 1, len(columns)))
     rows.data[:], found.data[:] = 1, 1  # distinct words: a word twice counts once
-    if not found.shape[0]:
-        return np.zeros(sentences.size)
-    best = (rows @ found.T).max(axis=1).toarray().ravel()
-    return _share(best, np.diff(rows.indptr).astype(np.float64))
+    product = sparse.csr_matrix((rows @ found.T))
+    return product, np.diff(rows.indptr).astype(np.float64), np.diff(found.indptr).astype(np.float64)
 
 
-def dense_matrix(examples: Sequence[Example], labels: Sequence[str], *, stems: bool = True) -> np.ndarray:
+def _best_sentence_overlap(product, content_words: np.ndarray) -> np.ndarray:
+    """Per sentence, the largest share of its distinct content words found in one sentence of its reference."""
+    if not product.shape[1]:
+        return np.zeros(product.shape[0])
+    return _share(product.max(axis=1).toarray().ravel(), content_words)
+
+
+def _aligned(product, content_words, part_words, sentences: Tokens, references: Tokens, parts) -> list:
+    """The ``features.ALIGNED`` columns: each sentence against the reference sentence sharing most of its content
+    words (ties: the first), read from the overlap product's nonzero entries, sorted once by (row, -shared)."""
+    size = product.shape[0]
+    counts = np.diff(product.indptr)
+    row_of = np.repeat(np.arange(size), counts)
+    order = np.lexsort((-product.data, row_of))
+    shared = np.append(product.data[order], 0.0)  # a sentinel: rows with no entry read index len(data)
+    column = np.append(product.indices[order], -1)
+    first = np.where(counts > 0, product.indptr[:-1], len(shared) - 1)
+    second = np.where(counts > 1, product.indptr[:-1] + 1, len(shared) - 1)
+    best, aligned = shared[first], column[first]
+    union = content_words[row_of] + part_words[product.indices] - product.data
+    jaccard = sparse.csr_matrix((np.divide(product.data, np.maximum(union, 1)), product.indices, product.indptr),
+                                shape=product.shape)
+    best_jaccard = jaccard.max(axis=1).toarray().ravel() if product.shape[1] else np.zeros(size)
+    # The numbers as tokens ("2,850" is "2" and "850" on both sides): those of the sentence that its aligned
+    # reference sentence does not hold (all of them when no reference sentence shares a content word).
+    owner, number = sentences.text[sentences.digit], sentences.hash[sentences.digit]
+    known = combine(parts[references.digit], references.hash[references.digit])
+    target = aligned[owner]
+    present = member(combine(np.maximum(target, 0), number), known) & (target >= 0)
+    return [best_jaccard, _share(best - shared[second], content_words),
+            _share(_per(owner[~present], size), _per(owner, size)), np.log1p(content_words - best)]
+
+
+def dense_matrix(examples: Sequence[Example], labels: Sequence[str], *, stems: bool = True,
+                 aligned: bool = True) -> np.ndarray:
     """The numbers of every sentence (rows) of ``dense_names`` (columns), read a batch at a time: what a
     reference gives is computed once for all its sentences, and every overlap is an array operation over
-    (reference, token) keys. ``stems`` False: the ``STEMMED`` columns are left at 0 (a model not reading them)."""
+    (reference, token) keys. ``stems`` (``aligned``) False: the ``STEMMED`` (``ALIGNED``) columns are left at 0 (a
+    model not reading them)."""
     size = len(examples)
     texts = [example.text for example in examples]
     reference_texts, reference_of = _distinct(example.reference for example in examples)
     question_texts, question_of = _distinct(example.question for example in examples)
-    sentences, references = Tokens(texts, stems=stems), Tokens(reference_texts, stems=stems)
+    sentences = Tokens(texts, stems=stems, digits=aligned)
+    references = Tokens(reference_texts, stems=stems, digits=aligned)
     questions = Tokens(question_texts)
     text, hashes = sentences.text, sentences.hash
     in_reference = member(combine(reference_of[text], hashes), combine(references.text, references.hash))
@@ -151,6 +197,9 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str], *, stems: b
     content = ~np.isin(hashes, _LEXICONS["stop"])
     reference_content = ~np.isin(references.hash, _LEXICONS["stop"])
     words, content_words = _per(text, size), _per(text[content], size)
+    parts = _reference_parts(references)
+    product, distinct_content, part_words = _overlaps(sentences, references, reference_of, content,
+                                                      reference_content, parts)
     runs = {}
     for length in (2, 3):
         run, run_text = sentences.runs(length)
@@ -168,7 +217,7 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str], *, stems: b
         _share(_per(text[in_reference], size), words),
         _share(_per(text[content & in_reference], size), content_words),
         runs[2], runs[3],
-        _best_sentence_overlap(sentences, references, reference_of, content, reference_content),
+        _best_sentence_overlap(product, distinct_content),
         _share(_per(text[content & in_question], size), content_words),
         np.log1p(_per(text[content & ~in_reference], size)),
         numbers, numbers_absent, _share(numbers_absent, numbers),
@@ -188,12 +237,15 @@ def dense_matrix(examples: Sequence[Example], labels: Sequence[str], *, stems: b
                                    combine(references.text, references.stem))
         stemmed = [_share(_per(text[content & stem_in_reference], size), content_words),
                    _share(_per(text[content & in_reference], size), words)]
-    matrix = np.zeros((size, len(columns) + 2 + len(labels) + len(STEMMED)))
+    matrix = np.zeros((size, len(columns) + 2 + len(labels) + len(STEMMED) + len(ALIGNED)))
     for column, values in enumerate(columns):
         matrix[:, column] = values
     _votes(matrix, len(columns), examples, labels)
     for column, values in enumerate(stemmed, start=len(columns) + 2 + len(labels)):
         matrix[:, column] = values  # last: a model fitted before them reads the same columns (``features.STEMMED``)
+    if aligned:
+        matrix[:, -len(ALIGNED):] = np.column_stack(_aligned(product, distinct_content, part_words, sentences,
+                                                             references, parts))
     return matrix
 
 

@@ -14,8 +14,10 @@ turns a batch of them into the numbers a linear model weighs beside the sentence
   model reads them only with ``use_cues``, which cross-validation on the CogniBench sample did not support);
 - the position (first, last, relative) and the length;
 - the pre-label job's votes: the share of samples that gave each label of the protocol, and that said hallucinated;
-- last (``STEMMED``, read only with ``use_stems``): the share of its content words whose stem (first 5 characters)
-  is a stem of the reference, and its content words found in the reference per word of the sentence.
+- then (``STEMMED``, read only with ``use_stems``): the share of its content words whose stem (first 5 characters)
+  is a stem of the reference, and its content words found in the reference per word of the sentence;
+- last (``ALIGNED``, read only with ``use_alignment``): the sentence against its best-matching reference sentence
+  (Jaccard, the lead over the second best, numbers and content words that sentence lacks).
 
 Tokens are lower-cased words in spaced scripts and single characters in Chinese and Japanese
 (``annotator.domain.languages``), so every language is read, not only English. ``dense.dense_matrix`` reads a
@@ -60,6 +62,11 @@ CUES = ("evaluative", "personal", "exclamation_or_question")
 # Read by a model only with ``use_stems`` (on the CogniBench sample they cost 0.04 of macro F1). They are the last
 # columns, after the votes: a model fitted before they existed selects the same columns by index, so version 2 holds.
 STEMMED = ("stem_content_overlap", "content_found_per_word")
+# Read by a model only with ``use_alignment``: the sentence against the one reference sentence that shares most of
+# its content words (the reference split at . ! ? and line ends): its Jaccard overlap with that sentence, how far
+# that sentence leads the second best (share of the sentence's content words), the share of its numbers absent
+# from that sentence, and its content words that sentence lacks. Last, after ``STEMMED``, for the same reason.
+ALIGNED = ("aligned_jaccard", "aligned_gap", "aligned_numbers_absent_share", "aligned_content_absent")
 STOP = frozenset("the a an of in on at to and or is are was were be been it its this that these those for with by "
                   "as from which who their there they he she his her we you your i".split())
 
@@ -106,7 +113,7 @@ def dense_names(labels: Sequence[str]) -> list[str]:
         "numbers", "numbers_absent", "numbers_absent_share", "names", "names_absent", "names_absent_share",
         "dates_absent", "negation", "reference_negation", "negation_mismatch", "hedges", "reasoning_cues",
         *CUES, "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
-    ] + [f"votes_{label}" for label in labels] + list(STEMMED)
+    ] + [f"votes_{label}" for label in labels] + list(STEMMED) + list(ALIGNED)
 
 
 def dense_features(example: Example, labels: Sequence[str]) -> list[float]:

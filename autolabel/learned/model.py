@@ -29,7 +29,7 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import CUES, FEATURE_VERSION, STEMMED, Example, dense_names
+from autolabel.learned.features import ALIGNED, CUES, FEATURE_VERSION, STEMMED, Example, dense_names
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 
@@ -41,13 +41,15 @@ class TextFeatures:
     """Sentence n-grams (hashed TF-IDF) and the dense features, scaled; fitted on the training sentences only."""
 
     def __init__(self, labels: Sequence[str], *, use_ngrams: bool = True, use_dense: bool = True,
-                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False):
+                 use_characters: bool = True, use_cues: bool = False, use_stems: bool = False,
+                 use_alignment: bool = False):
         self.labels = tuple(labels)
         self.use_ngrams, self.use_dense, self.use_characters = use_ngrams, use_dense, use_characters
-        self.use_stems = use_stems
+        self.use_stems, self.use_alignment = use_stems, use_alignment
         names = dense_names(self.labels)
         self.dense_columns = [i for i, name in enumerate(names)
-                              if (use_cues or name not in CUES) and (use_stems or name not in STEMMED)]
+                              if (use_cues or name not in CUES) and (use_stems or name not in STEMMED)
+                              and (use_alignment or name not in ALIGNED)]
         self.characters = HashedTfidf("characters", max_features=20000)
         self.words = HashedTfidf("words", max_features=10000)
         self.scaler = StandardScaler()
@@ -60,8 +62,10 @@ class TextFeatures:
         if self.use_ngrams:
             blocks.append(self.words.fit_transform(batch) if fit else self.words.transform(batch))
         if self.use_dense:
-            # A model stored before the stems existed has no ``use_stems``: it never read them.
-            dense = dense_matrix(examples, self.labels, stems=getattr(self, "use_stems", False))[:, self.dense_columns]
+            # A model stored before the stems (the alignment) existed has no ``use_stems`` (``use_alignment``): it
+            # never read them.
+            dense = dense_matrix(examples, self.labels, stems=getattr(self, "use_stems", False),
+                                 aligned=getattr(self, "use_alignment", False))[:, self.dense_columns]
             blocks.append(sparse.csr_matrix(self.scaler.fit_transform(dense) if fit else self.scaler.transform(dense)))
         return blocks
 
@@ -102,7 +106,7 @@ class JudgeModel:
     def __init__(self, labels: Sequence[str], paths: Sequence[tuple[dict, str]], *, strategy: str = "steps",
                  regularization: float = 1.0, use_ngrams: bool = True, use_dense: bool = True,
                  use_characters: bool = True, use_cues: bool = False, use_stems: bool = False,
-                 tune_decision: bool = False, balanced: bool = True):
+                 use_alignment: bool = False, tune_decision: bool = False, balanced: bool = True):
         if strategy not in STRATEGIES:
             raise ValueError(f"strategy is one of {', '.join(STRATEGIES)}, not {strategy!r}")
         self.labels = tuple(labels)
@@ -111,7 +115,8 @@ class JudgeModel:
         self.regularization = regularization
         self.balanced = balanced  # class weights inverse to frequency (False: measured in the bench, not shipped)
         self.features = TextFeatures(self.labels, use_ngrams=use_ngrams, use_dense=use_dense,
-                                     use_characters=use_characters, use_cues=use_cues, use_stems=use_stems)
+                                     use_characters=use_characters, use_cues=use_cues, use_stems=use_stems,
+                                     use_alignment=use_alignment)
         self.classifiers: dict[str, object] = {}
         self.feature_version = FEATURE_VERSION
         # Per label, the weight its probability is multiplied by before the rows are normalised again: the decision
