@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from autolabel.learned.features import (ALIGNED, EVALUATIVE, HEDGES, MONTHS, NEGATIONS, PERSONAL, REASONING, STEMMED, STOP,
-                                        UNSPACED_CLASS, Example)
+from autolabel.learned.features import (ALIGNED, EVALUATIVE, HEDGES, MONTHS, NEGATIONS, PERSONAL, REASONING, STEMMED,
+                                        STOP, UNSPACED_CLASS, Example)
 from autolabel.learned.text_arrays import combine, member
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*|\x00")
