@@ -58,3 +58,16 @@ def claimed(project, user):
 def act(client, assignment, action, **data):
     """One of the decision panel's actions, posted as htmx posts it."""
     return client.post(reverse("annotate_act", args=[assignment.pk, action]), data, **HX)
+
+
+def halludetect_slot(client, turns=1):
+    """An annotator signed in on ``client``, holding a slot of a project that follows the shipped HalluDetect
+    example (a choice, then a multiple, a scale and a text step)."""
+    from annotator.domain.protocol.document import load_shipped
+    from annotator.projects.protocol_services import protocol_set
+
+    project, _ = project_with_turns(turns)
+    protocol_set(project, load_shipped("halludetect").document)
+    user, = annotators(project, 1)
+    client.force_login(user)
+    return claimed(project, user)

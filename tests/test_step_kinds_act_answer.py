@@ -3,25 +3,18 @@ step's value is a 400 naming the step and the page's save route that takes it (i
 nothing is saved."""
 
 import html
-import json
 
 import pytest
 
-from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.models import SentenceAnnotation
-from annotator.projects.protocol_services import protocol_set
-from tests.factories_workspace import act, annotators, claimed, project_with_turns
+from tests.factories_workspace import act, halludetect_slot
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def setup(client):
-    project, _ = project_with_turns(1)
-    protocol_set(project, json.loads((PROTOCOLS_DIR / "halludetect.json").read_text()))
-    user, = annotators(project, 1)
-    client.force_login(user)
-    assignment = claimed(project, user)
+    assignment = halludetect_slot(client)
     return client, assignment, assignment.turn.sentences.order_by("index").first()
 
 

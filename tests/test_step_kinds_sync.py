@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotator.domain.protocol.document import PROTOCOLS_DIR
 from annotator.models import AnnotationEvent, SentenceAnnotation
 from annotator.projects.protocol_services import protocol_set
-from tests.factories_workspace import annotators, claimed, project_with_turns
+from tests.factories_workspace import annotators, claimed, halludetect_slot, project_with_turns
 
 pytestmark = pytest.mark.django_db
 
@@ -31,11 +31,7 @@ def sync(client, assignment, body):
 
 @pytest.fixture
 def setup(client):
-    project, _ = project_with_turns(1)
-    protocol_set(project, json.loads((PROTOCOLS_DIR / "halludetect.json").read_text()))
-    user, = annotators(project, 1)
-    client.force_login(user)
-    assignment = claimed(project, user)
+    assignment = halludetect_slot(client)
     return client, assignment, list(assignment.turn.sentences.order_by("index"))
 
 
