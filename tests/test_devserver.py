@@ -114,3 +114,13 @@ def test_a_killed_worker_is_started_again_and_the_site_keeps_serving(tmp_path):
     finally:
         devserver_stop(process)
     assert "Stopped the web server, the worker" in out.read_text()
+
+
+def test_a_web_port_that_is_the_llm_servers_is_refused_before_anything_starts(settings):
+    """`make run PORT=8765` once served the site while the baseline LLM server failed to listen on the same
+    port, restarted by the devserver over and over; now it is refused at once, naming the clash."""
+    from django.core.management import CommandError, call_command
+
+    settings.OPENAI_BASE_URL = "http://127.0.0.1:8765/v1"
+    with pytest.raises(CommandError, match=r"port 8765 is where OPENAI_BASE_URL .* baseline LLM server listen"):
+        call_command("devserver", "--port", "8765")

@@ -41,6 +41,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, port, host, concurrency, no_llm, **options):
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+        llm_port = urlparse(settings.OPENAI_BASE_URL).port
+        if not no_llm and llm_port == port:
+            # Said before anything starts: otherwise the site serves and the baseline server fails to listen
+            # over and over, and the first job fails far from the cause.
+            raise CommandError(f"port {port} is where OPENAI_BASE_URL ({settings.OPENAI_BASE_URL}) has the "
+                               "baseline LLM server listen: serve on another port (make run PORT=…), or point "
+                               "OPENAI_BASE_URL elsewhere, or pass --no-llm")
         children = []
         argvs, started_at, pauses = {}, {}, {}
 
