@@ -271,3 +271,32 @@ def test_names_are_the_projects_own(client, baseline_llm):
     again = client.post(url, form_data(name=site_name, base_url=baseline_llm.base_url))
     assert again.status_code == 400 and "The project has an endpoint of that name already." in again.content.decode()
     assert LLMProfile.objects.filter(name=site_name).count() == 2
+
+
+def test_a_batch_file_too_large_is_not_read_and_names_the_file(key_allowed_on_loopback, tiny_servers, monkeypatch):
+    """The Batch API's output and error files are read whole: past BATCH_MAX_FILE_BYTES the read stops and the
+    job's reason names the file; a file within the limit is read as sent."""
+    from autolabel.jobs import batch
+
+    monkeypatch.setattr(batch, "BATCH_MAX_FILE_BYTES", 10_000)
+
+    def files(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/jsonl")
+        handler.end_headers()
+        lines = 3 if "small" in handler.path else 2_000
+        handler.wfile.write(b"".join(b'{"custom_id": "t-1-1-0", "response": {}}\n' for _ in range(lines)))
+
+    server = tiny_servers(files)
+    project = ProjectFactory()
+    plain_turns(project, 1)
+    endpoint = LLMProfile.objects.create(project=project, name="files", base_url=f"http://127.0.0.1:{server.port}/v1",
+                                         api_key_env="", max_retries=0, supports_n=False)
+    job = job_services.job_create(project=project, profile=endpoint, samples=1, threshold=1, enqueue=False)
+    client = batch._sync_client(job)
+    try:
+        assert len(batch._file_lines(client, "file-small", "here")) == 3
+        with pytest.raises(batch.BatchFileTooLarge, match="batch file file-big from here is larger than 10000 bytes"):
+            batch._file_lines(client, "file-big", "here")
+    finally:
+        client.close()

@@ -18,7 +18,7 @@ from annotator.models import Sentence
 
 from autolabel.labelling import prompting
 from autolabel.endpoints.policy import connection_for
-from autolabel.jobs.llm import CallResult, Choice, endpoint_name, request_body
+from autolabel.jobs.llm import CallResult, Choice, ResponseTooLarge, bounded_sync_transport, endpoint_name, request_body
 from autolabel.models import AutoLabelJob, SampleReply
 from autolabel.labelling.pipeline import (
     JobConfig,
@@ -33,6 +33,14 @@ from autolabel.jobs.progress import FLUSH_TURNS, FlushState, flush, iter_specs
 
 BATCH_POLL_SECONDS = float(os.environ.get("AUTOLABEL_BATCH_POLL_SECONDS", "2"))
 BATCH_ROUNDS = 3
+# The most a batch's output or error file may weigh when read back. The API takes input files of up to 200 MB,
+# and a pre-label reply is far shorter than its prompt (which carries the reference), so a larger output file
+# is not an answer; the file is read whole, so this bounds the worker's memory too.
+BATCH_MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+class BatchFileTooLarge(RuntimeError):
+    """A batch's output or error file past BATCH_MAX_FILE_BYTES: the job fails with this reason."""
 
 
 def _custom_id(turn_id: int, stage: int, indices: list[int]) -> str:
@@ -54,7 +62,21 @@ def _sync_client(job: AutoLabelJob):
     base_url, api_key = connection_for(profile)
     return openai.OpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=profile.timeout_seconds,
                          max_retries=profile.max_retries,
-                         http_client=openai.DefaultHttpxClient(follow_redirects=False))
+                         http_client=openai.DefaultHttpxClient(follow_redirects=False,
+                                                               transport=bounded_sync_transport(BATCH_MAX_FILE_BYTES)))
+
+
+def _file_lines(client, file_id: str, endpoint: str) -> list[str]:
+    """The lines of a batch's file, or BatchFileTooLarge naming the file, the endpoint and the limit."""
+    import openai
+
+    try:
+        return list(client.files.content(file_id).iter_lines())
+    except (ResponseTooLarge, openai.APIConnectionError) as error:
+        if isinstance(error, ResponseTooLarge) or isinstance(error.__cause__, ResponseTooLarge):
+            raise BatchFileTooLarge(f"batch file {file_id} from {endpoint} is larger than {BATCH_MAX_FILE_BYTES} "
+                                    "bytes: not read") from None
+        raise
 
 
 def _write_batch_file(job: AutoLabelJob, config: JobConfig, caller_body, stage: int, handle) -> tuple[int, dict]:
@@ -171,8 +193,7 @@ def _join_batch(job, owner, client, config: JobConfig, batch, stage: int) -> int
     failed = 0
     if batch.output_file_id:
         outcomes: dict[int, TurnOutcome] = {}
-        content = client.files.content(batch.output_file_id)
-        for line in content.iter_lines():
+        for line in _file_lines(client, batch.output_file_id, endpoint_name(job.profile.endpoint_url())):
             if not line.strip():
                 continue
             record = json.loads(line)
@@ -201,8 +222,8 @@ def _join_batch(job, owner, client, config: JobConfig, batch, stage: int) -> int
                 outcomes = {}
         flush(job, owner, list(outcomes.values()), mark_done=False)
     if batch.error_file_id:
-        content = client.files.content(batch.error_file_id)
-        failed += sum(1 for line in content.iter_lines() if line.strip())
+        error_lines = _file_lines(client, batch.error_file_id, endpoint_name(job.profile.endpoint_url()))
+        failed += sum(1 for line in error_lines if line.strip())
     if batch.status in ("failed", "expired") and not batch.output_file_id and not batch.error_file_id:
         failed = max(failed, 1)
     if failed:

@@ -69,6 +69,35 @@ def bounded_transport(connections: int):
     return BoundedTransport(limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections))
 
 
+def bounded_sync_transport(limit: int):
+    """The synchronous client's transport (the Batch API's files): a response stops with ResponseTooLarge past
+    ``limit`` bytes, so a hostile or broken endpoint cannot fill the worker's memory."""
+    import httpx2
+
+    class BoundedStream(httpx2.SyncByteStream):
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __iter__(self):
+            received = 0
+            for chunk in self.stream:
+                received += len(chunk)
+                if received > limit:
+                    raise ResponseTooLarge(f"response too large: more than {limit} bytes")
+                yield chunk
+
+        def close(self):
+            self.stream.close()
+
+    class BoundedTransport(httpx2.HTTPTransport):
+        def handle_request(self, request):
+            response = super().handle_request(request)
+            response.stream = BoundedStream(response.stream)
+            return response
+
+    return BoundedTransport()
+
+
 def api_key_env_refusal(variable: str) -> str:
     """Why a profile may not name ``variable`` as its API key, or "" when it may.
 
