@@ -187,17 +187,23 @@ class JobListView(JobQueryMixin, ProjectScopedView, generics.ListAPIView):
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
 
     def _learned(self, request, judge_id):
-        """The learned judge's job, through its one write path (refused to a lead blind in the project, as its
-        own route is: it learned from all of the project's gold)."""
+        """The learned judge's job (refused to a lead blind in the project, as its own route is: it learned from
+        all of the project's gold)."""
         self.refuse_if_blind()
-        judge = LearnedJudge.objects.filter(project=self.project, pk=judge_id).first()
-        if judge is None:
-            raise serializers.ValidationError({"learned_judge": ["No learned judge of this project has this id."]})
-        try:
-            job = learned_job_create(project=self.project, judge=judge, created_by=request.user)
-        except (JudgeRefused, JobError) as refusal:
-            raise serializers.ValidationError({"learned_judge": [str(refusal)]}) from None
+        job = learned_job_start(self.project, request.user, judge_id, field="learned_judge")
         return Response(JobSerializer(self.project_queryset().get(pk=job.pk)).data, status=status.HTTP_201_CREATED)
+
+
+def learned_job_start(project, user, judge_id, *, field):
+    """A job of the project's learned judge ``judge_id`` through its one write path; a judge of another project,
+    or one refused (another protocol version), is a 400 on ``field``. Used by the job list and the judge's route."""
+    judge = LearnedJudge.objects.filter(project=project, pk=judge_id).first()
+    if judge is None:
+        raise serializers.ValidationError({field: ["No learned judge of this project has this id."]})
+    try:
+        return learned_job_create(project=project, judge=judge, created_by=user)
+    except (JudgeRefused, JobError) as refusal:
+        raise serializers.ValidationError({field: [str(refusal)]}) from None
 
 
 class EstimateSerializer(serializers.Serializer):

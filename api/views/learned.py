@@ -6,16 +6,13 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from autolabel.jobs.learned import learned_job_create
-from autolabel.jobs.services import JobError
-from autolabel.learned.store import JudgeRefused
 from autolabel.learned.training import judge_in_progress, judge_report, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 from ..exceptions import Conflict
 from ..permissions import LEADS, ProjectScopedView
 from ..schema import ErrorSerializer
-from .autolabel import JOB_EXAMPLE, JobSerializer
+from .autolabel import JOB_EXAMPLE, JobSerializer, learned_job_start
 
 
 class JudgeSerializer(serializers.Serializer):
@@ -98,12 +95,6 @@ class LearnedJudgeLabelView(ProjectScopedView):
         self.refuse_if_blind()
         body = JudgeLabelSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        judge = LearnedJudge.objects.filter(project=self.project, pk=body.validated_data["judge"]).first()
-        if judge is None:
-            raise serializers.ValidationError({"judge": ["No learned judge of this project has this id."]})
-        try:
-            job = learned_job_create(project=self.project, judge=judge, created_by=request.user)
-        except (JudgeRefused, JobError) as refusal:
-            raise serializers.ValidationError({"judge": [str(refusal)]}) from None
+        job = learned_job_start(self.project, request.user, body.validated_data["judge"], field="judge")
         job = AutoLabelJob.objects.select_related("profile", "prompt_version", "created_by").get(pk=job.pk)
         return Response(JobSerializer(job).data, status=status.HTTP_201_CREATED)
