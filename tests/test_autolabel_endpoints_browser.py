@@ -17,6 +17,24 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pyte
 NUMBER = re.compile(r"^\s*[1-9][0-9]*\s*$")
 
 
+def add_endpoint_from_the_project_page(page, slug, name, base_url, prompt_price, reply_price):
+    """From the project page, the lead follows its link to the LLM endpoints page (its address names
+    ``endpoints``) and adds an endpoint of the baseline's model, without a key."""
+    page.goto(f"/p/{slug}/")
+    link = page.get_by_role("link", name="LLM endpoints")
+    assert "endpoints" in link.get_attribute("href")
+    link.click()
+    page.get_by_role("heading", name="LLM endpoints", exact=True).wait_for()
+    page.get_by_label("Name", exact=True).fill(name)
+    page.get_by_label("Base URL").fill(base_url)
+    page.get_by_label("Model", exact=True).fill("baseline-lexical")
+    page.get_by_label("Environment variable holding the key").fill("")
+    page.get_by_label("Price per million prompt tokens").fill(prompt_price)
+    page.get_by_label("Price per million reply tokens").fill(reply_price)
+    page.get_by_role("button", name="Add the endpoint").click()
+    page.get_by_role("row", name=re.compile(name)).wait_for()
+
+
 def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_worker, baseline_llm):
     call_command("load_demo", verbosity=0)
     lead = get_user_model().objects.get(username="lead")
@@ -24,20 +42,7 @@ def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_wo
     start_celery_worker(concurrency=2)
 
     page = page_for(lead)
-    page.goto("/p/demo/")
-    link = page.get_by_role("link", name="LLM endpoints")
-    assert "endpoints" in link.get_attribute("href")
-    link.click()
-    page.get_by_role("heading", name="LLM endpoints", exact=True).wait_for()
-
-    page.get_by_label("Name", exact=True).fill("Our baseline")
-    page.get_by_label("Base URL").fill(baseline_llm.base_url)
-    page.get_by_label("Model", exact=True).fill("baseline-lexical")
-    page.get_by_label("Environment variable holding the key").fill("")
-    page.get_by_label("Price per million prompt tokens").fill("2.5")
-    page.get_by_label("Price per million reply tokens").fill("10")
-    page.get_by_role("button", name="Add the endpoint").click()
-    page.get_by_role("row", name=re.compile("Our baseline")).wait_for()
+    add_endpoint_from_the_project_page(page, "demo", "Our baseline", baseline_llm.base_url, "2.5", "10")
     endpoint = LLMProfile.objects.get(name="Our baseline", project__slug="demo")
 
     # The Test: a worker sends one request; the page polls and shows the answer, the models and the latency.

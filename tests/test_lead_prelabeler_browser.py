@@ -12,6 +12,7 @@ from annotator.domain.vocabulary import DrawStrategy, Role
 from annotator.models import TurnDraw
 from autolabel.models import AutoLabelJob, LearnedJudge, LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
+from tests.test_autolabel_endpoints_browser import add_endpoint_from_the_project_page
 from tests.factories import member
 from tests.factories_autolabel import plain_turns
 from tests.factories_learned import trainable_project
@@ -32,19 +33,7 @@ def test_a_lead_runs_the_prelabeler_alone_and_routes_humans_to_the_learned_judge
     page = page_for(lead)
 
     # The endpoints page, from the project page.
-    page.goto(f"/p/{project.slug}/")
-    link = page.get_by_role("link", name="LLM endpoints")
-    assert "endpoints" in link.get_attribute("href")
-    link.click()
-    page.get_by_role("heading", name="LLM endpoints", exact=True).wait_for()
-    page.get_by_label("Name", exact=True).fill("Team baseline")
-    page.get_by_label("Base URL").fill(baseline_llm.base_url)
-    page.get_by_label("Model", exact=True).fill("baseline-lexical")
-    page.get_by_label("Environment variable holding the key").fill("")
-    page.get_by_label("Price per million prompt tokens").fill("3")
-    page.get_by_label("Price per million reply tokens").fill("12")
-    page.get_by_role("button", name="Add the endpoint").click()
-    page.get_by_role("row", name=re.compile("Team baseline")).wait_for()
+    add_endpoint_from_the_project_page(page, project.slug, "Team baseline", baseline_llm.base_url, "3", "12")
     endpoint = LLMProfile.objects.get(name="Team baseline", project=project)
 
     # Its test: the answer and the latency.
