@@ -49,11 +49,12 @@ def learned_judge(request, slug):
     if request.htmx and request.GET.get("partial") == "status":
         return render(request, "autolabel/partials/learned_judge_status.html", context)
     jobs = AutoLabelJob.objects.filter(project=project, learned_judge__isnull=False)[:10]
+    protocol = protocol_for(project)
     return render(request, "autolabel/learned_judge.html", {
         **context, "judges": judges, "jobs": jobs, "train_form": JudgeTrainForm(),
         "label_form": JudgeLabelForm(project=project),
         # Steps of another kind than choice are not learned (docs/autolabel.md): the page names them.
-        "kind_steps": [protocol_for(project).step(step).question for step in protocol_for(project).kind_steps()],
+        "kind_steps": [protocol.step(step).question for step in protocol.kind_steps()],
     })
 
 
