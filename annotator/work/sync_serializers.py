@@ -21,7 +21,7 @@ from rest_framework import serializers
 
 from ..domain.protocol.document import ProtocolError
 from ..domain.protocol.kinds import CHOICE, parse_value
-from ..domain.protocol.kinds.text import MAX_LENGTH as MAX_TEXT
+from ..domain.protocol.kinds.common import value_shape_problem
 from ..fastsql.joined import JoinedSelect
 from ..models import Sentence
 from ..projects.protocols import protocol_for_assignment
@@ -86,16 +86,9 @@ class AnswerValue(serializers.Field):
     default_error_messages = {"invalid": "An answer is a string, a list of strings or an integer."}
 
     def to_internal_value(self, data):
-        if isinstance(data, str):
-            if len(data) > MAX_TEXT or "\x00" in data:
-                self.fail("invalid")
-            return data
-        if isinstance(data, int) and not isinstance(data, bool) and abs(data) <= 10**6:
-            return data
-        if isinstance(data, list) and len(data) <= 9 and all(
-                isinstance(value, str) and len(value) <= 40 and "\x00" not in value for value in data):
-            return list(data)
-        self.fail("invalid")
+        if value_shape_problem(data):
+            self.fail("invalid")
+        return list(data) if isinstance(data, list) else data
 
     def to_representation(self, value):
         return value

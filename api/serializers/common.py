@@ -4,6 +4,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotator.access import ANNOTATOR_METADATA
+from annotator.domain.protocol.kinds.common import (VALUE_ID_MAX, VALUE_INTEGER_BOUND, VALUE_LIST_MAX,
+                                                     VALUE_TEXT_MAX, value_shape_problem)
 from annotator.domain.vocabulary import Severity
 
 # The largest id a request may name (ids are 64-bit integers in the database).
@@ -47,13 +49,13 @@ class ProtocolValueField(serializers.CharField):
 # text (string), a scale's point (integer), a multiple step's chosen answers (array of strings). The bounds are
 # the widest the protocol document allows (a text step's max_length, nine answers), so no value a walk can
 # produce is refused here: the protocol checks the value against its step.
-PATH_TEXT_MAX = 5000
-PATH_CHOICES_MAX = 9
-PATH_SCALE_BOUND = 1_000_000
+PATH_TEXT_MAX = VALUE_TEXT_MAX
+PATH_CHOICES_MAX = VALUE_LIST_MAX
+PATH_SCALE_BOUND = VALUE_INTEGER_BOUND
 PATH_VALUE_SCHEMA = {"oneOf": [
     {"type": "string", "maxLength": PATH_TEXT_MAX},
     {"type": "integer", "minimum": -PATH_SCALE_BOUND, "maximum": PATH_SCALE_BOUND},
-    {"type": "array", "items": {"type": "string", "maxLength": 40}, "maxItems": PATH_CHOICES_MAX},
+    {"type": "array", "items": {"type": "string", "maxLength": VALUE_ID_MAX}, "maxItems": PATH_CHOICES_MAX},
 ]}
 
 
@@ -68,27 +70,17 @@ class PathValueField(serializers.Field):
         "too_long": f"A path's text is at most {PATH_TEXT_MAX} characters.",
         "out_of_range": f"A path's integer is between -{PATH_SCALE_BOUND} and {PATH_SCALE_BOUND}.",
         "nul": "A path's text may not contain a NUL character (\\u0000), which the database cannot store.",
-        "too_many": f"A path's list holds at most {PATH_CHOICES_MAX} answers, each a string of at most 40 characters.",
+        "too_many": f"A path's list holds at most {PATH_CHOICES_MAX} answers, each a string of at most "
+                    f"{VALUE_ID_MAX} characters.",
     }
 
     def to_internal_value(self, data):
-        if isinstance(data, str):
-            if len(data) > PATH_TEXT_MAX:
-                self.fail("too_long")
-            if "\x00" in data:
-                self.fail("nul")
-            return data
-        if isinstance(data, int) and not isinstance(data, bool):
-            if not -PATH_SCALE_BOUND <= data <= PATH_SCALE_BOUND:
-                self.fail("out_of_range")
-            return data
-        if isinstance(data, list) and all(isinstance(item, str) for item in data):
-            if len(data) > PATH_CHOICES_MAX or any(len(item) > 40 for item in data):
-                self.fail("too_many")
-            if any("\x00" in item for item in data):
-                self.fail("nul")
-            return list(data)
-        self.fail("invalid", kind="null" if data is None else type(data).__name__)
+        problem = value_shape_problem(data)
+        if problem == "invalid":
+            self.fail("invalid", kind="null" if data is None else type(data).__name__)
+        if problem:
+            self.fail(problem)
+        return list(data) if isinstance(data, list) else data
 
     def to_representation(self, value):
         return value

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from ..parts import CHOICE
 
+# How a path's value may look as JSON before any step reads it: a text (a choice's answer or a text step's), an
+# integer (a scale's point) or a list of short strings (a multiple step's answers). The save route and the API
+# both check it here; the step's own kind then checks the value (``parse_value``).
+VALUE_TEXT_MAX = 5000
+VALUE_INTEGER_BOUND = 1_000_000
+VALUE_LIST_MAX = 9
+VALUE_ID_MAX = 40
+
 # The fields a step of some kind may carry beyond id, kind, question, definition, guideline.
 KIND_FIELDS = ("answers", "min", "max", "anchors", "max_length", "optional", "next", "yields")
 
@@ -36,3 +44,17 @@ def text_fields(step_doc: dict) -> dict:
     """The wording every kind shares, defaults written out, in the canonical order."""
     return {"id": step_doc["id"], "kind": kind_of(step_doc), "question": step_doc["question"],
             "definition": step_doc.get("definition", ""), "guideline": step_doc.get("guideline", "")}
+
+
+def value_shape_problem(data) -> str | None:
+    """Why ``data`` cannot be a path's value, as a code ("invalid": no kind's type; "too_long", "nul",
+    "out_of_range", "too_many"), or None. Each caller words the code its own way."""
+    if isinstance(data, str):
+        return "too_long" if len(data) > VALUE_TEXT_MAX else "nul" if "\x00" in data else None
+    if isinstance(data, int) and not isinstance(data, bool):
+        return None if -VALUE_INTEGER_BOUND <= data <= VALUE_INTEGER_BOUND else "out_of_range"
+    if isinstance(data, list) and all(isinstance(item, str) for item in data):
+        if len(data) > VALUE_LIST_MAX or any(len(item) > VALUE_ID_MAX for item in data):
+            return "too_many"
+        return "nul" if any("\x00" in item for item in data) else None
+    return "invalid"

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..parts import ProtocolError, Step
-from .common import foreign_fields, target_of, target_problems, text_fields
+from .common import VALUE_TEXT_MAX, foreign_fields, target_of, target_problems, text_fields
 from .measures import KindVote, Pair, StepAgreement, _shared
 
 TEXT = "text"
 
 FIELDS = ("max_length", "optional", "next", "yields")
-MAX_LENGTH = 5000
+MAX_LENGTH = VALUE_TEXT_MAX
 
 
 def validate_step(step_doc: dict, where: str) -> list[tuple[str, str]]:
