@@ -81,6 +81,9 @@ def test_the_annotator_walks_to_a_label_by_keyboard_takes_one_back_and_amends(re
     expect(asked(form)).to_have_text("Is the sentence relevant?")
     expect(walked(form)).to_have_count(0)
     expect(amend_button(form)).to_be_disabled()
+    # A key pressed before the toggle event moves the focus into the form (the summary just clicked holds it) still
+    # answers: CI once pressed "n" in that moment and the key went nowhere.
+    item.locator("summary").focus()
     page.keyboard.press("n")  # "Is the sentence relevant?" no
     expect(form.locator("[data-walk-result]")).to_have_text("New label: Irrelevant")
     assert problems == [], "\n".join(problems)

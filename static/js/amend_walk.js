@@ -8,8 +8,9 @@
 // A multiple, scale or text step is asked as on the annotation screen, with its kind's keys and buttons
 // (step_kinds.js STEP_KINDS): digits toggle and Enter confirms, a digit picks a point, a text is typed in its
 // field (Enter confirms, Shift+Enter a new line, Esc leaves it).
-// Keys act on the form holding the focus inside an open <details>: an answer key of the question shown, u to take
-// back; any other letter or digit is refused there with a message, so a key never lands on something else.
+// Keys act on the form holding the focus inside an open <details> (or on its summary): an answer key of the
+// question shown, u to take back; any other letter or digit is refused there with a message, so a key never lands
+// on something else.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { clicked, kindOf, shownValue } from "./step_kinds.js";
@@ -136,7 +137,9 @@ function start() {
   document.addEventListener("keydown", (event) => {
     if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
     const target = event.target;
-    const form = target.closest && target.closest("form[data-amend-walk]");
+    // The summary just clicked holds the focus until the toggle event moves it into the form: its keys are the form's.
+    const summary = target.matches && target.matches("details[open] > summary") ? target : null;
+    const form = summary ? summary.parentElement.querySelector("form[data-amend-walk]") : target.closest && target.closest("form[data-amend-walk]");
     const details = form && form.closest("details");
     if (!form || !paths.has(form) || (details && !details.open)) { return; }
     const protocol = protocolOf(form);
@@ -152,7 +155,7 @@ function start() {
     const key = event.key;
     // Enter confirms a multiple step's picks (or goes back into a text step's field) wherever the focus is in the
     // form but on the undo button; elsewhere Tab, Enter, Space and arrows keep their usual work.
-    if (key === "Enter" && (kind === "multiple" || kind === "text") && !target.matches("[data-walk-undo], [data-walk-submit], [data-confirm]")) {
+    if (key === "Enter" && (kind === "multiple" || kind === "text") && !target.matches("summary, [data-walk-undo], [data-walk-submit], [data-confirm]")) {
       event.preventDefault();
       kindKey(form, "Enter", false);
       return;
