@@ -214,4 +214,4 @@ def test_stage_two_answers_only_labels_the_sentences_path_can_reach():
     assert "sentence 3: step conflict_degree" in text and "sentence 5: step baseless_degree" in text
     for seed in range(5):
         tags = parse_reply(judge.answer(text, seed), STAGE_2, numbers, protocol=protocol).tags
-        assert tags[5] in {"evident_baseless", "subtle_baseless"} and tags[3] in {"evident_conflict", "subtle_conflict"}
+        assert tags[5].label in {"evident_baseless", "subtle_baseless"} and tags[3].label in {"evident_conflict", "subtle_conflict"}

@@ -48,7 +48,7 @@ def test_the_offline_judge_parses_every_sentence_of_a_chinese_turn():
     (_, numbers, messages), = plan_requests(TurnSpec(1, 10, REFERENCE, "", _spec().sentences, existing), config, STAGE_2)
     second = parse_reply(judge.answer(messages[1]["content"], seed=1), STAGE_2, numbers)
     assert numbers == [3, 4] and not second.problems
-    assert {second.tags[3], second.tags[4]} <= {"misleading", "speculative"}
+    assert {second.tags[3].label, second.tags[4].label} <= {"misleading", "speculative"}
 
 
 def test_scores_weigh_a_chinese_sentence_by_its_characters():

@@ -115,7 +115,7 @@ def test_malformed_replies_abstain_and_count_the_problem():
 
 def test_stage2_parses_the_four_cognitive_labels_only():
     parsed = parse_reply("<s2>speculative</s2>\n<s5>Reliable</s5>\n<s6>invented</s6>", STAGE_2, [2, 5, 6])
-    assert parsed.tags == {2: Label.SPECULATIVE, 5: Label.RELIABLE}
+    assert {n: tag.label for n, tag in parsed.tags.items()} == {2: Label.SPECULATIVE, 5: Label.RELIABLE}
     assert parsed.problems == {"unknown_tag": 1}
 
 

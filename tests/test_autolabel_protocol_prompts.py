@@ -121,7 +121,7 @@ def test_unknown_words_wrong_order_and_incomplete_walks_are_unknown_tags():
     assert parse_reply("<s1>yes yes</s1>", STAGE_1, [1], protocol=FACE4RAG).problems == {"unknown_tag": 1}
     # Stage 2 takes only a label stage 2 can reach.
     stage_two = parse_reply("<s1>consistent</s1><s2>inclusion</s2>", STAGE_2, [1, 2], protocol=FACE4RAG)
-    assert stage_two.tags == {2: "inclusion"} and stage_two.problems == {"unknown_tag": 1}
+    assert {n: tag.label for n, tag in stage_two.tags.items()} == {2: "inclusion"} and stage_two.problems == {"unknown_tag": 1}
 
 
 def test_a_sentence_that_entered_stage_two_without_its_reply_counts_only_what_every_label_there_agrees_on():
@@ -169,7 +169,7 @@ def test_the_offline_judge_answers_each_document_in_its_own_tags(name):
     assert entered == [4]  # the reasoning sentence goes on to the second request
     text = user_text(STAGE_2, protocol, [SENTENCES[3]])
     second = parse_reply(judge.answer(text, seed=2), STAGE_2, [4], protocol=protocol)
-    assert second.problems == {} and second.tags[4] in protocol.hallucination_labels
+    assert second.problems == {} and second.tags[4].label in protocol.hallucination_labels
 
 
 def test_the_judge_gives_an_empty_sentence_the_reply_whose_wording_says_it_has_nothing_to_check():

@@ -66,6 +66,7 @@ from dataclasses import dataclass, replace
 
 from autolabel.baseline import kinds
 from autolabel.baseline.options import Option, reachable_labels, read_options
+from autolabel.labelling.kind_replies import split_tag
 from autolabel.labelling.parsing import parse_prompt
 from autolabel.labelling.stages import STAGE_1
 
@@ -247,7 +248,7 @@ def judge_sentence_stage2(sentence: str, reference: str, reference_stems: set[st
                           options: list[Option], reachable: set[str] | frozenset = frozenset()) -> str:
     # Support only: numbers were weighed in the first request (a list's "3." is no claim to weigh twice).
     evidence = evidence_of(sentence, reference, reference_stems, _jitter(seed, number), numbers_count=False)
-    options = [o for o in options if o.reply in reachable] or options
+    options = [o for o in options if split_tag(o.reply)[0].strip() in reachable] or options
     fitting = [o for o in options if o.hallucinated == evidence.bad] or options
     return by_amount(fitting, evidence).reply
 
@@ -278,5 +279,7 @@ def answer(prompt_text: str, seed: int) -> str:
         else:
             reachable = reachable_labels(prompt.protocol, prompt.entries.get(number, []))
             tag = judge_sentence_stage2(text, prompt.reference, stems, seed, number, options, reachable)
+            if steps:  # the values of the non-choice steps on the way to its label
+                tag = _filled(tag, text, prompt.reference, stems, seed, number, steps)
         lines.append(f"<s{number}>{tag}</s{number}>")
     return "\n".join(lines)

@@ -15,6 +15,7 @@ from annotator.projects.protocols import protocol_of_version
 
 from autolabel.jobs import selectors
 from autolabel.labelling import estimate as estimator
+from autolabel.labelling import kind_replies
 from autolabel.labelling import prompting
 from autolabel.labelling.pipeline import JobConfig, TurnSpec, plan_requests
 from autolabel.labelling.stages import stages_of
@@ -78,7 +79,8 @@ def estimate_for(project, profile, *, turns=None, samples=5, use_n=True, batch_m
         batch=batch_mode,
         # The longest reply as the format block's example writes it (with the values of non-choice steps).
         stage1_tag=max((prompting.example_tag(stages, reply) for reply in stages.replies), key=len, default=""),
-        stage2_tag=max(stages.stage_two_labels, key=len, default=""),
+        stage2_tag=max((kind_replies.stage2_example(protocol, reply) for reply in stages.stage_two_replies),
+                       key=len, default=""),
     )
     total_turns = turns.count()
     total_sentences = Sentence.objects.filter(turn__in=turns).count() if total_turns > len(prompts) else None

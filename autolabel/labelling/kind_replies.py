@@ -87,3 +87,33 @@ def what_a_reply_may_contain(step) -> str:
         return f'<step id="{step.id}">…</step>: one whole number from {step.min} to {step.max}'
     optional = "; may be empty" if step.optional else "; not empty"
     return f'<step id="{step.id}">…</step>: a text of at most {step.max_length} characters{optional}'
+
+
+def example_value(step):
+    """A value for the format block's example: the first answers a multiple step needs, a scale's top, a short
+    text."""
+    if step.kind == "multiple":
+        return [answer.value for answer in step.answers[:step.min]]
+    if step.kind == "scale":
+        return step.max
+    return "" if step.optional else "A short reason for these answers."
+
+
+def stage2_pattern(reply) -> str:
+    """An allowed stage-2 reply as the format block lists it: the label, then a value tag for each non-choice
+    step on the way to it (``stages.Stage2Reply``)."""
+    return " ".join([reply.label, *(render_value(step, "…") for step in reply.kind_steps)])
+
+
+def stage2_example(protocol, reply) -> str:
+    """A stage-2 reply filled in, for the example (``example_value``)."""
+    return " ".join([reply.label, *(render_value(step, example_value(protocol.step(step)))
+                                    for step in reply.kind_steps)])
+
+
+def values_rule(protocol, steps) -> list[str]:
+    """What the value tag of each non-choice step a request asks may hold (none when it asks none)."""
+    if not steps:
+        return []
+    return ["Write each … as that step's value (its tag where the walk passes the step, never left out):",
+            *(what_a_reply_may_contain(protocol.step(step)) for step in steps)]

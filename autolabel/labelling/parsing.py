@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from annotator.domain.protocol.document import Protocol
 
-from autolabel.labelling.stages import STAGE_1, Stage1Reading, Stages, stages_of
+from autolabel.labelling.stages import STAGE_1, Stage1Reading, Stage2Reading, Stages, stages_of
 
 _MARKER_RE = re.compile(r"<s(\d+)>(.*?)</s\1>", re.DOTALL)
 _BLOCK_RE = {
@@ -76,7 +76,7 @@ class Problem(StrEnum):
 
 @dataclass
 class ParsedReply:
-    tags: dict[int, object] = field(default_factory=dict)  # number -> Stage1Reading | label id
+    tags: dict[int, object] = field(default_factory=dict)  # number -> Stage1Reading | Stage2Reading
     problems: dict[str, int] = field(default_factory=dict)
 
     def add(self, problem: Problem, count: int = 1):
@@ -87,14 +87,15 @@ _OPEN_MARKER_TAIL_RE = re.compile(r"<s\d*>?[^<]*$|<$|</s?\d*$")
 
 
 def _read_tag(stages: Stages, content: str, stage: int):
-    return stages.stage1_reading(content) if stage == STAGE_1 else stages.stage2_label(content)
+    return stages.stage1_reading(content) if stage == STAGE_1 else stages.stage2_reading(content)
 
 
 def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated: bool = False,
                 protocol: Protocol | None = None) -> ParsedReply:
     """Read the tags of the sentences ``numbers`` from a reply, by index, under ``protocol`` (the built-in
     default when None): a stage-1 tag is walked through the tree word by word (stages.py), a stage-2 tag
-    must name a label stage 2 reaches; anything else is an unknown tag.
+    must name a label stage 2 reaches (then the values of the non-choice steps on its way, as stage 1's); anything
+    else is an unknown tag.
 
     Never raises: whatever is wrong is counted in ``problems`` and the sentences
     that could not be read are left out of ``tags`` (the sample abstains on them).
@@ -122,7 +123,7 @@ def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated:
             parsed.add(Problem.UNKNOWN_TAG)
             conflicting.add(number)
             continue
-        if isinstance(tag, Stage1Reading):
+        if isinstance(tag, (Stage1Reading, Stage2Reading)):
             if tag.missing_values:
                 parsed.add(Problem.MISSING_VALUE, tag.missing_values)
             if tag.invalid_values:
@@ -147,7 +148,7 @@ def parse_reply(text: str | None, stage: int, numbers: Sequence[int], truncated:
     return parsed
 
 
-def sample_label(stage1: Stage1Reading | None, stage2: str | None,
+def sample_label(stage1: Stage1Reading | None, stage2: Stage2Reading | str | None,
                  protocol: Protocol | None = None) -> tuple[str | None, bool | None, str]:
     """One sample's reading of one sentence: (label, hallucinated, family id).
 
@@ -158,15 +159,17 @@ def sample_label(stage1: Stage1Reading | None, stage2: str | None,
     return reading.label, reading.hallucinated, reading.family
 
 
-def sample_values(stage1: Stage1Reading | None) -> dict:
-    """The values a sample gave the non-choice steps its stage-1 reading walked (step -> value), valid ones only."""
-    return stage1.kind_values() if stage1 is not None else {}
+def sample_values(stage1: Stage1Reading | None, stage2: Stage2Reading | None = None,
+                  protocol: Protocol | None = None) -> dict:
+    """The values a sample gave the non-choice steps it walked (step -> value), valid ones only: its stage-1
+    reading's, and its stage-2 reading's when that reading counts for the sentence."""
+    return stages_of(protocol).sample_values(stage1, stage2)
 
 
 def tag_to_json(tag) -> str | None:
     if tag is None:
         return None
-    return tag.text if isinstance(tag, Stage1Reading) else str(tag)
+    return tag.text if isinstance(tag, (Stage1Reading, Stage2Reading)) else str(tag)
 
 
 def tag_from_json(value: str | None, stage: int, protocol: Protocol | None = None):

@@ -171,8 +171,8 @@ def outcome_predictions(spec: TurnSpec, config: JobConfig, outcome: TurnOutcome)
             s2 = parsing.tag_from_json((s2_row.get("votes") or {}).get(str(number)), prompting.STAGE_2, protocol)
             label, hallucinated, family = parsing.sample_label(s1, s2, protocol)
             vote = {"label": label, "hallucinated": hallucinated, "kind": family or None}
-            if stages.kind_steps:  # the values of its non-choice steps (a choice-only protocol's votes unchanged)
-                vote["values"] = parsing.sample_values(s1)
+            if stages.has_kind_steps:  # its non-choice steps' values (a choice-only protocol's votes unchanged)
+                vote["values"] = parsing.sample_values(s1, s2, protocol)
             votes.append(vote)
         decision = decide(votes, config.threshold, label_order=order)
         outcome.abstentions += decision.abstentions

@@ -248,10 +248,11 @@ def format_block(stages: Stages, stage: int) -> str:
         values = _values_rule(stages)
     else:
         rule = "Tag each sentence with the label where your answers end. Allowed replies:"
-        allowed = [(label, _end_text(stages, label, None)) for label in stages.stage_two_labels]
-        examples = [text for text, _ in allowed]
+        allowed = [(kind_replies.stage2_pattern(reply), _end_text(stages, reply.label, None))
+                   for reply in stages.stage_two_replies]
+        examples = [kind_replies.stage2_example(stages.protocol, reply) for reply in stages.stage_two_replies]
         example_numbers = (4, 7)
-        values = []
+        values = kind_replies.values_rule(stages.protocol, stages.stage_two_kind_steps)
     example = [f"<s{n}>{examples[i % len(examples)]}</s{n}>" for i, n in enumerate(example_numbers)]
     return "\n".join([f'<format stage="{stage}">', rule, *(f"{text} → {end}" for text, end in allowed), *values,
                       f"Example reply for {len(example)} sentences:", *example, "</format>"])
@@ -264,27 +265,15 @@ def reply_pattern(reply) -> str:
                     for step, value in reply.path)
 
 
-def _example_value(step):
-    if step.kind == "multiple":
-        return [answer.value for answer in step.answers[:step.min]]
-    if step.kind == "scale":
-        return step.max
-    return "" if step.optional else "A short reason for these answers."
-
-
 def example_tag(stages: Stages, reply) -> str:
     """A stage-1 reply filled in, for the example: the first answers a multiple step needs, a scale's top, a
     short text."""
-    return " ".join(value if value is not None else kind_replies.render_value(step, _example_value(
+    return " ".join(value if value is not None else kind_replies.render_value(step, kind_replies.example_value(
         stages.protocol.step(step))) for step, value in reply.path)
 
 
 def _values_rule(stages: Stages) -> list[str]:
-    """What the value tag of each non-choice step may hold (none for a protocol of choice steps only)."""
-    if not stages.kind_steps:
-        return []
-    return ["Write each … as that step's value (its tag where the walk passes the step, never left out):",
-            *(kind_replies.what_a_reply_may_contain(stages.protocol.step(step)) for step in stages.kind_steps)]
+    return kind_replies.values_rule(stages.protocol, stages.kind_steps)
 
 
 @dataclass(frozen=True)
@@ -307,7 +296,8 @@ def _example_tags(stages: Stages, example: Example, stage: int) -> tuple[str, st
         # Stage 2 learns only from examples whose right label it can reach.
         if example.right not in stages.stage_two_labels:
             return None
-        wrong, right = example.wrong, example.right
+        listed = {reply.label: kind_replies.stage2_pattern(reply) for reply in stages.stage_two_replies}
+        wrong, right = listed.get(example.wrong, example.wrong), listed[example.right]
     if wrong is None or right is None:  # a label the protocol does not define (an older version's)
         return None
     return wrong, right

@@ -9,9 +9,10 @@ reached. A document that marks no step (or marks its first step) is one stage: s
 
 A step of another kind than choice (multiple, scale, text: issue 42) does not branch: the walk goes through it
 to the step's own ``next`` or ``yields``, and a stage-1 reply adds its value in a tag of its own where the walk
-passes it (kind_replies.py). Such a step is asked in the request whose walk reaches it; a stage-2 reply names
-its label only, so the values of non-choice steps after a step marked for a second request are not asked
-(docs/autolabel.md).
+passes it (kind_replies.py). Such a step is asked in the request whose walk reaches it: a stage-1 reply carries the values of the
+steps before the second request, a stage-2 reply names its label and then, in the same tags, the values of the
+non-choice steps on the way to that label after the sentence entered stage 2 (a severity scale after
+"speculative or not", say; ``Stage2Reply``).
 
 Pure, no database. ``stages_of(protocol)`` is computed once per distinct document.
 """
@@ -80,6 +81,33 @@ class Stage1Reading:
 
 
 @dataclass(frozen=True)
+class Stage2Reply:
+    """One reply stage 2 allows: a label, and the non-choice steps walked on the way to it in stage 2 (each adds
+    its value in a tag of its own after the label). A label several stage-2 walks reach asks the values of the
+    non-choice steps of any of them, in document order."""
+
+    label: str
+    kind_steps: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stage2Reading:
+    """A sentence's stage-2 tag, read: the label it names and the valid values of its non-choice steps."""
+
+    label: str
+    values: tuple[tuple[str, object], ...] = ()
+    missing_values: int = field(default=0, compare=False)
+    invalid_values: int = field(default=0, compare=False)
+
+    @property
+    def text(self) -> str:
+        return " ".join([self.label, *(kind_replies.render_value(step, value) for step, value in self.values)])
+
+    def kind_values(self) -> dict:
+        return {step: kind_replies.thawed(value) for step, value in self.values}
+
+
+@dataclass(frozen=True)
 class SampleReading:
     label: str | None  # None when the sample did not get as far as a label
     hallucinated: bool | None  # None: the sample abstains
@@ -111,6 +139,18 @@ class Stages:
         self.stage_one_asked = tuple(dict.fromkeys(step for reply in self.replies for step, _ in reply.path))
         self.kind_steps = tuple(step for step in self.stage_one_asked
                                 if protocol.step(step).kind != kind_replies.CHOICE)
+        kind_steps_to: dict[str, set] = {}
+        for entry in self.entries:
+            for walked, label in self._paths_from(entry, ()):
+                kind_steps_to.setdefault(label, set()).update(step for step, value in walked if value is None)
+        self.stage_two_replies = tuple(
+            Stage2Reply(label, tuple(step for step in protocol.steps if step in kind_steps_to.get(label, ())))
+            for label in self.stage_two_labels)
+        self._stage_two_reply = {reply.label: reply for reply in self.stage_two_replies}
+        self.stage_two_kind_steps = tuple(step for step in self.stage_two_asked
+                                          if protocol.step(step).kind != kind_replies.CHOICE)
+        # Whether a sample's reading can carry values at all (a choice-only protocol's votes stay as they were).
+        self.has_kind_steps = bool(self.kind_steps or self.stage_two_kind_steps)
 
     # -- building -----------------------------------------------------------------------------------------
     def _follows(self, step: str) -> list[tuple[str | None, str | None, str | None]]:
@@ -132,6 +172,17 @@ class Stages:
                 found.append(Reply(words, walked, None, following))
             else:
                 found.extend(self._walk(following, walked))
+        return found
+
+    def _paths_from(self, step: str, walked: tuple) -> list[tuple[tuple, str]]:
+        """Every walk from ``step`` to a label, through marked steps too: ((step, answer value), ...), label."""
+        found = []
+        for value, following, label in self._follows(step):
+            here = (*walked, (step, value))
+            if following is None:
+                found.append((here, label))
+            elif all(following != seen for seen, _ in here):
+                found.extend(self._paths_from(following, here))
         return found
 
     def _labels_from(self, step: str, seen: frozenset = frozenset()) -> frozenset:
@@ -161,7 +212,23 @@ class Stages:
         reply = self._by_words.get(tuple(reply_words(words)))
         if reply is None:
             return None
-        walked = reply.kind_steps
+        values, missing, invalid = self._values(reply.kind_steps, raw_values)
+        return Stage1Reading(reply.words, reply.label, reply.entry, values, missing_values=missing,
+                             invalid_values=invalid)
+
+    def stage2_reading(self, text: str) -> Stage2Reading | None:
+        """The label a stage-2 tag names and the values of the non-choice steps on the way to it (read as a
+        stage-1 tag's are); None when the tag names no label stage 2 can reach."""
+        words, raw_values = kind_replies.split_tag(text or "")
+        found = reply_words(words)
+        if len(found) != 1 or found[0] not in self._stage_two_reply:
+            return None
+        values, missing, invalid = self._values(self._stage_two_reply[found[0]].kind_steps, raw_values)
+        return Stage2Reading(found[0], values, missing_values=missing, invalid_values=invalid)
+
+    def _values(self, walked: tuple[str, ...], raw_values: list[tuple[str, str]]) -> tuple[tuple, int, int]:
+        """(valid values in walk order, how many walked steps have none, how many given were invalid): a value
+        for a step not walked, a second value for one step, or one the step does not accept is invalid."""
         given: dict[str, str] = {}
         invalid = 0
         for step, raw in raw_values:
@@ -178,15 +245,7 @@ class Stages:
                 invalid += 1
             else:
                 values.append((step, kind_replies.frozen(value)))
-        return Stage1Reading(reply.words, reply.label, reply.entry, tuple(values),
-                             missing_values=sum(1 for step in walked if step not in given), invalid_values=invalid)
-
-    def stage2_label(self, text: str) -> str | None:
-        """The label a stage-2 tag names, or None when it is not one stage 2 can reach."""
-        words = reply_words(text)
-        if len(words) != 1 or words[0] not in self.stage_two_labels:
-            return None
-        return words[0]
+        return tuple(values), sum(1 for step in walked if step not in given), invalid
 
     def reachable(self, entry: str) -> frozenset:
         return self._reachable.get(entry, frozenset())
@@ -194,7 +253,23 @@ class Stages:
     def reply_for(self, reading: Stage1Reading) -> Reply:
         return self._by_words[reading.words]
 
-    def sample_reading(self, stage1: Stage1Reading | None, stage2: str | None) -> SampleReading:
+    def counted_stage2(self, stage1: Stage1Reading | None, stage2: Stage2Reading | str | None) -> str | None:
+        """The stage-2 label that counts for the sentence (a reading's, or a label id as tests and old callers
+        give it): only for a stage-1 reading that entered stage 2, and only a label reachable from that entry."""
+        label = stage2.label if isinstance(stage2, Stage2Reading) else stage2
+        if stage1 is None or stage1.label is not None or label is None:
+            return None
+        return label if label in self.reachable(stage1.entry) else None
+
+    def sample_values(self, stage1: Stage1Reading | None, stage2: Stage2Reading | str | None) -> dict:
+        """step -> value of the non-choice steps a sample answered: its stage-1 reading's, and its stage-2
+        reading's when that reading counts (``counted_stage2``)."""
+        values = stage1.kind_values() if stage1 is not None else {}
+        if isinstance(stage2, Stage2Reading) and self.counted_stage2(stage1, stage2) is not None:
+            values.update(stage2.kind_values())
+        return values
+
+    def sample_reading(self, stage1: Stage1Reading | None, stage2: Stage2Reading | str | None) -> SampleReading:
         """One sample's reading of one sentence.
 
         Stage 2 counts only for a sentence whose stage-1 reading entered it, and only with a label reachable
@@ -205,8 +280,9 @@ class Stages:
         if stage1.label is not None:
             return self._of_label(stage1.label)
         reachable = self.reachable(stage1.entry)
-        if stage2 is not None and stage2 in reachable:
-            return self._of_label(stage2)
+        counted = self.counted_stage2(stage1, stage2)
+        if counted is not None:
+            return self._of_label(counted)
         hallucinated = {label in self.protocol.hallucination_labels for label in reachable}
         families = {self._family(label) for label in reachable}
         return SampleReading(None, hallucinated.pop() if len(hallucinated) == 1 else None,
