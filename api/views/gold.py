@@ -203,14 +203,16 @@ class GoldExportView(ProjectScopedView):
         summary="Export gold (leads; streamed)",
         parameters=[OpenApiParameter("fmt", str, enum=sorted(FORMATS), default="jsonl",
                                      description="`jsonl`: one turn per line (docs/jsonl-format.md); "
-                                                 "`cognibench`: CogniBench's labels.json."),
+                                                 "`cognibench`: CogniBench's labels.json; `csv`: one row per "
+                                                 "sentence, the path's steps as columns (docs/jsonl-format.md)."),
                     OpenApiParameter("min_severity", str, required=False,
                                      description="JSONL only: 1-5, or `project` for the project's severity "
                                                  "threshold; each hallucinated sentence's gold then says "
                                                  "whether it is `severe` (rated at least that).")],
         responses={(200, "application/x-ndjson"): OpenApiResponse(
             OpenApiTypes.STR, description="One JSON object per turn and line."),
-            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="CogniBench labels.json.")},
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="CogniBench labels.json."),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per sentence.")},
         tags=["gold"],
     )
     def get(self, request, slug):

@@ -11,6 +11,7 @@ class ExportJob(models.Model):
     class Format(models.TextChoices):
         JSONL = "jsonl", "Gold JSONL"
         COGNIBENCH = "cognibench", "CogniBench labels.json"
+        CSV = "csv", "Gold CSV"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Pending"

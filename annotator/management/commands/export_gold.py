@@ -12,8 +12,9 @@ from ._importing import DATA_COMMAND_CHECKS
 class Command(BaseCommand):
     requires_system_checks = DATA_COMMAND_CHECKS
     help = (
-        "Export a project's gold: --format jsonl (one turn per line, docs/jsonl-format.md) or --format cognibench "
-        "(a labels.json in the public CogniBench structure). Streams: memory does not grow with the project."
+        "Export a project's gold: --format jsonl (one turn per line, docs/jsonl-format.md), --format cognibench "
+        "(a labels.json in the public CogniBench structure) or --format csv (one row per sentence, for a "
+        "spreadsheet). Streams: memory does not grow with the project."
     )
 
     def add_arguments(self, parser):
@@ -32,8 +33,10 @@ class Command(BaseCommand):
             raise CommandError(f"no project with slug {project!r}")
         if refusal := format_refusal(project_obj, format):
             raise CommandError(f"--format {format}: {refusal}")
+        written = {"turns": 0}
         try:
-            pieces = export_pieces(project_obj, format, min_severity=options.get("min_severity"))
+            pieces = export_pieces(project_obj, format, min_severity=options.get("min_severity"),
+                                   progress=lambda done: written.update(turns=done))
         except ValueError as exc:
             raise CommandError(f"--min-severity: {exc}") from None
         turns = 0
@@ -53,5 +56,5 @@ class Command(BaseCommand):
             temporary.unlink(missing_ok=True)
             raise CommandError(f"{out}: cannot write ({exc.strerror})") from None
         temporary.replace(path)  # a reader never sees half an export
-        what = f"{turns} turns" if format == "jsonl" else "labels.json"
+        what = {"jsonl": f"{turns} turns", "csv": f"the {written['turns']} turns' sentences"}.get(format, "labels.json")
         self.stdout.write(f"export_gold: wrote {what} of {project_obj.slug} to {path}")

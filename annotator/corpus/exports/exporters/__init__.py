@@ -1,18 +1,20 @@
-"""Serialising a project's gold: the project's JSONL and CogniBench's labels.json.
+"""Serialising a project's gold: the project's JSONL, CogniBench's labels.json and a CSV for spreadsheets.
 
-Both exporters are generators of text pieces, so the command writes them to a
+Each exporter is a generator of text pieces, so the command writes them to a
 file and the view streams them to the browser without holding the export in
 memory.
 """
 
 from annotator.corpus.exports.exporters.cognibench import cognibench_pieces
+from annotator.corpus.exports.exporters.csv_gold import gold_csv_pieces
 from annotator.corpus.exports.exporters.jsonl import jsonl_lines
 from annotator.corpus.imports.importers.cognibench import CRITERIA_OF
 from annotator.projects.protocols import protocol_for
 
-FORMATS = {"jsonl": jsonl_lines, "cognibench": cognibench_pieces}
-FILENAMES = {"jsonl": "{slug}-gold.jsonl", "cognibench": "{slug}-labels.json"}
-CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "cognibench": "application/json; charset=utf-8"}
+FORMATS = {"jsonl": jsonl_lines, "cognibench": cognibench_pieces, "csv": gold_csv_pieces}
+FILENAMES = {"jsonl": "{slug}-gold.jsonl", "cognibench": "{slug}-labels.json", "csv": "{slug}-gold.csv"}
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "cognibench": "application/json; charset=utf-8",
+                 "csv": "text/csv; charset=utf-8"}
 
 
 def format_refusal(project, fmt: str) -> str | None:
