@@ -43,6 +43,12 @@ def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_js
     assert 0 <= cross["macro_f1"] <= 1
     assert [point["share"] for point in report["learning_curve"]] == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert report["learning_curve"][-1]["macro_f1"] == cross["macro_f1"]
+    # The model's shape was chosen by grouped cross-validation on the gold among the fixed candidates.
+    assert report["options"] == {"strategy": "choose"}
+    assert [(c["strategy"], c["regularization"]) for c in report["candidates"]] == [
+        ("steps", 1.0), ("flat", 1.0), ("flat", 0.3)]
+    best = max(report["candidates"], key=lambda c: c["macro_f1"])  # ties: the first listed
+    assert report["chosen"] == {"strategy": best["strategy"], "regularization": best["regularization"]}
     judge = LearnedJudge.objects.get(pk=report["id"])
     assert judge.status == LearnedJudge.Status.DONE and judge.gold_sentences == 30 and judge.model_file
     assert judge.protocol_version_id is None and judge.figures["cross_validated"] == cross
@@ -111,6 +117,8 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     done = client.get(page).content.decode()
     assert "every 2s" not in done and 'data-testid="judge-figures"' in done and "<svg" in done
     assert "3-fold cross-validated, grouped by turn" in done
+    assert 'data-testid="judge-chosen"' in done and "chosen by grouped cross-validation on the gold" in done
+    assert "one classifier per step of the walk (C = 1.0): " in done and "one classifier over the labels (C = 0.3): " in done
     annotator = member(project, Role.ANNOTATOR)
     client.force_login(annotator)
     assert client.get(page).status_code == 404

@@ -139,3 +139,24 @@ def test_the_learning_curve_chart_draws_a_dot_per_measured_point():
                                                        {"sentences": 200, "macro_f1": None}])
     assert svg.count("<circle") == 2 and "<polyline" in svg
     assert "120 gold sentences: macro F1 0.420" in svg and "&lt;b&gt;" in svg and "<b>" not in svg
+
+
+def test_choosing_takes_the_candidate_the_inner_cross_validation_favours_and_says_what_each_read(monkeypatch):
+    from autolabel.learned import validation
+
+    examples, gold, groups = toy_corpus()
+    words = [len(e.text.split()) for e in examples]
+    # Listed first, a shape that can learn nothing (all but no weight): the tie rule alone would take it.
+    monkeypatch.setattr(validation, "CANDIDATES", ({"strategy": "flat", "regularization": 1e-9},
+                                                   {"strategy": "steps", "regularization": 1.0}))
+    chosen, tried = validation.choose_options(PROTOCOL, examples, gold, groups, words, strategy="choose",
+                                              use_cues=True)
+    assert chosen == {"use_cues": True, "strategy": "steps", "regularization": 1.0}  # the other options kept
+    assert [(t["strategy"], t["regularization"]) for t in tried] == [("flat", 1e-9), ("steps", 1.0)]
+    assert tried[1]["macro_f1"] > 0.9 > tried[0]["macro_f1"]
+    model = validation.fit_judge(PROTOCOL, examples, gold, groups, words, strategy="choose")
+    assert (model.strategy, model.chosen, model.candidates) == ("steps", {"strategy": "steps", "regularization": 1.0},
+                                                                tried)
+    # Gold in one turn cannot be cross-validated: the first candidate, unmeasured.
+    assert validation.choose_options(PROTOCOL, examples[:4], gold[:4], [0] * 4, words[:4], strategy="choose") == (
+        {"strategy": "flat", "regularization": 1e-9}, [])

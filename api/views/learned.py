@@ -24,6 +24,10 @@ class JudgeSerializer(serializers.Serializer):
     gold_sentences = serializers.IntegerField()
     votes_job = serializers.IntegerField(allow_null=True, help_text="The pre-labelling job whose votes it read.")
     options = serializers.JSONField()
+    chosen = serializers.JSONField(allow_null=True, help_text=(
+        "With options.strategy \"choose\": the model shape chosen on all the gold (strategy, regularization)."))
+    candidates = serializers.JSONField(help_text=(
+        "Each candidate shape with its macro F1 by grouped cross-validation on the gold (what the choice read)."))
     cross_validated = serializers.JSONField(allow_null=True, help_text=(
         "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns."))
     learning_curve = serializers.JSONField(help_text="Macro F1 against the gold sentences trained on.")
@@ -36,7 +40,10 @@ class JudgeLabelSerializer(serializers.Serializer):
 
 JUDGE_EXAMPLE = {
     "id": 2, "status": "done", "error": "", "protocol_version": None, "gold_version": 4, "gold_sentences": 253,
-    "votes_job": None, "options": {"strategy": "steps", "regularization": 1.0},
+    "votes_job": None, "options": {"strategy": "choose"}, "chosen": {"strategy": "steps", "regularization": 1.0},
+    "candidates": [{"strategy": "steps", "regularization": 1.0, "macro_f1": 0.4},
+                   {"strategy": "flat", "regularization": 1.0, "macro_f1": 0.36},
+                   {"strategy": "flat", "regularization": 0.3, "macro_f1": 0.33}],
     "cross_validated": {"macro_f1": 0.41, "views": {"any_hallucination": 0.69, "factual": 0.28, "cognitive": 0.55},
                         "folds": 5, "sentences": 253, "turns": 30},
     "learning_curve": [{"share": 0.2, "sentences": 36, "macro_f1": 0.34}], "seconds": {"cross_validation": 8.1,

@@ -27,9 +27,10 @@ from autolabel.models import LearnedJudge
 
 log = logging.getLogger(__name__)
 
-# Fixed before any fold is drawn (never chosen on the test folds): the protocol's walk, scikit-learn's default
-# regularization.
-DEFAULT_OPTIONS = {"strategy": "steps", "regularization": 1.0}
+# Fixed before any fold is drawn: the model's shape is chosen among ``validation.CANDIDATES`` by grouped
+# cross-validation on the training turns alone (inside every fold of the judge's own cross-validation too, so its
+# figures are those of the choosing, never of a choice made on the sentences they score).
+DEFAULT_OPTIONS = {"strategy": validation.CHOOSE}
 MIN_TURNS = 2
 
 
@@ -91,6 +92,8 @@ def _train(judge: LearnedJudge, folds: int) -> None:
     measured = time.monotonic() - started
     model = validation.fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **options)
     figures["seconds"] = {"cross_validation": round(measured, 1), "fit": round(time.monotonic() - started - measured, 1)}
+    if getattr(model, "chosen", None):  # what the choosing took on all the gold, and each candidate's figure
+        figures["chosen"], figures["candidates"] = model.chosen, model.candidates
     figures["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     figures["feature_version"] = FEATURE_VERSION
     judge_model_save(judge, model)
@@ -113,7 +116,7 @@ def judge_report(judge: LearnedJudge) -> dict:
         "id": judge.pk, "status": judge.status, "error": judge.error,
         "protocol_version": judge.protocol_version.number if judge.protocol_version_id else None,
         "gold_version": judge.gold_version, "gold_sentences": judge.gold_sentences, "votes_job": judge.votes_job_id,
-        "options": judge.options,
+        "options": judge.options, "chosen": figures.get("chosen"), "candidates": figures.get("candidates", []),
         "cross_validated": figures.get("cross_validated"), "learning_curve": figures.get("learning_curve", []),
         "seconds": figures.get("seconds"),
     }

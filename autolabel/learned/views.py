@@ -21,6 +21,13 @@ from autolabel.learned.training import judge_in_progress, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 
+SHAPE_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels"}
+
+
+def _shape(options: dict) -> str:
+    return f"{SHAPE_NAMES.get(options.get('strategy'), options.get('strategy'))} (C = {options.get('regularization')})"
+
+
 def _judge_context(project, judge):
     if judge is None or not judge.figures:
         return {"judge": judge}
@@ -33,6 +40,9 @@ def _judge_context(project, judge):
         "view_rows": [{"name": read.names[view], "f1": f1} for view, f1 in cross["views"].items()],
         "macro_name": read.names[read.macro_id] if read.macro_id else None,
         "curve": curve,
+        # The model shape the choosing took (``strategy="choose"``), and what each candidate read on the gold.
+        "chosen": _shape(figures["chosen"]) if figures.get("chosen") else None,
+        "candidates": [{"shape": _shape(c), "macro_f1": c.get("macro_f1")} for c in figures.get("candidates", [])],
         "chart": learning_curve_chart(f"Learning curve of learned judge #{judge.pk}", curve) if curve else "",
     }
 
