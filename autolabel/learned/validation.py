@@ -4,7 +4,8 @@ A turn's sentences share a reference, a question and often a mistake, so they ar
 and test: ``GroupKFold`` by turn. Each sentence is predicted once, by the model of the fold that held it out;
 the out-of-fold predictions are scored together by the evaluation's own counting (``evaluation.scores``: P/R/F1
 weighted by words per view of the protocol, the macro), exactly as a job's predictions are. Nothing is tuned on
-the test folds: the options are fixed before the folds are drawn.
+the test folds: the options are fixed before the folds are drawn, and what ``strategy="choose"`` chooses is chosen
+again inside each fold, on its training turns only (``choose_options``).
 
 The learning curve trains, in every fold, on a growing share of the training turns (drawn with a fixed seed)
 and scores the same out-of-fold predictions: macro F1 against the gold sentences used.
