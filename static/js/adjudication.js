@@ -6,7 +6,8 @@
 // The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
 // (#protocol-data, annotator/domain/protocol/__init__.py describe(), walked by protocol_walk.js): every key changes the walk
 // on screen at once, so the next key applies to the question it shows. The walk is kept in localStorage
-// per dispute until it is decided (a reload keeps it) and is sent whole with the decision.
+// per dispute until it is decided (a reload keeps it) and is sent whole with the decision; so are the reason and the
+// gold texts written for it.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { kindOf, shownValue } from "./step_kinds.js";
@@ -257,7 +258,34 @@ function start() {
     event.preventDefault();
   });
 
+  // The reason and the gold texts written for a dispute are kept in localStorage until it is decided, as its walk
+  // is: a reload, or a decision that could not be sent (offline), never loses what was written. A field the server
+  // filled (a refused decision comes back with its reason) keeps the server's words.
+  const notePrefix = (id) => "adjudication-note:" + id + ":";
+  const noteFields = (card) => Array.from(card.querySelectorAll("textarea[data-reason], textarea[data-gold-text]"));
+  function keepNote(field) {
+    const card = field.closest("[data-dispute]");
+    if (!card || !field.name) { return; }
+    try {
+      if (field.value) { localStorage.setItem(notePrefix(card.dataset.dispute) + field.name, field.value); }
+      else { localStorage.removeItem(notePrefix(card.dataset.dispute) + field.name); }
+    } catch (e) { /* storage refused: the words stay in this page */ }
+  }
+  function restoreNotes(card) {
+    noteFields(card).forEach((field) => {
+      let kept = null;
+      try { kept = localStorage.getItem(notePrefix(card.dataset.dispute) + field.name); } catch (e) { kept = null; }
+      if (kept && !field.value) { field.value = kept; }
+    });
+  }
+  function forgetNotes(id) {
+    try {
+      Object.keys(localStorage).filter((key) => key.startsWith(notePrefix(id))).forEach((key) => localStorage.removeItem(key));
+    } catch (e) { /* nothing kept */ }
+  }
+
   document.addEventListener("input", (event) => {
+    if (event.target.matches && event.target.matches("textarea[data-reason], textarea[data-gold-text]")) { keepNote(event.target); }
     const card = event.target.dataset && event.target.dataset.stepText && event.target.closest("[data-dispute]");
     if (card) { drafts.set(draftKey2(card, event.target.dataset.stepText), event.target.value); }
   });
@@ -273,6 +301,7 @@ function start() {
     if (!side || typeof side.text !== "string" || !field) { return; }
     activate(card, false);
     field.value = side.text;
+    keepNote(field);
     field.focus({ preventScroll: true });
     field.setSelectionRange(field.value.length, field.value.length);
   }
@@ -305,6 +334,7 @@ function start() {
     if (swapped.classList.contains("dispute-resolved")) {
       walks.delete(swapped.dataset.dispute);
       try { localStorage.removeItem(draftKey(swapped.dataset.dispute)); } catch (e) { /* nothing kept */ }
+      forgetNotes(swapped.dataset.dispute);
       if (goto) { goto.classList.remove("open"); }
       const done = document.getElementById("turn-done");
       if (done) { done.hidden = openDisputes().length > 0; }
@@ -314,6 +344,7 @@ function start() {
       if (openDisputes().length) { activate(nextOpenAfter(swapped.id) || openDisputes()[0]); } else { activate(swapped, false); }
       return;
     }
+    restoreNotes(swapped);
     if (protocol) {
       drawWalk(swapped);
       const radio = swapped.querySelector("[data-protocol]");
@@ -330,6 +361,7 @@ function start() {
     }
   });
 
+  openDisputes().forEach(restoreNotes);
   if (protocol) {
     openDisputes().forEach((card) => {
       drawWalk(card);

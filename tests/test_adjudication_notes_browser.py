@@ -1,0 +1,53 @@
+"""The adjudicator's reason is kept in the browser until the dispute is decided: a decision that could not be sent
+(offline) and a reload lose nothing that was written (static/js/adjudication.js), in Chromium."""
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from annotator.domain.vocabulary import Label, Role
+from annotator.gold.derivation import gold_derive_for_turn
+from annotator.models import Adjudication, GoldLabel
+
+from .factories import ProjectFactory, TurnFactory, member
+from .factories_gold import annotators, submit
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+REASON = "The reference names Brazil, not Peru; annotator A read paragraph 1."
+
+
+def test_a_reason_written_offline_survives_the_refused_send_and_a_reload(page_for):
+    project = ProjectFactory()
+    ann1, ann2 = annotators(project)
+    turn = TurnFactory(dialogue__project=project)
+    submit(turn, ann1, [Label.FAITHFUL, Label.FAITHFUL, Label.IRRELEVANT])
+    submit(turn, ann2, [Label.INVENTED, Label.FAITHFUL, Label.IRRELEVANT])
+    gold_derive_for_turn(turn)
+    first = turn.sentences.order_by("index").first()
+    adjudication = Adjudication.objects.get(sentence=first)
+    page = page_for(member(project, Role.ADJUDICATOR))
+    page.goto(f"/p/{project.slug}/adjudication/turn/{turn.pk}/")
+    dispute = page.locator(f"#dispute-{adjudication.pk}")
+    expect(dispute).to_have_class(re.compile(r"\bactive\b"))
+
+    page.keyboard.press("a")  # side with annotator A
+    page.keyboard.press("r")
+    page.keyboard.type(REASON)
+    page.context.set_offline(True)
+    page.keyboard.press("Enter")  # the decision cannot be sent
+    expect(page.get_by_text("Connection lost")).to_be_visible()
+    assert not GoldLabel.objects.filter(sentence=first).exists()
+    page.context.set_offline(False)
+
+    page.reload()
+    reason = dispute.locator("[data-reason]")
+    expect(reason).to_have_value(REASON)  # written before the reload, kept
+    page.keyboard.press("a")
+    reason.focus()
+    page.keyboard.press("Enter")
+    expect(dispute).to_have_class(re.compile("dispute-resolved"))
+    assert GoldLabel.objects.get(sentence=first).reason == REASON
+    kept = page.evaluate("() => Object.keys(localStorage).filter((key) => key.startsWith('adjudication-note:'))")
+    assert kept == []  # decided: nothing is kept for it any more
