@@ -136,7 +136,7 @@ PROBES = {
     ("autolabel:endpoint_edit", None): Probe("lead", ENDPOINT_FIELDS, ENDPOINT_BODY, ENDPOINT_REQUIRED),
     ("autolabel:endpoint_test", None): Probe("lead", {}),
     ("autolabel:endpoint_delete", None): Probe("lead", {}),
-    ("autolabel:learned_judge_train", None): Probe("lead", {}),
+    ("autolabel:learned_judge_train", None): Probe("lead", {"shape": ENUM}, {"shape": "choose"}),
     ("autolabel:learned_judge_label", None): Probe("lead", {"judge": ID}, required=("judge",)),
     ("unit_flag", None): Probe("annotator", {"sentence": ID, "kind": ENUM, "note": TEXT}, {"kind": "two_sentences"},
                                ("sentence", "kind")),

@@ -157,3 +157,29 @@ def test_a_learned_judges_job_is_scored_and_compared_with_another_job_on_the_sam
     assert compared.status_code == 200
     report = compared.context["report"]
     assert report["turns"] == 3 and report["views"]["cognibench_overall"]["difference"]["f1"] == 0.0  # same judge
+
+
+def test_a_lead_may_fix_the_models_shape_instead_of_the_choosing(client):
+    project = trainable_project(turns=3)
+    lead = member(project, Role.LEAD)
+    out = StringIO()
+    call_command("judge_train", "--project", project.slug, "--folds", "3", "--shape", "steps", "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["options"] == {"strategy": "steps", "regularization": 1.0}
+    assert report["chosen"] is None and report["candidates"] == []  # nothing was chosen
+    assert LearnedJudge.objects.get(pk=report["id"]).status == LearnedJudge.Status.DONE
+
+    client.force_login(lead)
+    page = client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert '<option value="choose" selected>Choose on the gold (recommended)</option>' in page
+    client.post(reverse("autolabel:learned_judge_train", args=[project.slug]), {"shape": "flat"})
+    assert LearnedJudge.objects.latest("pk").options == {"strategy": "flat", "regularization": 1.0}
+    refused = client.post(reverse("autolabel:learned_judge_train", args=[project.slug]), {"shape": "forest"})
+    assert refused.status_code == 400 and LearnedJudge.objects.count() == 2
+
+    LearnedJudge.objects.filter(status=LearnedJudge.Status.QUEUED).delete()
+    api = token_client(lead)
+    bad = api.post(f"/api/v1/projects/{project.slug}/learned-judge/train/", {"shape": "forest"}, format="json")
+    assert bad.status_code == 400 and "shape" in bad.json()["errors"]
+    queued = api.post(f"/api/v1/projects/{project.slug}/learned-judge/train/", {"shape": "steps"}, format="json")
+    assert queued.status_code == 202 and queued.json()["options"] == {"strategy": "steps", "regularization": 1.0}

@@ -6,7 +6,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from autolabel.learned.training import judge_in_progress, judge_report, judge_train_create
+from autolabel.learned.training import SHAPES, judge_in_progress, judge_report, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 from ..exceptions import Conflict
@@ -32,6 +32,12 @@ class JudgeSerializer(serializers.Serializer):
         "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns."))
     learning_curve = serializers.JSONField(help_text="Macro F1 against the gold sentences trained on.")
     seconds = serializers.JSONField(allow_null=True)
+
+
+class JudgeTrainSerializer(serializers.Serializer):
+    shape = serializers.ChoiceField(choices=list(SHAPES), default="choose", help_text=(
+        "The model: `choose` (by grouped cross-validation on the gold, the default), `steps` (one classifier per "
+        "step of the walk) or `flat` (one over the labels)."))
 
 
 class JudgeLabelSerializer(serializers.Serializer):
@@ -72,7 +78,7 @@ class LearnedJudgeTrainView(ProjectScopedView):
     @extend_schema(summary="Train a learned judge on the project's gold (leads)",
                    description="Queues the training for a worker (202); poll GET learned-judge/ for its status and "
                                "figures. 409 while another judge of the project is being trained.",
-                   request=None, tags=["autolabel"],
+                   request=JudgeTrainSerializer, tags=["autolabel"],
                    responses={202: JudgeSerializer, 409: OpenApiResponse(
                        ErrorSerializer, description="Another judge of the project is being trained (`judge_in_progress`).")},
                    examples=[OpenApiExample("Queued", response_only=True, status_codes=["202"],
@@ -83,7 +89,9 @@ class LearnedJudgeTrainView(ProjectScopedView):
         running = judge_in_progress(self.project)
         if running is not None:
             raise Conflict(f"learned judge {running.pk} is already being trained", code="judge_in_progress")
-        judge = judge_train_create(self.project, created_by=request.user)
+        body = JudgeTrainSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        judge = judge_train_create(self.project, created_by=request.user, shape=body.validated_data["shape"])
         return Response(judge_report(judge), status=status.HTTP_202_ACCEPTED)
 
 

@@ -2,11 +2,19 @@
 
 from django import forms
 
+from autolabel.learned.training import SHAPES
 from autolabel.models import LearnedJudge
 
 
 class JudgeTrainForm(forms.Form):
-    """Train a judge on the project's gold now (nothing to choose: the project's current protocol and gold)."""
+    """Train a judge on the project's gold now, in its current protocol: the model's shape chosen on the gold, or
+    one the lead fixes."""
+
+    shape = forms.ChoiceField(choices=[(key, name) for key, (name, _) in SHAPES.items()], initial="choose",
+                              required=False, label="Model")
+
+    def clean_shape(self):
+        return self.cleaned_data.get("shape") or "choose"  # a POST without it (a script): the default
 
 
 class JudgeLabelForm(forms.Form):

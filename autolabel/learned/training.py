@@ -31,6 +31,13 @@ log = logging.getLogger(__name__)
 # cross-validation on the training turns alone (inside every fold of the judge's own cross-validation too, so its
 # figures are those of the choosing, never of a choice made on the sentences they score).
 DEFAULT_OPTIONS = {"strategy": validation.CHOOSE}
+# What a lead may ask for instead (the page, the API, ``judge_train --shape``): the choosing (the default), or one
+# shape fixed, e.g. the walk's steps for a small project whose inner figures cannot tell the shapes apart.
+SHAPES = {
+    "choose": ("Choose on the gold (recommended)", DEFAULT_OPTIONS),
+    "steps": ("The walk: one classifier per step", {"strategy": "steps", "regularization": 1.0}),
+    "flat": ("One classifier over the labels", {"strategy": "flat", "regularization": 1.0}),
+}
 MIN_TURNS = 2
 
 
@@ -38,10 +45,13 @@ class TrainingError(ValueError):
     """Gold that cannot train a judge; the message says why."""
 
 
-def judge_train_create(project, *, created_by=None, enqueue: bool = True) -> LearnedJudge:
-    """Record a judge to train on the project's gold in its current protocol; the worker trains it."""
+def judge_train_create(project, *, created_by=None, enqueue: bool = True, shape: str = "choose") -> LearnedJudge:
+    """Record a judge to train on the project's gold in its current protocol, of ``shape`` (``SHAPES``); the
+    worker trains it."""
+    if shape not in SHAPES:
+        raise TrainingError(f"the shape is one of {', '.join(SHAPES)}, not {shape!r}")
     judge = LearnedJudge.objects.create(project=project, protocol_version_id=project.protocol_version_id,
-                                        options=dict(DEFAULT_OPTIONS), created_by=created_by)
+                                        options=dict(SHAPES[shape][1]), created_by=created_by)
     if enqueue:
         transaction.on_commit(lambda: task_send("autolabel.train_judge", judge.pk))
     return judge

@@ -81,7 +81,7 @@ def learned_judge_train(request, slug):
     if running is not None:
         messages.info(request, f"Learned judge {running.pk} is already being trained.")
     else:
-        judge = judge_train_create(project, created_by=request.user)
+        judge = judge_train_create(project, created_by=request.user, shape=form.cleaned_data["shape"])
         messages.success(request, f"Learned judge {judge.pk} queued: a worker trains it on the project's gold.")
     return redirect("autolabel:learned_judge", slug=project.slug)
 

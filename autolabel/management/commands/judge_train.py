@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
-from autolabel.learned.training import judge_report, judge_train_create, judge_train_run
+from autolabel.learned.training import SHAPES, judge_report, judge_train_create, judge_train_run
 from autolabel.learned.validation import FOLDS
 from autolabel.models import LearnedJudge
 
@@ -18,6 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("--project", required=True, help="The project's slug.")
         parser.add_argument("--folds", type=int, default=FOLDS, help=f"Cross-validation folds (default {FOLDS}).")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
+        parser.add_argument("--shape", choices=list(SHAPES), default="choose",
+                            help="The model: chosen on the gold by grouped cross-validation (default), the walk's "
+                                 "steps, or one classifier over the labels.")
 
     def handle(self, *args, **o):
         project = Project.objects.filter(slug=o["project"]).first()
@@ -25,7 +28,7 @@ class Command(BaseCommand):
             raise CommandError(f"no project {o['project']!r}")
         if o["folds"] < 2:
             raise CommandError(f"--folds must be at least 2, not {o['folds']}")
-        judge = judge_train_run(judge_train_create(project, enqueue=False).pk, folds=o["folds"])
+        judge = judge_train_run(judge_train_create(project, enqueue=False, shape=o["shape"]).pk, folds=o["folds"])
         if judge.status != LearnedJudge.Status.DONE:
             raise CommandError(f"learned judge {judge.pk} failed: {judge.error}")
         report = judge_report(judge)
