@@ -116,6 +116,7 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     judge_train_run(judge.pk, folds=3)  # what the worker's task does
     done = client.get(page).content.decode()
     assert "every 2s" not in done and 'data-testid="judge-figures"' in done and "<svg" in done
+    assert "css/gold.css" in done  # the charts' styles (axes, grid, 11 px labels): without them "1000" was cut off
     assert "3-fold cross-validated, grouped by turn" in done
     assert 'data-testid="judge-chosen"' in done and "chosen by grouped cross-validation on the gold" in done
     assert "one classifier per step of the walk (C = 1.0): " in done and "one classifier over the labels (C = 0.3): " in done
