@@ -34,3 +34,18 @@ def submit(turn, annotator, labels, notes=None, submitted_at=None):
 
 def annotators(project, count=2):
     return [member(project, Role.ANNOTATOR) for _ in range(count)]
+
+
+def disputed_turn(project, first_labels, second_labels):
+    """A turn of ``project`` two annotators submitted with these labels, its gold derived (a dispute wherever they
+    differ)."""
+    from annotator.gold.derivation import gold_derive_for_turn
+
+    from .factories import TurnFactory
+
+    first, second = annotators(project)
+    turn = TurnFactory(dialogue__project=project)
+    submit(turn, first, first_labels)
+    submit(turn, second, second_labels)
+    gold_derive_for_turn(turn)
+    return turn

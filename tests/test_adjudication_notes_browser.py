@@ -7,11 +7,10 @@ import pytest
 from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label, Role
-from annotator.gold.derivation import gold_derive_for_turn
 from annotator.models import Adjudication, GoldLabel
 
-from .factories import ProjectFactory, TurnFactory, member
-from .factories_gold import annotators, submit
+from .factories import ProjectFactory, member
+from .factories_gold import disputed_turn
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,11 +19,8 @@ REASON = "The reference names Brazil, not Peru; annotator A read paragraph 1."
 
 def test_a_reason_written_offline_survives_the_refused_send_and_a_reload(page_for):
     project = ProjectFactory()
-    ann1, ann2 = annotators(project)
-    turn = TurnFactory(dialogue__project=project)
-    submit(turn, ann1, [Label.FAITHFUL, Label.FAITHFUL, Label.IRRELEVANT])
-    submit(turn, ann2, [Label.INVENTED, Label.FAITHFUL, Label.IRRELEVANT])
-    gold_derive_for_turn(turn)
+    turn = disputed_turn(project, [Label.FAITHFUL, Label.FAITHFUL, Label.IRRELEVANT],
+                         [Label.INVENTED, Label.FAITHFUL, Label.IRRELEVANT])
     first = turn.sentences.order_by("index").first()
     adjudication = Adjudication.objects.get(sentence=first)
     page = page_for(member(project, Role.ADJUDICATOR))

@@ -52,17 +52,13 @@ def test_an_adjudication_page_opened_before_a_protocol_change_is_refused_and_rel
     project is annotated); saving is a 409, the page reloads with the reason, and the old walk is not read under
     the new document (its draft belongs to the protocol it was walked on)."""
     from annotator.domain.protocol.document import COGNIBENCH
-    from annotator.gold.derivation import gold_derive_for_turn
     from annotator.models import Adjudication, GoldLabel
-    from tests.factories import ProjectFactory, TurnFactory
-    from tests.factories_gold import annotators as submitting, submit
+    from tests.factories import ProjectFactory
+    from tests.factories_gold import disputed_turn
 
     project = ProjectFactory()
-    first, second = submitting(project)
-    turn = TurnFactory(dialogue__project=project)
-    submit(turn, first, [Label.FAITHFUL, Label.IRRELEVANT, Label.IRRELEVANT])
-    submit(turn, second, [Label.INVENTED, Label.IRRELEVANT, Label.IRRELEVANT])
-    gold_derive_for_turn(turn)
+    turn = disputed_turn(project, [Label.FAITHFUL, Label.IRRELEVANT, Label.IRRELEVANT],
+                         [Label.INVENTED, Label.IRRELEVANT, Label.IRRELEVANT])
     dispute = Adjudication.objects.get()
     page = page_for(member(project, Role.ADJUDICATOR))
     page.set_default_timeout(30_000)
