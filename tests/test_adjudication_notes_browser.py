@@ -47,3 +47,22 @@ def test_a_reason_written_offline_survives_the_refused_send_and_a_reload(page_fo
     assert GoldLabel.objects.get(sentence=first).reason == REASON
     kept = page.evaluate("() => Object.keys(localStorage).filter((key) => key.startsWith('adjudication-note:'))")
     assert kept == []  # decided: nothing is kept for it any more
+
+
+def test_words_kept_for_a_dispute_decided_elsewhere_are_forgotten_when_its_page_opens(page_for):
+    project = ProjectFactory()
+    turn = disputed_turn(project, [Label.FAITHFUL, Label.FAITHFUL, Label.IRRELEVANT],
+                         [Label.INVENTED, Label.FAITHFUL, Label.IRRELEVANT])
+    adjudication = Adjudication.objects.get(sentence=turn.sentences.order_by("index").first())
+    page = page_for(member(project, Role.ADJUDICATOR))
+    url = f"/p/{project.slug}/adjudication/turn/{turn.pk}/"
+    page.goto(url)
+    page.keyboard.press("r")
+    page.keyboard.type("Written, then decided in another tab.")
+    key = f"adjudication-note:{adjudication.pk}:reason"
+    assert page.evaluate("(key) => localStorage.getItem(key)", key) == "Written, then decided in another tab."
+    Adjudication.objects.filter(pk=adjudication.pk).update(status=Adjudication.Status.RESOLVED, label=Label.FAITHFUL,
+                                                            reason="decided in another tab")
+    page.reload()
+    expect(page.locator(f"#dispute-{adjudication.pk}")).to_have_class(re.compile("dispute-resolved"))
+    assert page.evaluate("(key) => localStorage.getItem(key)", key) is None

@@ -362,6 +362,8 @@ function start() {
   });
 
   openDisputes().forEach(restoreNotes);
+  // A dispute decided since (in another tab, or by a lead) keeps nothing: its words were for a decision now made.
+  disputes().filter((card) => !card.classList.contains("dispute-open")).forEach((card) => forgetNotes(card.dataset.dispute));
   if (protocol) {
     openDisputes().forEach((card) => {
       drawWalk(card);
