@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.protocol.document import load_shipped
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
+from tests.conftest import keys_ready
 from tests.factories import DialogueFactory, TurnFactory
 from tests.factories_workspace import annotators, numbered_sentences
 from tests.protocol_walks import example_project
@@ -140,9 +141,11 @@ def test_picks_and_words_not_yet_confirmed_are_kept_over_a_reload_of_the_tab(pag
     page = open_assignment(page_for, user, project)
     press(page, ["2", "1", "3"])
     page.reload()
+    keys_ready(page)  # a key pressed before the page's scripts ran would be lost
     expect(page.locator("[data-toggle=wrong_citation]")).to_have_attribute("aria-pressed", "true")
     press(page, ["Enter", "2", *"Half"])
     page.reload()
+    keys_ready(page)
     field = page.locator("[data-step-text=justification]")
     expect(field).to_be_focused()
     expect(field).to_have_value("Half")

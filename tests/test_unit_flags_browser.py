@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Label, Role
 from annotator.models import Assignment, SegmentationChange, UnitFlag
-from tests.conftest import start_from_queue
+from tests.conftest import keys_ready, start_from_queue
 from tests.factories import member
 from tests.factories_gold import submit
 from tests.factories_workspace import NO_PASSWORD, project_with_turns
@@ -96,6 +96,8 @@ def test_an_annotator_flags_with_the_keyboard_and_the_lead_splits_the_unit(page_
     page.reload()
     expect(page.locator("a.sentence")).to_have_count(4)
     expect(page.locator(".flag-mark")).to_have_count(0)
+    # CI once clicked before the page's scripts ran: the click followed the link (a navigation) and the f was lost.
+    keys_ready(page)
     page.locator("a.sentence").nth(1).click()
     page.keyboard.press("f")
     expect(page.locator("[data-flag-outcome]")).to_contain_text("resolved (split or merged) — “Split into units 2 and 3.”")

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.models import Assignment, EvidenceSpan, SentenceAnnotation
 from annotator.domain.vocabulary import Label, ProtocolMode
-from tests.conftest import press_start, start_from_queue
+from tests.conftest import keys_ready, press_start, start_from_queue
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -89,6 +89,7 @@ def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_ann
     expect(page.locator("#note-input")).to_have_value("Hedged claim, no source in the reference.")
     expect(page.locator("#ws-progress")).to_have_text("1 of 3 sentences labelled")
 
+    keys_ready(page)  # the reload: a key before the page's scripts ran would be lost
     press(page, "n")  # grounded: no -> speculative
     expect(chip(page, 2)).to_have_text("Speculative")
     expect(active_number(page)).to_have_text("Sentence 3 of 3")
