@@ -33,10 +33,11 @@ log = logging.getLogger(__name__)
 DEFAULT_OPTIONS = {"strategy": validation.CHOOSE}
 # What a lead may ask for instead (the page, the API, ``judge_train --shape``): the choosing (the default), or one
 # shape fixed, e.g. the walk's steps for a small project whose inner figures cannot tell the shapes apart.
+STRATEGY_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels"}
 SHAPES = {
     "choose": ("Choose on the gold (recommended)", DEFAULT_OPTIONS),
-    "steps": ("The walk: one classifier per step", {"strategy": "steps", "regularization": 1.0}),
-    "flat": ("One classifier over the labels", {"strategy": "flat", "regularization": 1.0}),
+    "steps": (STRATEGY_NAMES["steps"].capitalize(), {"strategy": "steps", "regularization": 1.0}),
+    "flat": (STRATEGY_NAMES["flat"].capitalize(), {"strategy": "flat", "regularization": 1.0}),
 }
 MIN_TURNS = 2
 

@@ -157,7 +157,8 @@ def choose_options(protocol, examples: Sequence[Example], gold: Sequence[str], g
     if len(set(groups)) < 2:
         return {**base, **CANDIDATES[0]}, []
     _, inner = _folds(groups, INNER_FOLDS)
-    objective = scoring(protocol).macro_id or scoring(protocol).pooled
+    read = scoring(protocol)
+    objective = read.macro_id or read.pooled
     tried, best = [], None
     for candidate in CANDIDATES:
         trial = {**base, **candidate}

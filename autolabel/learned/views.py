@@ -17,15 +17,12 @@ from autolabel.jobs.services import JobError
 from autolabel.learned.chart import learning_curve_chart
 from autolabel.learned.forms import JudgeLabelForm, JudgeTrainForm
 from autolabel.learned.store import JudgeRefused
-from autolabel.learned.training import judge_in_progress, judge_train_create
+from autolabel.learned.training import STRATEGY_NAMES, judge_in_progress, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 
-SHAPE_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels"}
-
-
 def _shape(options: dict) -> str:
-    return f"{SHAPE_NAMES.get(options.get('strategy'), options.get('strategy'))} (C = {options.get('regularization')})"
+    return f"{STRATEGY_NAMES.get(options.get('strategy'), options.get('strategy'))} (C = {options.get('regularization')})"
 
 
 def _judge_context(project, judge):
