@@ -245,7 +245,7 @@ def format_block(stages: Stages, stage: int) -> str:
         allowed = [(reply_pattern(reply), _end_text(stages, reply.label, reply.entry)) for reply in stages.replies]
         examples = [example_tag(stages, reply) for reply in stages.replies]
         example_numbers = (1, 2, 3)
-        values = _values_rule(stages)
+        values = kind_replies.values_rule(stages.protocol, stages.kind_steps)
     else:
         rule = "Tag each sentence with the label where your answers end. Allowed replies:"
         allowed = [(kind_replies.stage2_pattern(reply), _end_text(stages, reply.label, None))
@@ -270,10 +270,6 @@ def example_tag(stages: Stages, reply) -> str:
     short text."""
     return " ".join(value if value is not None else kind_replies.render_value(step, kind_replies.example_value(
         stages.protocol.step(step))) for step, value in reply.path)
-
-
-def _values_rule(stages: Stages) -> list[str]:
-    return kind_replies.values_rule(stages.protocol, stages.kind_steps)
 
 
 @dataclass(frozen=True)
