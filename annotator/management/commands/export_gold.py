@@ -39,7 +39,6 @@ class Command(BaseCommand):
                                    progress=lambda done: written.update(turns=done))
         except ValueError as exc:
             raise CommandError(f"--min-severity: {exc}") from None
-        turns = 0
         if out == "-":
             for piece in pieces:
                 sys.stdout.write(piece)
@@ -50,11 +49,11 @@ class Command(BaseCommand):
             with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
                 for piece in pieces:
                     handle.write(piece)
-                    # A turn is a line of its own; the protocol's header line is none (issue 39, item 8).
-                    turns += format == "jsonl" and not piece.startswith('{"protocol":')
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise CommandError(f"{out}: cannot write ({exc.strerror})") from None
         temporary.replace(path)  # a reader never sees half an export
-        what = {"jsonl": f"{turns} turns", "csv": f"the {written['turns']} turns' sentences"}.get(format, "labels.json")
+        # The turns the export read (its progress), never its lines: a JSONL's protocol header is none (issue 39).
+        what = {"jsonl": f"{written['turns']} turns", "csv": f"the {written['turns']} turns' sentences"}.get(
+            format, "labels.json")
         self.stdout.write(f"export_gold: wrote {what} of {project_obj.slug} to {path}")
