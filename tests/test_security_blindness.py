@@ -324,14 +324,17 @@ def test_an_export_by_a_slot_holder_is_refused_with_a_clear_message():
     _take_the_viewers_slot(world, world.lead)
     client = Client()
     client.force_login(world.lead)
-    response = client.get(reverse("project_export", args=[world.project.slug, "jsonl"]), follow=True)
-    assert response.redirect_chain and response.redirect_chain[-1][0] == reverse("project_detail", args=[world.project.slug])
-    assert "unsubmitted annotation slot" in response.content.decode()
-    assert "SECRET" not in response.content.decode()
     api = APIClient()
     api.force_authenticate(world.lead)
-    refused = api.get(f"/api/v1/projects/{world.project.slug}/gold/export/")
-    assert refused.status_code == 403 and "unsubmitted annotation slot" in refused.json()["detail"]
+    for fmt in ("jsonl", "csv"):  # every format: the gold CSV as the JSONL
+        response = client.get(reverse("project_export", args=[world.project.slug, fmt]), follow=True)
+        assert response.redirect_chain and response.redirect_chain[-1][0] == reverse("project_detail", args=[world.project.slug])
+        assert "unsubmitted annotation slot" in response.content.decode()
+        assert "SECRET" not in response.content.decode()
+        started = client.post(reverse("export_job_start", args=[world.project.slug, fmt]), follow=True)
+        assert "unsubmitted annotation slot" in started.content.decode() and not models.ExportJob.objects.exists()
+        refused = api.get(f"/api/v1/projects/{world.project.slug}/gold/export/?fmt={fmt}")
+        assert refused.status_code == 403 and "unsubmitted annotation slot" in refused.json()["detail"]
     # Submitted (here: released by another lead), the export is the lead's again.
     models.Assignment.objects.filter(annotator=world.lead).update(status=models.Assignment.Status.RELEASED)
     assert api.get(f"/api/v1/projects/{world.project.slug}/gold/export/").status_code == 200
