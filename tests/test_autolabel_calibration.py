@@ -9,7 +9,7 @@ import pytest
 from annotator.domain.agreement import cohen_kappa
 from annotator.domain.protocol import path_for_label
 from autolabel.evaluation.calibration import bin_index, calibration
-from autolabel.evaluation.comparison import compare
+from autolabel.evaluation.comparison import compare, intervals
 from autolabel.evaluation.scores import Item, baseline_scores, detection_scores, evaluate
 from autolabel.evaluation.rater_agreement import RatedSentence, rater_agreement
 from annotator.domain.protocol.document import default_protocol
@@ -242,6 +242,16 @@ def test_bootstrap_is_reproducible_and_its_interval_holds_the_point_estimate():
     difference = first["views"]["any_hallucination"]["difference"]
     # B is right 90 % of the time against A's 60 %: the paired interval lies above zero.
     assert difference["f1"] > 0 and difference["ci"][0] > 0 and difference["share_b_better"] > 0.97
+
+
+def test_one_systems_intervals_are_the_comparisons_own_for_that_side():
+    a = _turns(3, 0.7)
+    b = _same_gold_other_votes(a, 4, 0.5)
+    own, compared = intervals(COGNIBENCH, a, 3, seed=11), compare(COGNIBENCH, a, 3, b, 3, seed=11)
+    assert set(own) == {"any_hallucination", "factual", "cognitive", "cognibench_overall"}
+    assert own == {view: compared["views"][view]["a"]["ci"] for view in own}
+    assert own["factual"][0] < own["factual"][1]  # 40 turns of mixed votes: the figure moves with the turns drawn
+    assert intervals(COGNIBENCH, [], 3) == {view: [None, None] for view in own}
 
 
 def test_a_job_compared_with_itself_differs_by_exactly_zero():

@@ -43,6 +43,12 @@ def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_js
     assert 0 <= cross["macro_f1"] <= 1
     assert [point["share"] for point in report["learning_curve"]] == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert report["learning_curve"][-1]["macro_f1"] == cross["macro_f1"]
+    # Each figure with its 95 % interval over the turns (the out-of-fold predictions held, the turns drawn again).
+    low, high = cross["intervals"]["macro_f1"]
+    assert low <= cross["macro_f1"] <= high  # this gold is separable: [1.0, 1.0] (a spread: test_autolabel_calibration)
+    assert set(cross["intervals"]["views"]) == set(cross["views"])
+    for view, (low, high) in cross["intervals"]["views"].items():
+        assert low <= cross["views"][view] <= high
     # The model's shape was chosen by grouped cross-validation on the gold among the fixed candidates.
     assert report["options"] == {"strategy": "choose"}
     assert [(c["strategy"], c["regularization"]) for c in report["candidates"]] == [
@@ -118,6 +124,16 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     assert "every 2s" not in done and 'data-testid="judge-figures"' in done and "<svg" in done
     assert "css/gold.css" in done  # the charts' styles (axes, grid, 11 px labels): without them "1000" was cut off
     assert "3-fold cross-validated, grouped by turn" in done
+    judge.refresh_from_db()
+    low, high = judge.figures["cross_validated"]["intervals"]["macro_f1"]
+    assert f'data-testid="judge-macro-interval">[{low}, {high}]</td>' in done and "95 % interval over the turns" in done
+    # A judge trained before the intervals were kept shows its figures without them, not an error.
+    figures = {**judge.figures, "cross_validated": {key: value for key, value in judge.figures["cross_validated"].items()
+                                                    if key != "intervals"}}
+    LearnedJudge.objects.filter(pk=judge.pk).update(figures=figures)
+    older = client.get(page).content.decode()
+    assert 'data-testid="judge-macro-interval">–</td>' in older and 'data-testid="judge-figures"' in older
+    LearnedJudge.objects.filter(pk=judge.pk).update(figures=judge.figures)
     assert 'data-testid="judge-chosen"' in done and "chosen by grouped cross-validation on the gold" in done
     assert "one classifier per step of the walk (C = 1.0): " in done and "one classifier over the labels (C = 0.3): " in done
     annotator = member(project, Role.ANNOTATOR)

@@ -29,7 +29,8 @@ class JudgeSerializer(serializers.Serializer):
     candidates = serializers.JSONField(help_text=(
         "Each candidate shape with its macro F1 by grouped cross-validation on the gold (what the choice read)."))
     cross_validated = serializers.JSONField(allow_null=True, help_text=(
-        "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns."))
+        "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns, and "
+        "intervals ({macro_f1: [low, high], views: {view id: [low, high]}}: 95 % bootstrap intervals over the turns)."))
     learning_curve = serializers.JSONField(help_text="Macro F1 against the gold sentences trained on.")
     seconds = serializers.JSONField(allow_null=True)
 
@@ -51,7 +52,9 @@ JUDGE_EXAMPLE = {
                    {"strategy": "flat", "regularization": 1.0, "macro_f1": 0.36},
                    {"strategy": "flat", "regularization": 0.3, "macro_f1": 0.33}],
     "cross_validated": {"macro_f1": 0.41, "views": {"any_hallucination": 0.69, "factual": 0.28, "cognitive": 0.55},
-                        "folds": 5, "sentences": 253, "turns": 30},
+                        "folds": 5, "sentences": 253, "turns": 30,
+                        "intervals": {"macro_f1": [0.33, 0.49], "views": {"any_hallucination": [0.62, 0.75],
+                                                                         "factual": [0.15, 0.4], "cognitive": [0.46, 0.63]}}},
     "learning_curve": [{"share": 0.2, "sentences": 36, "macro_f1": 0.34}], "seconds": {"cross_validation": 8.1,
                                                                                        "fit": 0.4},
 }

@@ -13,6 +13,9 @@ interval. An interval of the difference that excludes 0 says the new version is
 better (or worse) on turns like these, not just different; one that includes 0
 says the data cannot tell.
 
+``intervals`` draws one system's turns the same way: the interval of its own F1s (the learned judge's
+cross-validated figures carry it).
+
 The interval is the 2.5th and 97.5th percentiles of the resampled values
 (percentile bootstrap), seeded so a page and a command give the same figures.
 """
@@ -109,25 +112,12 @@ def compare(
     if len(turns_a) != len(turns_b):
         raise ValueError("both jobs must be scored on the same turns")
     read = scoring(protocol)
-    n_views, compared = len(read.views), read.compared
+    compared = read.compared
     macro = [read.view_ids.index(view) for view in read.macro_views]
     a, b = turn_counts(protocol, turns_a, threshold_a), turn_counts(protocol, turns_b, threshold_b)
     n_turns = len(turns_a)
     point_a, point_b = _point(read, a.sum(axis=0)), _point(read, b.sum(axis=0))
-    draws_a, draws_b = [], []
-    if n_turns:
-        rng = np.random.default_rng(seed)
-        flat_a, flat_b = a.reshape(n_turns, -1), b.reshape(n_turns, -1)
-        for start in range(0, resamples, _CHUNK):
-            size = min(_CHUNK, resamples - start)
-            # How often each turn is drawn in each resample (n_turns draws with replacement), by one bincount.
-            draws = rng.integers(0, n_turns, size=(size, n_turns)) + (np.arange(size) * n_turns)[:, np.newaxis]
-            weights = np.bincount(draws.ravel(), minlength=size * n_turns).reshape(size, n_turns).astype(np.float64)
-            draws_a.append(_f1_by_view((weights @ flat_a).reshape(size, n_views, 3), macro))
-            draws_b.append(_f1_by_view((weights @ flat_b).reshape(size, n_views, 3), macro))
-    empty = np.zeros((0, len(compared)))
-    draws_a = np.concatenate(draws_a) if draws_a else empty
-    draws_b = np.concatenate(draws_b) if draws_b else empty
+    draws_a, draws_b = _resampled([a, b], macro, resamples, seed)
     views = {}
     for v, view in enumerate(compared):
         difference = None
@@ -148,6 +138,35 @@ def compare(
         "seed": seed,
         "views": views,
     }
+
+
+def _resampled(counts: Sequence[np.ndarray], macro: Sequence[int], resamples: int, seed: int) -> list[np.ndarray]:
+    """Per system's (turns, views, 3) counts, the F1s (views, then the macro) of ``resamples`` draws of the turns
+    with replacement, shape (resamples, views [+ 1]); the same draws for every system (paired)."""
+    n_turns, n_views = counts[0].shape[0], counts[0].shape[1]
+    draws: list[list[np.ndarray]] = [[] for _ in counts]
+    if n_turns:
+        rng = np.random.default_rng(seed)
+        flats = [system.reshape(n_turns, -1) for system in counts]
+        for start in range(0, resamples, _CHUNK):
+            size = min(_CHUNK, resamples - start)
+            # How often each turn is drawn in each resample (n_turns draws with replacement), by one bincount.
+            drawn = rng.integers(0, n_turns, size=(size, n_turns)) + (np.arange(size) * n_turns)[:, np.newaxis]
+            weights = np.bincount(drawn.ravel(), minlength=size * n_turns).reshape(size, n_turns).astype(np.float64)
+            for found, flat in zip(draws, flats):
+                found.append(_f1_by_view((weights @ flat).reshape(size, n_views, 3), macro))
+    empty = np.zeros((0, n_views + (1 if macro else 0)))
+    return [np.concatenate(found) if found else empty for found in draws]
+
+
+def intervals(protocol, turns: Sequence[Sequence[Item]], threshold: int, resamples: int = RESAMPLES,
+              seed: int = SEED) -> dict[str, list[float | None]]:
+    """One system's 95 % interval of F1 per view (then of its macro) over the turns, drawn as ``compare`` draws
+    them: view id (or the macro's id) -> [low, high]."""
+    read = scoring(protocol)
+    macro = [read.view_ids.index(view) for view in read.macro_views]
+    (draws,) = _resampled([turn_counts(protocol, turns, threshold)], macro, resamples, seed)
+    return {view: _interval(draws[:, v]) for v, view in enumerate(read.compared)}
 
 
 def _share_positive(values: np.ndarray) -> float | None:

@@ -89,11 +89,31 @@ def _figures(protocol, report: dict) -> dict:
             "views": {view: report[view]["f1"] for view in read.view_ids}}
 
 
+def _items(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
+           words: Sequence[int]) -> list[Item]:
+    return [Item(w, g, votes_from_probabilities(p, labels, protocol)) for p, g, w in zip(probabilities, gold, words)]
+
+
 def score_probabilities(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
                         words: Sequence[int]) -> dict:
     """The evaluation's report of predictions given as probabilities, at the learned judge's threshold."""
-    items = [Item(w, g, votes_from_probabilities(p, labels, protocol)) for p, g, w in zip(probabilities, gold, words)]
-    return detection_scores(protocol, items, THRESHOLD)
+    return detection_scores(protocol, _items(protocol, labels, probabilities, gold, words), THRESHOLD)
+
+
+def turn_intervals(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
+                   words: Sequence[int], groups: Sequence[int]) -> dict:
+    """The 95 % intervals of the out-of-fold figures over the turns (``evaluation.comparison.intervals``: the
+    turns drawn with replacement, the predictions held): how much of a figure is which turns had gold. The
+    training is not redone per draw, so the spread of refitting on other turns is not in it (docs/autolabel.md)."""
+    from autolabel.evaluation.comparison import intervals
+
+    by_turn: dict[int, list[Item]] = {}
+    for group, item in zip(groups, _items(protocol, labels, probabilities, gold, words)):
+        by_turn.setdefault(group, []).append(item)
+    found = intervals(protocol, list(by_turn.values()), THRESHOLD)
+    read = scoring(protocol)
+    return {"macro_f1": found.get(read.macro_id) if read.macro_id else None,
+            "views": {view: found[view] for view in read.view_ids}}
 
 
 def _folds(groups: Sequence[int], folds: int):
@@ -222,5 +242,6 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
         figures = _figures(protocol, report)
         curve.append({"share": share, "sentences": int(round(sum(used) / len(used))), **figures})
         if share >= 1.0:
-            full = {**figures, "folds": splits, "sentences": len(examples), "turns": len(set(groups))}
+            full = {**figures, "folds": splits, "sentences": len(examples), "turns": len(set(groups)),
+                    "intervals": turn_intervals(protocol, labels, probabilities, gold, words, groups)}
     return {"cross_validated": full, "learning_curve": [point for point in curve if point["share"] in curve_shares]}

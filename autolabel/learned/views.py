@@ -32,9 +32,12 @@ def _judge_context(project, judge):
     figures = judge.figures
     cross = figures["cross_validated"]
     curve = figures.get("learning_curve", [])
+    # A judge trained before the intervals existed has none: its rows show the figure alone.
+    intervals = cross.get("intervals") or {"macro_f1": None, "views": {}}
     return {
-        "judge": judge, "cross": cross,
-        "view_rows": [{"name": read.names[view], "f1": f1} for view, f1 in cross["views"].items()],
+        "judge": judge, "cross": cross, "macro_interval": intervals["macro_f1"],
+        "view_rows": [{"name": read.names[view], "f1": f1, "interval": intervals["views"].get(view)}
+                      for view, f1 in cross["views"].items()],
         "macro_name": read.names[read.macro_id] if read.macro_id else None,
         "curve": curve,
         # The model shape the choosing took (``strategy="choose"``), and what each candidate read on the gold.

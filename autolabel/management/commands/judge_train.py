@@ -39,7 +39,9 @@ class Command(BaseCommand):
         views = ", ".join(f"{view} {figure(f1)}" for view, f1 in figures["views"].items())
         self.stdout.write(f"Learned judge {judge.pk} on {project.slug}: {figures['sentences']} gold sentences in "
                           f"{figures['turns']} turns, {figures['folds']}-fold cross-validation grouped by turn")
-        self.stdout.write(f"macro F1 {figure(figures['macro_f1'])} ({views})")
+        interval = (figures.get("intervals") or {}).get("macro_f1") or [None, None]
+        self.stdout.write(f"macro F1 {figure(figures['macro_f1'])} (95 % interval over the turns "
+                          f"{figure(interval[0])}–{figure(interval[1])}; {views})")
         self.stdout.write("learning curve: " + "; ".join(
             f"{point['sentences']} sentences: {figure(point['macro_f1'])}" for point in report["learning_curve"]))
 
