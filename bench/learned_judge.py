@@ -4,6 +4,7 @@
     .venv/bin/python bench/learned_judge.py                      # figures of the shipped options, the timings
     .venv/bin/python bench/learned_judge.py --variants           # every variant tried, same folds
     .venv/bin/python bench/learned_judge.py --nested             # the figure of choosing a variant by inner CV
+    .venv/bin/python bench/learned_judge.py --splits 6           # the spread of the figures over other group splits
     .venv/bin/python bench/learned_judge.py --data /work/shared/data/cognibench-sample
     .venv/bin/python bench/learned_judge.py --data DIR --database-url sqlite:////tmp/release.sqlite3   # another copy
 
@@ -81,6 +82,42 @@ def nested(protocol, gold, folds=5, inner_folds=4):
     return {**_figures(protocol, report), "chosen": chosen}
 
 
+# ``--splits``: the shapes whose figure is read over several group splits (the shipped one first).
+SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3")
+
+
+def spread(protocol, gold, splits, folds=5):
+    """How much the cross-validated macro F1 owes to the one split the bar reads: each of ``SPREAD`` scored over
+    ``splits`` group splits, the first ``GroupKFold``'s own (the bar's, ``judge_train``'s), the others
+    ``GroupKFold(shuffle=True)`` with seeds 1, 2, ... (whole turns held out in every one). Nothing is chosen on
+    them: the spread says how far a difference between two shapes, or a figure from a goal, is only the split."""
+    import numpy as np
+    from sklearn.model_selection import GroupKFold
+
+    from autolabel.learned.validation import _figures, _folds, fit_judge, score_probabilities
+
+    labels = tuple(protocol.labels)
+    pick = lambda rows, values: [values[i] for i in rows]  # noqa: E731
+    split_list = [_folds(gold.turns, folds)[1]] + [
+        list(GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(gold.examples, groups=gold.turns))
+        for seed in range(1, splits)]
+    found = {}
+    for name in SPREAD:
+        figures = []
+        for fold_indices in split_list:
+            probabilities = np.zeros((len(gold), len(labels)))
+            for train, test in fold_indices:
+                model = fit_judge(protocol, pick(train, gold.examples), pick(train, gold.gold),
+                                  pick(train, gold.turns), pick(train, gold.words), **VARIANTS[name])
+                probabilities[test] = model.predict_proba(pick(test, gold.examples))
+            report = score_probabilities(protocol, labels, probabilities, gold.gold, gold.words)
+            figures.append(round(_figures(protocol, report)["macro_f1"], 4))
+        found[name] = {"macro_f1": figures, "mean": round(float(np.mean(figures)), 4),
+                       "sd": round(float(np.std(figures, ddof=1)), 4) if len(figures) > 1 else 0.0}
+        print("splits", name, json.dumps(found[name]), flush=True)
+    return found
+
+
 def setup(args):
     sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = args.database_url
@@ -106,6 +143,8 @@ def main():
     parser.add_argument("--variants", action="store_true", help="Cross-validate every variant tried.")
     parser.add_argument("--nested", action="store_true",
                         help="Also the nested cross-validation of choosing among the candidate variants.")
+    parser.add_argument("--splits", type=int, default=0,
+                        help="Also the macro F1 of the main shapes over this many group splits (the bar's first).")
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
                         help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
@@ -137,6 +176,9 @@ def main():
         results["nested"] = {**nested(protocol, gold), "seconds": round(time.perf_counter() - started, 1),
                              "cpu_seconds": round(time.process_time() - cpu, 1)}
         print("nested", json.dumps(results["nested"]), flush=True)
+
+    if args.splits:
+        results["splits"] = spread(protocol, gold, args.splits)
 
     copies = -(-args.train_sentences // len(gold))
     examples = (gold.examples * copies)[: args.train_sentences]
