@@ -127,7 +127,11 @@ class JudgeModel:
     def fit(self, examples: Sequence[Example], labels: Sequence[str]) -> JudgeModel:
         if not examples:
             raise ValueError("there are no gold sentences to learn from")
-        matrix = self.features.fit_transform(examples)
+        return self.fit_matrix(self.features.fit_transform(examples), labels)
+
+    def fit_matrix(self, matrix, labels: Sequence[str]) -> JudgeModel:
+        """The classifiers fitted on ``self.features``' rows of the training sentences (``fit_transform``): judges
+        that read the same features share them (``validation.choose_options`` computes them once per fold)."""
         if self.strategy == "flat":
             self.classifiers = {"": _classifier(matrix, labels, self.regularization, self.balanced)}
             return self
@@ -154,7 +158,10 @@ class JudgeModel:
         if len(examples) > CHUNK:
             return np.vstack([self.raw_proba(examples[start:start + CHUNK])
                               for start in range(0, len(examples), CHUNK)])
-        matrix = self.features.transform(examples)
+        return self.matrix_proba(self.features.transform(examples))
+
+    def matrix_proba(self, matrix) -> np.ndarray:
+        """``raw_proba`` of sentences already read by ``self.features`` (``transform``)."""
         result = np.zeros((matrix.shape[0], len(self.labels)))
         column = {label: i for i, label in enumerate(self.labels)}
         if self.strategy == "flat":

@@ -179,15 +179,35 @@ def choose_options(protocol, examples: Sequence[Example], gold: Sequence[str], g
     _, inner = _folds(groups, INNER_FOLDS)
     read = scoring(protocol)
     objective = read.macro_id or read.pooled
+    trials = [{**base, **candidate} for candidate in CANDIDATES]
+    if base.get("tune_decision"):  # each candidate's decision is chosen on its own inner folds
+        out_of_fold = [_out_of_fold(protocol, examples, gold, groups, words, inner, **trial) for trial in trials]
+    else:
+        out_of_fold = _shared_out_of_fold(protocol, examples, gold, inner, trials)
     tried, best = [], None
-    for candidate in CANDIDATES:
-        trial = {**base, **candidate}
-        probabilities = _out_of_fold(protocol, examples, gold, groups, words, inner, **trial)
+    for candidate, trial, probabilities in zip(CANDIDATES, trials, out_of_fold):
         figure = _figure(score_probabilities(protocol, tuple(protocol.labels), probabilities, gold, words), objective)
         tried.append({**candidate, "macro_f1": round(figure, 4)})
         if best is None or figure > best[0]:
             best = (figure, trial)
     return best[1], tried
+
+
+def _shared_out_of_fold(protocol, examples, gold, fold_indices, trials: Sequence[dict]) -> list[np.ndarray]:
+    """``_out_of_fold`` of judges that differ only in their model's shape and regularization, the features of each
+    fold read once for all of them (the same as fitting each alone: the features do not depend on the shape)."""
+    from autolabel.learned.model import judge_for
+
+    found = [np.zeros((len(examples), len(protocol.labels))) for _ in trials]
+    for train, test in fold_indices:
+        features = judge_for(protocol, **trials[0]).features
+        train_matrix = features.fit_transform([examples[i] for i in train])
+        test_matrix = features.transform([examples[i] for i in test])
+        for probabilities, trial in zip(found, trials):
+            model = judge_for(protocol, **trial)
+            model.features = features
+            probabilities[test] = model.fit_matrix(train_matrix, [gold[i] for i in train]).matrix_proba(test_matrix)
+    return found
 
 
 def fit_judge(protocol, examples: Sequence[Example], gold: Sequence[str], groups: Sequence[int],
