@@ -58,6 +58,14 @@ def pytest_configure(config):
     database_template.name_the_run(config)
 
 
+def pytest_report_header(config):
+    # A clone away from the shared folder fails some 40 tests on a missing file: say why before they run.
+    if SHARED_DATA.exists():
+        return f"shared sample data: {SHARED_DATA}"
+    return (f"shared sample data: MISSING at {SHARED_DATA}: the tests that import the CogniBench and RefChecker "
+            "samples will fail; put shared/data beside the repository or set SHARED_DATA")
+
+
 def pytest_sessionfinish(session):
     database_template.drop_the_template(session.config)
 
