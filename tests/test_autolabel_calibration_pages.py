@@ -113,7 +113,7 @@ def test_comparison_page_paired_difference(client, world):
     # A (always faithful) finds no invented word: F1 0; B finds them all.
     assert factual["a"]["f1"] == 0.0 and factual["b"]["f1"] == 1.0 and factual["difference"]["f1"] == 1.0
     assert "Compared on <strong>4</strong> turns, <strong>20</strong>" in html
-    assert "CogniBench overall (macro)" in html and f"[{factual['difference']['ci'][0]}, " in html
+    assert "CogniBench overall (macro)" in html and f"[{factual['difference']['ci'][0]}, {factual['difference']['ci'][1]}]" in html
 
 
 @pytest.mark.parametrize("query", ["", "?other=", "?other=abc", "?other=-1", "?other=99999999999999999999999",

@@ -87,6 +87,15 @@ def num(value, digits=3):
 
 
 @register.filter
+def interval(bounds):
+    """A 95 % interval as the reports show it, "[low, high]"; "–" where there is none (a view without gold, or a
+    figure kept before its interval was)."""
+    if not bounds or bounds[0] is None:
+        return "–"
+    return f"[{bounds[0]}, {bounds[1]}]"
+
+
+@register.filter
 def index(sequence, position):
     try:
         return sequence[position]
