@@ -262,7 +262,8 @@ function start() {
   // is: a reload, or a decision that could not be sent (offline), never loses what was written. A field the server
   // filled (a refused decision comes back with its reason) keeps the server's words.
   const notePrefix = (id) => "adjudication-note:" + id + ":";
-  const noteFields = (card) => Array.from(card.querySelectorAll("textarea[data-reason], textarea[data-gold-text]"));
+  const NOTE_FIELD = "textarea[data-reason], textarea[data-gold-text]";
+  const noteFields = (card) => Array.from(card.querySelectorAll(NOTE_FIELD));
   function keepNote(field) {
     const card = field.closest("[data-dispute]");
     if (!card || !field.name) { return; }
@@ -285,7 +286,7 @@ function start() {
   }
 
   document.addEventListener("input", (event) => {
-    if (event.target.matches && event.target.matches("textarea[data-reason], textarea[data-gold-text]")) { keepNote(event.target); }
+    if (event.target.matches && event.target.matches(NOTE_FIELD)) { keepNote(event.target); }
     const card = event.target.dataset && event.target.dataset.stepText && event.target.closest("[data-dispute]");
     if (card) { drafts.set(draftKey2(card, event.target.dataset.stepText), event.target.value); }
   });
