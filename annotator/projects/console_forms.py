@@ -174,8 +174,14 @@ class ProjectCreateForm(forms.Form):
 
 
 class MemberAddForm(forms.Form):
+    """Its ids are ``id_add_<field>``: the People page shows it beside ``InviteCreateForm``, both with a ``role``."""
+
     username = forms.CharField(max_length=150, label="Username")
     role = forms.ChoiceField(choices=Role.choices, initial=Role.ANNOTATOR, label="Role")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "id_add_%s")
+        super().__init__(*args, **kwargs)
 
 
 class MemberRoleForm(forms.Form):
@@ -189,8 +195,14 @@ class ConfirmForm(forms.Form):
 
 
 class InviteCreateForm(forms.Form):
+    """Its ids are ``id_invite_<field>`` (``MemberAddForm`` says why)."""
+
     role = forms.ChoiceField(choices=[(role.value, role.label) for role in INVITE_ROLES], label="They join as")
     days = forms.IntegerField(min_value=1, max_value=90, initial=INVITE_DAYS, label="Valid for (days)")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "id_invite_%s")
+        super().__init__(*args, **kwargs)
 
 
 class InviteSignUpForm(UserCreationForm):
