@@ -313,7 +313,7 @@ LLM_API_KEY_HOSTS = {
         pair.partition("=") for pair in os.environ.get("LLM_API_KEY_HOSTS", "").split(";") if "=" in pair
     )
 } or {"OPENAI_API_KEY": [_openai_origin] if _openai_origin else []}
-# The Test button's probe (a worker runs it) waits at most this long for each of its two requests.
+# The Test button's probe (a worker runs it): each of its two requests ends within this long, start to last byte.
 LLM_ENDPOINT_TEST_TIMEOUT_SECONDS = float(os.environ.get("LLM_ENDPOINT_TEST_TIMEOUT_SECONDS", "15"))
 
 # --- REST framework -----------------------------------------------------------
