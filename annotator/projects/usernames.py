@@ -34,6 +34,8 @@ LOOKALIKES = str.maketrans({
 
 # Scripts that one name mixes by nature: Han characters with kana (Japanese) or Hangul (Korean).
 EAST_ASIAN = {"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "IDEOGRAPHIC"}
+# Letters of no script of their own (ʼ MODIFIER LETTER APOSTROPHE in O'Brien): they go with any.
+NO_SCRIPT = {"MODIFIER", ""}
 
 MIXED_SCRIPTS = ("A username takes letters of one alphabet only (not Latin with Cyrillic or Greek, for "
                  "example), so that it cannot pass for someone else's: choose another.")
@@ -49,7 +51,8 @@ def script_of(letter: str) -> str:
 
 
 def scripts_of(username: str) -> set[str]:
-    return {script_of(character) for character in username if unicodedata.category(character).startswith("L")}
+    letters = (character for character in username if unicodedata.category(character).startswith("L"))
+    return {script_of(letter) for letter in letters} - NO_SCRIPT
 
 
 def plain(username: str) -> str:
