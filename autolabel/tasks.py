@@ -9,10 +9,10 @@ import logging
 import threading
 
 from celery import shared_task
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
 from django.db import close_old_connections
 
-from autolabel.endpoints.services import endpoint_test_run
+from autolabel.endpoints.probe_threads import endpoint_test_hand_off, endpoint_tests_stop
 from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
 from autolabel.learned.training import judge_train_run
@@ -68,10 +68,17 @@ def extract_triplets(job_id: int):
 
 
 # A test of an endpoint (the endpoints page's Test button): one bounded probe, its result polled by the page.
+# Run on the Test threads beside the pool (probe_threads.py): the task returns at once, its thread stays free
+# for imports, exports and jobs.
 @shared_task(name="autolabel.test_endpoint", ignore_result=True, acks_late=False)
 def test_endpoint(test_id: int):
-    status = endpoint_test_run(test_id)
-    log.info("endpoint test %s: %s", test_id, status)
+    endpoint_test_hand_off(test_id)
+
+
+@worker_shutdown.connect
+@worker_process_shutdown.connect
+def stop_endpoint_tests(**kwargs):
+    endpoint_tests_stop()
 
 
 @shared_task(name="autolabel.train_judge", ignore_result=True, acks_late=True)

@@ -149,7 +149,7 @@ def test_a_host_the_site_does_not_allow_is_refused_with_the_reason(client, setti
     response = client.post(f"/p/{project.slug}/autolabel/endpoints/",
                            form_data(base_url="http://169.254.169.254/latest/v1"))
     assert response.status_code == 400
-    assert "The host 169.254.169.254:80 is not one the site allows" in response.content.decode()
+    assert "The address http://169.254.169.254:80 is not one the site allows" in response.content.decode()
     assert not LLMProfile.objects.filter(project=project).exists()
 
 
@@ -162,7 +162,7 @@ def test_a_key_is_refused_for_a_host_it_is_not_allowed_for(client, settings, mon
     url = f"/p/{project.slug}/autolabel/endpoints/"
     refused = client.post(url, form_data(base_url=baseline_llm.base_url, api_key_env=KEY_VARIABLE))
     assert refused.status_code == 400
-    assert f"The key {KEY_VARIABLE} may not be sent to 127.0.0.1:{baseline_llm.port}" in refused.content.decode()
+    assert f"The key {KEY_VARIABLE} may not be sent to http://127.0.0.1:{baseline_llm.port}" in refused.content.decode()
     secret = client.post(url, form_data(base_url=baseline_llm.base_url, api_key_env="SECRET_KEY"))
     assert secret.status_code == 400 and "not an API-key variable" in secret.content.decode()
 
@@ -183,7 +183,7 @@ def test_a_rule_changed_after_the_endpoint_was_saved_stops_its_job_and_its_test(
     baseline_llm.configure()  # resets the server's request count
     assert job_services.job_run(job.pk) == AutoLabelJob.Status.FAILED
     job.refresh_from_db()
-    assert f"The key {KEY_VARIABLE} may not be sent to 127.0.0.1:{baseline_llm.port}" in job.error
+    assert f"The key {KEY_VARIABLE} may not be sent to http://127.0.0.1:{baseline_llm.port}" in job.error
     assert services.endpoint_test_run(test.pk) == EndpointTest.Status.FAILED
     test.refresh_from_db()
     assert "may not be sent" in test.error

@@ -19,7 +19,7 @@ from ..views.common import bad_request
 from . import services
 from .console_forms import ConfirmForm, InviteSignUpForm
 from .selectors import invite_by_token, invite_is_open
-from .signup_limit import signup_attempt_count, signup_wait
+from .signup_limit import signup_attempt_take
 
 SESSION_KEY = "invite_token"
 FORM_FIELDS = {"username", "password"}  # the service's error keys that name a field of the sign-up form
@@ -88,11 +88,10 @@ def invite_page(request):
                 return _accept(request, invite)
             status = 400
         elif action == "signup" and signup_form is not None:
-            wait = signup_wait(request)
+            wait = signup_attempt_take(request)
             if wait:
                 status = 429
             else:
-                signup_attempt_count(request)
                 signup_form = InviteSignUpForm(request.POST, prefix="signup")
                 if signup_form.is_valid():
                     response = _sign_up(request, invite, signup_form)

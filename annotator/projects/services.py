@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
@@ -20,6 +20,7 @@ from ..work.assignment import assignment_release
 from .protocol_services import protocol_set
 from .selectors import (RemovalEffects, invite_is_open, open_invites, people_addable_by, removal_effects,
                         removed_since)
+from .usernames import username_refusal
 
 # One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
 # otherwise a lead could tell the site's accounts apart by the answer (issue 22, item 10).
@@ -210,12 +211,24 @@ def invite_accept(invite: ProjectInvite, user) -> tuple[Membership, bool]:
     return membership, True
 
 
+# The key of PostgreSQL's transaction lock that puts sign-ups one after the other ("signup" in ASCII).
+ACCOUNT_CREATION_LOCK = 0x7369676E7570
+
+
+def account_creation_lock() -> None:
+    """Wait for any other sign-up's transaction to end (PostgreSQL; SQLite's IMMEDIATE transactions already do)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ACCOUNT_CREATION_LOCK])
+
+
 @transaction.atomic
 def account_create_with_invite(invite: ProjectInvite, *, username: str, password: str) -> tuple[object, Membership]:
     """A new account that joins the invite's project with its role, in one step (the invite page's sign-up).
 
-    Refused while the site has self sign-up off (``INVITE_SIGNUP``), for a link no longer open, a username taken
-    (case aside, as Django's own forms compare it) or a password Django's validators refuse.
+    Refused while the site has self sign-up off (``INVITE_SIGNUP``), for a link no longer open, a username that
+    mixes scripts or is a twin of one taken (case aside, and lookalike letters: usernames.py), or a password
+    Django's validators refuse.
     """
     if not settings.INVITE_SIGNUP:
         raise PermissionDenied("This site does not let people create their own accounts.")
@@ -226,8 +239,12 @@ def account_create_with_invite(invite: ProjectInvite, *, username: str, password
     username = users.normalize_username((username or "").strip())
     if not username:
         raise ValidationError({"username": "Choose a username."})
-    if users.objects.filter(username__iexact=username).exists():
-        raise ValidationError({"username": "A user with that username already exists."})
+    # Every sign-up one after the other from here (SQLite's transactions are already), so that two at once
+    # cannot make twins that neither saw.
+    account_creation_lock()
+    refusal = username_refusal(username, users.objects.values_list("username", flat=True).iterator())
+    if refusal:
+        raise ValidationError({"username": refusal})
     user = users(username=username)
     try:
         validate_password(password, user)

@@ -2,19 +2,23 @@
 
 Run by a worker (tasks.py, ``autolabel.test_endpoint``), never inside a web request. Redirects are not
 followed (the address the policy checked is the one reached, and a key never follows a redirect elsewhere);
-a body past ``llm.MAX_RESPONSE_BYTES`` is cut off and reported, and each of the two requests waits at most
-``LLM_ENDPOINT_TEST_TIMEOUT_SECONDS``.
+a body past ``llm.MAX_RESPONSE_BYTES`` is cut off and reported, and each of the two requests ends by its
+deadline, ``LLM_ENDPOINT_TEST_TIMEOUT_SECONDS`` from its start to its last byte. The HTTP library's timeouts
+count per read: an endpoint that sent a byte every 5 s kept one test going 142 s against 15. So the requests
+run in an event loop under ``asyncio.timeout``, which cancels whatever step is under way (llm.py likewise).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass, field
 
 import httpx
 
-from autolabel.jobs.llm import MAX_RESPONSE_BYTES, connection_problem, endpoint_name, status_problem
+from autolabel.jobs.llm import (MAX_RESPONSE_BYTES, connection_problem, deadline_problem, endpoint_name,
+                                status_problem)
 
 
 MAX_MODELS = 50
@@ -32,22 +36,23 @@ class _TooLarge(Exception):
     pass
 
 
-def _read(client: httpx.Client, method: str, url: str, endpoint: str, **kwargs) -> dict:
-    """The JSON body of one request; raises RuntimeError with the reason in words."""
+async def _read(client: httpx.AsyncClient, method: str, url: str, endpoint: str, deadline: float, **kwargs) -> dict:
+    """The JSON body of one request, whole within ``deadline`` seconds; raises RuntimeError with the reason."""
+    body = bytearray()
     try:
-        with client.stream(method, url, **kwargs) as response:
-            body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > MAX_RESPONSE_BYTES:
-                    raise _TooLarge
-            if response.status_code >= 300:
-                message = bytes(body[:300]).decode(errors="replace")
-                raise RuntimeError(status_problem(response.status_code, message, endpoint, response))
+        async with asyncio.timeout(deadline):
+            async with client.stream(method, url, **kwargs) as response:
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_RESPONSE_BYTES:
+                        raise _TooLarge
+                if response.status_code >= 300:
+                    message = bytes(body[:300]).decode(errors="replace")
+                    raise RuntimeError(status_problem(response.status_code, message, endpoint, response))
     except _TooLarge:
         raise RuntimeError(f"response too large from {endpoint}: more than {MAX_RESPONSE_BYTES} bytes") from None
-    except httpx.TimeoutException:
-        raise RuntimeError(f"timed out: {endpoint}") from None
+    except (TimeoutError, httpx.TimeoutException):
+        raise RuntimeError(deadline_problem(endpoint, deadline)) from None
     except httpx.TransportError as error:
         raise RuntimeError(connection_problem(error, endpoint)) from None
     try:
@@ -58,14 +63,20 @@ def _read(client: httpx.Client, method: str, url: str, endpoint: str, **kwargs) 
 
 def probe(base_url: str, api_key: str, model: str, messages: list[dict], timeout: float,
           max_tokens: int = 64) -> ProbeResult:
-    """Ask ``base_url`` for its models and one short completion of ``model``; the answer or the exact error."""
+    """Ask ``base_url`` for its models and one short completion of ``model``; the answer or the exact error.
+
+    Each of the two requests ends within ``timeout`` seconds, whatever the endpoint sends."""
+    return asyncio.run(_probe(base_url, api_key, model, messages, timeout, max_tokens))
+
+
+async def _probe(base_url, api_key, model, messages, timeout, max_tokens) -> ProbeResult:
     endpoint = endpoint_name(base_url)
     root = base_url.rstrip("/")
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     result = ProbeResult()
-    with httpx.Client(timeout=timeout, follow_redirects=False, headers=headers) as client:
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers) as client:
         try:
-            listed = _read(client, "GET", f"{root}/models", endpoint)
+            listed = await _read(client, "GET", f"{root}/models", endpoint, timeout)
             data = listed.get("data") if isinstance(listed, dict) else None
             result.models = [str(item.get("id")) for item in (data or []) if isinstance(item, dict)][:MAX_MODELS]
         except RuntimeError as error:  # many servers list no models: say so, and still try the completion
@@ -74,7 +85,7 @@ def probe(base_url: str, api_key: str, model: str, messages: list[dict], timeout
         body = {"model": model, "messages": messages, "max_tokens": max_tokens, "temperature": 0}
         started = time.monotonic()
         try:
-            answer = _read(client, "POST", f"{root}/chat/completions", endpoint, json=body)
+            answer = await _read(client, "POST", f"{root}/chat/completions", endpoint, timeout, json=body)
         except RuntimeError as error:
             result.error = f"chat: {error}" + (f"; {result.error}" if result.error else "")
             return result

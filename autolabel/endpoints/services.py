@@ -3,7 +3,8 @@
 A lead's endpoint is an ``LLMProfile`` with the project as owner (the admin edits the same records; site-wide
 profiles, without a project, stay the admin's). What may be saved is the site's rule (policy.py), checked by
 the form and again whenever a request goes out. A test is recorded, then run by a worker after commit
-(``autolabel.test_endpoint``): no model call inside a web request.
+(``autolabel.test_endpoint``, on threads of its own beside the worker's pool: probe_threads.py): no model
+call inside a web request.
 """
 
 from __future__ import annotations
@@ -69,6 +70,15 @@ def endpoint_test_run(test_id: int) -> str:
     return _record(test, status=EndpointTest.Status.DONE if answered else EndpointTest.Status.FAILED,
                    endpoint=base_url, reply=result.reply, models_listed=result.models,
                    latency_seconds=result.latency_seconds, error=result.error)
+
+
+WORKER_STOPPED = "The worker stopped before it ran the test: test again."
+
+
+def endpoint_test_abandon(test_id: int) -> None:
+    """Record a test no worker will run (its worker stopped first) as failed, unless it finished."""
+    EndpointTest.objects.filter(pk=test_id, finished_at__isnull=True).update(
+        status=EndpointTest.Status.FAILED, error=WORKER_STOPPED, finished_at=timezone.now())
 
 
 def probe_messages() -> list[dict]:

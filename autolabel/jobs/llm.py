@@ -8,6 +8,10 @@ every request would fail the same way (wrong key, URL or model).
 
 ``Caller.chat`` is a coroutine: a job runs many of them at once, at most
 ``concurrency`` in flight (an asyncio semaphore).
+
+A request's timeout is one deadline, from its start to its last byte: the HTTP library's timeouts count per
+read, and an endpoint sending a byte every few seconds held a request (and the worker thread waiting on it)
+for minutes. ``asyncio.timeout`` around the whole request cancels it wherever it is; retried as a timeout.
 """
 
 from __future__ import annotations
@@ -197,6 +201,11 @@ def connection_problem(error: BaseException, endpoint: str) -> str:
     return f"connection failed: {endpoint}" + (f": {detail}" if detail else "")
 
 
+def deadline_problem(endpoint: str, deadline: float) -> str:
+    """A request that did not end by its deadline, in words (the probe's and a job's)."""
+    return f"timed out: {endpoint}: no whole answer within {deadline:g} s (the deadline of one request)"
+
+
 def status_problem(status_code: int, message: str, endpoint: str, response=None) -> str:
     """A refused request in words; a redirect says where it pointed (it is never followed)."""
     if 300 <= status_code < 400:
@@ -216,6 +225,7 @@ class Caller:
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.concurrency = max(1, concurrency)
+        self.deadline = timeout
         self._semaphore = None
         # Several small connection pools rather than one large one: httpx scans its whole pool for every
         # request, which costs more CPU than the request itself once a pool holds a hundred connections.
@@ -260,7 +270,7 @@ class Caller:
             wait = None
             try:
                 client = self.clients[next(self._next) % len(self.clients)]
-                async with self.semaphore:
+                async with self.semaphore, asyncio.timeout(self.deadline):
                     # The client's generic POST: same auth, timeouts and error classes as
                     # chat.completions.create, without its per-request typing and model building,
                     # which cost more CPU than the rest of a request once thousands are in flight.
@@ -278,8 +288,8 @@ class Caller:
                     return result
             except ResponseTooLarge:
                 problem = f"response too large from {self.endpoint}: more than {MAX_RESPONSE_BYTES} bytes"
-            except openai.APITimeoutError:
-                problem = f"timed out: {self.endpoint}"
+            except (openai.APITimeoutError, TimeoutError):
+                problem = deadline_problem(self.endpoint, self.deadline)
             except openai.APIConnectionError as error:
                 problem = connection_problem(error, self.endpoint)
             except openai.APIResponseValidationError as error:
