@@ -115,3 +115,25 @@ def test_a_label_mapping_with_a_lone_surrogate_is_refused_naming_its_pointer():
     answer = api.put(f"/api/v1/projects/{project.slug}/protocol/", body, content_type="application/json")
     assert answer.status_code == 400, answer.content
     assert list(answer.json()["errors"]) == ["/label_mapping/faithful"]
+
+
+def test_a_jsonl_import_names_the_field_and_the_pointer_of_a_lone_surrogate(tmp_path):
+    """orjson refused the line as "not valid JSON: no low surrogate in string" naming no field."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from annotator.models import Dialogue
+
+    project = ProjectFactory(slug="surrogate-import")
+    turn = {"dialogue": {"id": "d1", "topic": "rivers"}, "turn": {"index": 0, "response": "It flows. It is wide."}}
+    header = {"protocol": {**COGNIBENCH.document, "name": "Cogni\ud800Bench"}}
+    bad_turn = {**turn, "dialogue": {"id": "d2", "topic": "half \udfff a pair"}}
+    for lines, expected in (([turn, bad_turn], "lines.jsonl: record line 2: field 'dialogue.topic': contains a lone"),
+                            ([header, turn], "lines.jsonl: record line 1: field 'protocol': the protocol document "
+                                             "does not hold: /name: contains a lone surrogate")):
+        path = tmp_path / "lines.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        with pytest.raises(CommandError) as refused:
+            call_command("import_jsonl", "--project", project.slug, str(path), stdout=open("/dev/null", "w"))
+        assert expected in str(refused.value), str(refused.value)
+    assert not Dialogue.objects.filter(project=project).exists()
