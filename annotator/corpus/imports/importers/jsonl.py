@@ -13,7 +13,8 @@ from pathlib import Path
 
 import orjson
 
-from annotator.domain.storable import SURROGATE_ESCAPE
+from annotator.domain.storable import SURROGATE_ESCAPE, surrogate_problem, unstorable_path
+from annotator.json_input import nesting_exceeds
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
 from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolDocumentError
 from annotator.projects.protocol_reading import load_protocol_bounded
@@ -326,7 +327,7 @@ def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
 
 
 # Nesting the standard parser reads without a RecursionError (a deeper line is refused by orjson's message).
-_FALLBACK_MAX_BRACKETS = 200
+_FALLBACK_MAX_DEPTH = 100
 _SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode())
 
 
@@ -337,13 +338,17 @@ def _loads(raw: bytes):
     try:
         return orjson.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as refused:
-        if (_SURROGATE_ESCAPE_BYTES.search(raw) is None
-                or raw.count(b"[") + raw.count(b"{") > _FALLBACK_MAX_BRACKETS):
+        if _SURROGATE_ESCAPE_BYTES.search(raw) is None:
             raise
-        try:
-            return json.loads(raw)
-        except ValueError:
-            raise refused from None
+        failed = refused
+    try:
+        text = raw.decode("utf-8")
+        data = None if nesting_exceeds(text, _FALLBACK_MAX_DEPTH) else json.loads(text)
+    except ValueError:  # not UTF-8, not JSON
+        data = None
+    if data is not None and unstorable_path(data, surrogate_problem) is not None:
+        return data  # refused by the caller, naming the field: never a line orjson refused for another reason
+    raise failed  # orjson's words
 
 
 def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None,
