@@ -81,6 +81,7 @@ TEMPLATES = [
     {
         # Django's, writing a stored lone surrogate as U+FFFD: a page is always UTF-8 (annotator/readable_templates.py).
         "BACKEND": "annotator.readable_templates.ReadableTemplates",
+        "NAME": "django",  # the name Django's own backend has, which libraries ask for (drf-spectacular's pages)
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
