@@ -10,15 +10,19 @@ from django.template.backends.django import DjangoTemplates, Template, reraise
 from django.template import TemplateDoesNotExist
 from django.utils.safestring import SafeData, mark_safe
 
-from .domain.storable import has_surrogate, readable
+from .domain.storable import readable
 
 
 class ReadableTemplate(Template):
     def render(self, context=None, request=None):
         text = super().render(context, request)
-        if not has_surrogate(text):
-            return text
-        return mark_safe(readable(text)) if isinstance(text, SafeData) else readable(text)
+        try:
+            # The cheapest test whether any character is a lone surrogate (0.6 ms for a 250 kB page, a third of a
+            # regular expression's search): what the response does with the page next anyway.
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return mark_safe(readable(text)) if isinstance(text, SafeData) else readable(text)
+        return text
 
 
 class ReadableTemplates(DjangoTemplates):
