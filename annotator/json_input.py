@@ -8,6 +8,10 @@ mistake, so both are a ``JSONInputError``, as is data nested deeper than ``JSON_
 nests past a dozen levels). The API reads its bodies through ``api.parsers.LimitedJSONParser`` (DRF's default
 parser), the pages' JSON routes (the annotation page's ``/a/<id>/sync/``, the walks sent by forms) call
 ``json_loads_limited`` themselves; each answers 400 with its own error body.
+
+A string or key holding a lone surrogate (the escape ``"\\ud800"`` not part of a pair) is an
+``UnstorableTextError`` naming where it is: no database or UTF-8 file holds it (``annotator.domain.storable``),
+and read past here it was stored on SQLite, then took down every page and export that read it back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import re
 
 from django.conf import settings
 
+from .domain.storable import SURROGATE_ESCAPE, surrogate_problem, unstorable_path
+
 MAX_MESSAGE = 200  # characters of the parser's own message quoted back to the client
 
 
@@ -24,16 +30,27 @@ class JSONInputError(ValueError):
     """Why a body is not JSON the app reads; the message is meant for the client."""
 
 
+class UnstorableTextError(JSONInputError):
+    """A string or key of the body holds a lone surrogate; ``path`` is where (keys and list positions)."""
+
+    def __init__(self, path: list, problem: str):
+        self.path, self.problem = path, problem
+        where = ".".join(str(step) for step in path)
+        super().__init__(f"{where}: {problem}." if where else f"The body {problem}.")
+
+
 def json_max_depth() -> int:
     """``JSON_MAX_DEPTH``, read at each call so that a changed setting applies at once."""
     return int(settings.JSON_MAX_DEPTH)
 
 
-def json_loads_limited(text: str | bytes):
+def json_loads_limited(text: str | bytes, *, refuse_surrogates: bool = True):
     """The data of ``text`` (bytes are read as UTF-8); raises ``JSONInputError`` for anything the app cannot read.
     The caller bounds the length (the API's parser, the sync view's ``MAX_BODY``, a form field's ``max_length``).
 
-    ``NaN`` and ``Infinity`` are refused, as DRF's strict JSON does: they are not JSON."""
+    ``NaN`` and ``Infinity`` are refused, as DRF's strict JSON does: they are not JSON. A lone surrogate is an
+    ``UnstorableTextError`` unless ``refuse_surrogates`` is false (a protocol document: its validation names
+    every problem by its JSON pointer)."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -52,6 +69,10 @@ def json_loads_limited(text: str | bytes):
         raise JSONInputError(f"The body is not JSON the server reads: {str(error)[:MAX_MESSAGE]}.") from None
     if _deeper_than(data, depth):
         raise JSONInputError(_too_deep(depth))
+    if refuse_surrogates and SURROGATE_ESCAPE.search(text):  # the walk only when the text holds such an escape
+        found = unstorable_path(data, surrogate_problem)
+        if found is not None:
+            raise UnstorableTextError(*found)
     return data
 
 

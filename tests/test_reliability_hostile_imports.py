@@ -66,7 +66,7 @@ BAD = GOOD_LINES + 1  # the line number of the hostile record
     ("unknown triplet gold", {**good(997), "triplets": [{"head": "a", "relation": "b", "tail": "c", "gold": {"label": "Maybe"}}]},
      f"line {BAD}: field 'triplets[0].gold.label': unknown triplet label 'Maybe'"),
     ("lone surrogate", b'{"dialogue": {"id": "s"}, "turn": {"index": 0, "response": "\\ud800 x"}}',
-     f"line {BAD}: field '(line)': not valid JSON: no low surrogate in string"),
+     f"line {BAD}: field 'turn.response': contains a lone surrogate"),  # named (issue 46, item 7), not "(line)"
     ("NUL character", {"dialogue": {"id": "n"}, "turn": {"index": 0, "response": "A\u0000B."}},
      f"line {BAD}: field 'turn.response': contains a NUL character"),
     ("NUL in a key", {"dialogue": {"id": "n", "metadata": {"k\u0000": 1}}, "turn": {"index": 0, "response": "a"}},

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
-from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces, streamed_pieces
 from .forms import TurnFilterForm
 from .selectors import job_waits_for_a_worker
 from annotator.corpus.imports.forms import ImportUploadForm
@@ -82,7 +82,7 @@ def export(request, slug, fmt):
         pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"))
     except ValueError as exc:
         return HttpResponseBadRequest(f"Cannot export: {exc}.", content_type="text/plain; charset=utf-8")
-    response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
+    response = StreamingHttpResponse(streamed_pieces(pieces), content_type=CONTENT_TYPES[fmt])
     response["Content-Disposition"] = f'attachment; filename="{FILENAMES[fmt].format(slug=project.slug)}"'
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"

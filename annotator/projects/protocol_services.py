@@ -18,7 +18,8 @@ from django.db import transaction
 from django.db.models import F
 
 from ..domain.protocol.document import COGNIBENCH, Protocol, ProtocolDocumentError
-from ..domain.protocol.validation import bounded
+from ..domain.protocol.validation import bounded, pointer
+from ..domain.storable import unstorable_path
 from ..models import Assignment, Project, ProtocolVersion
 from .protocol_reading import ProtocolTextError, check_protocol_bounds, load_protocol_bounded
 from .protocols import project_has_annotations, protocol_for
@@ -56,6 +57,9 @@ def protocol_set(project: Project, document, *, user=None, label_mapping=None,
             check_protocol_bounds(label_mapping)
         except ProtocolTextError as refused:
             raise ProtocolDocumentError([("/label_mapping", f"the label mapping {refused.reason}")]) from None
+        if (unstorable := unstorable_path(label_mapping)) is not None:  # a NUL or a lone surrogate, as in a document
+            where, problem = unstorable
+            raise ProtocolDocumentError([(pointer("label_mapping", *where), problem)])
     with transaction.atomic():
         project = Project.objects.select_for_update(of=("self",)).select_related("protocol_version").get(pk=project.pk)
         current = project.protocol_version

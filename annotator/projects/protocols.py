@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..domain.protocol.cache import ProtocolCache
 from ..domain.protocol.document import COGNIBENCH, Protocol, load_protocol, read_checksum
+from ..domain.storable import readable_data, surrogate_problem, unstorable_path
 from ..domain.vocabulary import ProtocolMode
 
 # Row ids are never reused by PostgreSQL's sequences nor by Django's AUTOINCREMENT on SQLite; tests, whose
@@ -34,7 +35,12 @@ def protocol_of_version(version) -> Protocol:
         return COGNIBENCH
     known = _loaded.get(version.pk)
     if known is None or known.checksum != read_checksum(version.checksum):
-        known = _loaded.put(version.pk, load_protocol(version.document))
+        document = version.document
+        if unstorable_path(document, surrogate_problem) is not None:
+            # Stored (on SQLite) before lone surrogates were refused: read with U+FFFD, as the pages show it, so
+            # that the project's pages work and a clean document can be set again.
+            document = readable_data(document)
+        known = _loaded.put(version.pk, load_protocol(document))
     return known
 
 

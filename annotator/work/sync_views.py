@@ -23,7 +23,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.serializers import ValidationError
 
 from ..access import access_assignment, role_in
-from ..json_input import JSONInputError, json_loads_limited
+from ..json_input import JSONInputError, UnstorableTextError, json_loads_limited
 from .batch_save import ChangedSince, ChangeRefused, annotation_save_batch
 from .page import reference_offset_to_browser
 from .sync_serializers import first_error, validated_batch
@@ -46,6 +46,8 @@ def sync(request, assignment_id):
         return JsonResponse({"error": "The batch is too large."}, status=400)
     try:
         data = json_loads_limited(request.body)
+    except UnstorableTextError as refused:  # a lone surrogate: named as the serializer names a field (change 1: note: …)
+        return JsonResponse({"error": first_error(_nested(refused.path, f"The text {refused.problem}."))}, status=400)
     except JSONInputError as refused:  # not JSON, not UTF-8, nested too deep, an integer of too many digits
         return JsonResponse({"error": str(refused)}, status=400)
     try:
@@ -63,6 +65,14 @@ def sync(request, assignment_id):
     reference = assignment.turn.dialogue.reference
     saved = [_saved(change, outcome, reference) for change, outcome in zip(changes, outcomes)]
     return JsonResponse({"version": outcomes[-1].assignment.version, "chained": True, "saved": saved})
+
+
+def _nested(path: list, message: str):
+    """``message`` at ``path`` as DRF nests its errors (``{"changes": {0: {"note": [message]}}}``)."""
+    errors = [message]
+    for step in reversed(path):
+        errors = {step: errors}
+    return errors
 
 
 def _saved(change, outcome, reference: str) -> dict:

@@ -70,6 +70,8 @@ class PathValueField(serializers.Field):
         "too_long": f"A path's text is at most {PATH_TEXT_MAX} characters.",
         "out_of_range": f"A path's integer is between -{PATH_SCALE_BOUND} and {PATH_SCALE_BOUND}.",
         "nul": "A path's text may not contain a NUL character (\\u0000), which the database cannot store.",
+        "surrogate": "A path's text may not contain a lone surrogate (\\ud800-\\udfff), which the database cannot "
+                     "store.",
         "too_many": f"A path's list holds at most {PATH_CHOICES_MAX} answers, each a string of at most "
                     f"{VALUE_ID_MAX} characters.",
     }

@@ -9,7 +9,7 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 
 from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
-from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
+from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces, streamed_pieces
 from annotator.projects.protocols import protocol_for
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.reports.selectors import project_report
@@ -224,7 +224,7 @@ class GoldExportView(ProjectScopedView):
             pieces = export_pieces(self.project, fmt, min_severity=request.query_params.get("min_severity"))
         except ValueError as exc:
             raise serializers.ValidationError({"min_severity": [str(exc)]}) from None
-        response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
+        response = StreamingHttpResponse(streamed_pieces(pieces), content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{FILENAMES[fmt].format(slug=self.project.slug)}"'
         response["Cache-Control"] = "no-store"
         return response

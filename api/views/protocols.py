@@ -3,12 +3,14 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from annotator.domain.protocol.document import ProtocolDocumentError
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for
 
+from ..parsers import ProtocolDocumentParser
 from ..permissions import LEADS, ProjectScopedView
 
 REFUSED_EXAMPLE = {
@@ -42,6 +44,8 @@ class ProtocolView(ProjectScopedView):
 
     method_roles = {"PUT": LEADS}
     serializer_class = ProtocolDocumentSerializer
+    # A lone surrogate in the document is refused by its validation, by its JSON pointer (as a NUL is).
+    parser_classes = [ProtocolDocumentParser, FormParser, MultiPartParser]
     filter_backends = []
 
     def get_object(self):

@@ -79,7 +79,9 @@ ROOT_URLCONF = "config.urls"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        # Django's, writing a stored lone surrogate as U+FFFD: a page is always UTF-8 (annotator/readable_templates.py).
+        "BACKEND": "annotator.readable_templates.ReadableTemplates",
+        "NAME": "django",  # the name Django's own backend has, which libraries ask for (drf-spectacular's pages)
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
@@ -328,6 +330,8 @@ REST_FRAMEWORK = {
     # JSON within limits (depth, size, Python's integer digits): a 400 in the API's error body, never a 500.
     "DEFAULT_PARSER_CLASSES": ["api.parsers.LimitedJSONParser", "rest_framework.parsers.FormParser",
                                "rest_framework.parsers.MultiPartParser"],
+    # A stored lone surrogate (kept before such text was refused) is written as U+FFFD, never a 500.
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.ReadableJSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_SCHEMA_CLASS": "api.schema.ApiAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "api.pagination.PagePagination",
     "PAGE_SIZE": 50,

@@ -68,5 +68,5 @@ X_FRAME_OPTIONS = "DENY"
 
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,  # noqa: F405
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.ReadableJSONRenderer"],
 }

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotator.corpus.exports.exporters import FILENAMES, FORMATS, format_refusal
+from annotator.corpus.exports.exporters import FILENAMES, FORMATS, encoded_pieces, format_refusal
 from annotator.models import ExportJob, Turn
 from annotator.storage import export_file_path
 from annotator.leases import job_release, job_take_up, jobs_orphaned, lease_kept, lease_owner
@@ -73,8 +73,8 @@ def export_job_execute(job_id: int, owner: str | None = None) -> ExportJob | Non
     partial = path.with_name(path.name + ".part")
     try:
         with lease_kept(job, owner):
-            with open(partial, "w", encoding="utf-8", newline="\n") as handle:
-                for piece in FORMATS[job.format](job.project, progress=progress):
+            with open(partial, "wb") as handle:  # a value not UTF-8 fails the job, naming its line
+                for piece in encoded_pieces(FORMATS[job.format](job.project, progress=progress)):
                     handle.write(piece)
             partial.replace(path)
     except Exception as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import jsonschema
 
+from ..storable import shown, text_problem
 from .kinds import CHOICE, KINDS, kind_of
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "protocols" / "protocol.schema.json"
@@ -96,9 +97,9 @@ def problems_of(document) -> list[Problem]:
     """Every problem of ``document``, in document order; empty when it holds."""
     if not isinstance(document, dict):
         return [("/", "a protocol document is a JSON object")]
-    nul = _nul_problems(document)
-    if nul:  # PostgreSQL's jsonb cannot hold a NUL: refused before anything reads the document
-        return nul
+    unstorable = _unstorable_problems(document)
+    if unstorable:  # a NUL (PostgreSQL's jsonb cannot hold one), a lone surrogate (no UTF-8): before anything reads it
+        return unstorable
     shape = _shape_problems(document)
     return bounded(shape if shape else _meaning_problems(document))
 
@@ -351,22 +352,27 @@ def _check_groups(groups: dict, step_index, label_index, found) -> None:
                 found.append((pointer("groups", "evaluation", "macro", "views", position), f"unknown view {name!r}"))
 
 
-def _nul_problems(document: dict) -> list[Problem]:
-    """Every key and string of ``document`` holding a NUL character (``\\u0000``), by its path.
+def _unstorable_problems(document: dict) -> list[Problem]:
+    """Every key and string of ``document`` holding a NUL character (``\\u0000``) or a lone surrogate, by its path
+    (``annotator.domain.storable``: text a database and a UTF-8 file can hold).
 
     Walked with a stack, not recursion: the document may nest deeper than Python's recursion limit."""
     found, stack = [], [((), document)]
     while stack:
         parts, value = stack.pop()
         if isinstance(value, str):
-            if "\x00" in value:
-                found.append((pointer(*parts), "contains a NUL character (\\u0000), which cannot be stored"))
+            if problem := text_problem(value):
+                found.append((_shown_pointer(parts), problem))
         elif isinstance(value, dict):
             for key, item in value.items():
-                if isinstance(key, str) and "\x00" in key:
-                    found.append((pointer(*parts), f"the key {key!r} contains a NUL character (\\u0000), which cannot "
-                                                   "be stored"))
+                if isinstance(key, str) and (problem := text_problem(key)):
+                    found.append((_shown_pointer(parts), f"the key {key!r} {problem}"))
                 stack.append(((*parts, key), item))
         elif isinstance(value, list):
             stack.extend(((*parts, index), item) for index, item in enumerate(value))
     return sorted(set(found), key=lambda problem: _sort_key(problem[0]))
+
+
+def _shown_pointer(parts) -> str:
+    """The pointer with a key's bad characters escaped: it is shown back (a lone surrogate cannot be written)."""
+    return pointer(*(shown(part) if isinstance(part, str) else part for part in parts))

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotator.corpus.exports.exporters import FORMATS, export_pieces, format_refusal
+from annotator.corpus.exports.exporters import ExportUnencodable, FORMATS, encoded_pieces, export_pieces, format_refusal
 from ...models import Project
 
 from ._importing import DATA_COMMAND_CHECKS
@@ -39,19 +39,30 @@ class Command(BaseCommand):
                                    progress=lambda done: written.update(turns=done))
         except ValueError as exc:
             raise CommandError(f"--min-severity: {exc}") from None
+        pieces = encoded_pieces(pieces)  # a stored value that is not UTF-8 stops the export, naming its line
         if out == "-":
-            for piece in pieces:
-                sys.stdout.write(piece)
+            stream = getattr(sys.stdout, "buffer", None)  # bytes as they are (a StringIO in place of it: text)
+            try:
+                for piece in pieces:
+                    if stream is not None:
+                        stream.write(piece)
+                    else:
+                        sys.stdout.write(piece.decode("utf-8"))
+            except ExportUnencodable as refused:
+                raise CommandError(str(refused)) from None
             return
         path = Path(out)
         temporary = path.with_name(path.name + ".part")
         try:
-            with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
+            with open(temporary, "wb") as handle:
                 for piece in pieces:
                     handle.write(piece)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise CommandError(f"{out}: cannot write ({exc.strerror})") from None
+        except ExportUnencodable as refused:
+            temporary.unlink(missing_ok=True)
+            raise CommandError(f"{refused}; nothing was written to {out}") from None
         temporary.replace(path)  # a reader never sees half an export
         # The turns the export read (its progress), never its lines: a JSONL's protocol header is none (issue 39).
         what = {"jsonl": f"{written['turns']} turns", "csv": f"the {written['turns']} turns' sentences"}.get(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolError
+from annotator.domain.storable import UNSTORABLE_ESCAPE, unstorable_path
 from annotator.domain.vocabulary import GoldProvenance, TripletLabel
 
 # Keys of Turn.metadata / ClaimTriplet.metadata the application itself uses to
@@ -40,12 +41,8 @@ class ImportFormatError(ValueError):
 # The largest index (turn, sentence, triplet) an integer column holds on every database.
 MAX_INDEX = 2**31 - 1
 
-NUL_PROBLEM = "contains a NUL character (\\u0000), which the database cannot store"
-SURROGATE_PROBLEM = "contains a lone surrogate (\\ud800-\\udfff), which is not text the database can store"
-
 # JSON carries NUL and lone surrogates only as escapes: the walk runs only when the raw text holds one.
-_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
-_UNSTORABLE_ESCAPE_BYTES = re.compile(_UNSTORABLE_ESCAPE.pattern.encode())
+_UNSTORABLE_ESCAPE_BYTES = re.compile(UNSTORABLE_ESCAPE.pattern.encode())
 
 
 def refuse_unstorable_text(raw: bytes | str, data, filename: str, record=None) -> None:
@@ -57,10 +54,10 @@ def refuse_unstorable_text(raw: bytes | str, data, filename: str, record=None) -
     ``record`` names the record when ``data`` is one (a JSONL line); otherwise the first step of
     the path into ``data`` does.
     """
-    pattern = _UNSTORABLE_ESCAPE_BYTES if isinstance(raw, bytes) else _UNSTORABLE_ESCAPE
+    pattern = _UNSTORABLE_ESCAPE_BYTES if isinstance(raw, bytes) else UNSTORABLE_ESCAPE
     if not pattern.search(raw):
         return
-    found = _unstorable_path(data)
+    found = unstorable_path(data)
     if found is None:
         return
     path, problem = found
@@ -141,34 +138,6 @@ def _column_lengths() -> dict[str, int]:
                for name in ("external_id", "topic", "language", "generator_model")}
     lengths["turn.external_id"] = Turn._meta.get_field("external_id").max_length
     return lengths
-
-
-def _text_problem(text: str) -> str | None:
-    if "\x00" in text:
-        return NUL_PROBLEM
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return SURROGATE_PROBLEM
-    return None
-
-
-def _unstorable_path(value):
-    """(path, problem) of the first string or key of ``value`` a database cannot store, else None."""
-    if isinstance(value, str):
-        problem = _text_problem(value)
-        return ([], problem) if problem else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if problem := _text_problem(key):
-                return [key.encode("utf-8", "backslashreplace").decode()], problem
-            if (found := _unstorable_path(item)) is not None:
-                return [key, *found[0]], found[1]
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            if (found := _unstorable_path(item)) is not None:
-                return [position, *found[0]], found[1]
-    return None
 
 
 @dataclass(slots=True)

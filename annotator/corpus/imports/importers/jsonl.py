@@ -8,10 +8,13 @@ bytes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import orjson
 
+from annotator.domain.storable import SURROGATE_ESCAPE, surrogate_problem, unstorable_path
+from annotator.json_input import nesting_exceeds
 from annotator.domain.vocabulary import GoldProvenance, TripletSource
 from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolDocumentError
 from annotator.projects.protocol_reading import load_protocol_bounded
@@ -311,7 +314,7 @@ def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
     if not first.lstrip().startswith(b'{"protocol"'):
         return None
     try:
-        obj = orjson.loads(first)
+        obj = _loads(first)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ImportFormatError(name or path.name, "line 1", "protocol", f"not valid JSON: {exc}") from None
     if not isinstance(obj, dict) or set(obj) != {"protocol"}:
@@ -321,6 +324,31 @@ def protocol_header(path: Path, name: str | None = None) -> Protocol | None:
     except ProtocolDocumentError as refused:
         problems = "; ".join(f"{where}: {message}" for where, message in refused.problems)
         raise ImportFormatError(name or path.name, "line 1", "protocol", f"the protocol document does not hold: {problems}") from None
+
+
+# Nesting the standard parser reads without a RecursionError (a deeper line is refused by orjson's message).
+_FALLBACK_MAX_DEPTH = 100
+_SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode())
+
+
+def _loads(raw: bytes):
+    """orjson's reading (2.5x the standard parser). It refuses a lone surrogate without saying where (line 3:
+    "no low surrogate in string"): such a line is read again by the standard parser, so that
+    ``refuse_unstorable_text`` (the header: the protocol's validation) names the field."""
+    try:
+        return orjson.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as refused:
+        if _SURROGATE_ESCAPE_BYTES.search(raw) is None:
+            raise
+        failed = refused
+    try:
+        text = raw.decode("utf-8")
+        data = None if nesting_exceeds(text, _FALLBACK_MAX_DEPTH) else json.loads(text)
+    except ValueError:  # not UTF-8, not JSON
+        data = None
+    if data is not None and unstorable_path(data, surrogate_problem) is not None:
+        return data  # refused by the caller, naming the field: never a line orjson refused for another reason
+    raise failed  # orjson's words
 
 
 def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = None, protocol: Protocol | None = None,
@@ -348,8 +376,7 @@ def parse(path: Path, summary: ImportSummary, progress=None, name: str | None = 
             if not raw_line.strip() or (line_number == 1 and header is not None):
                 continue
             try:
-                # orjson: 2.5x the standard parser, and it refuses lone surrogates, which no database stores.
-                obj = orjson.loads(raw_line)
+                obj = _loads(raw_line)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 raise ImportFormatError(filename, f"line {line_number}", "(line)", f"not valid JSON: {exc}") from None
             refuse_deep(obj, filename, f"line {line_number}", raw_line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...storable import NUL_PROBLEM, text_problem
 from ..parts import CHOICE
 
 # How a path's value may look as JSON before any step reads it: a text (a choice's answer or a text step's), an
@@ -48,13 +49,19 @@ def text_fields(step_doc: dict) -> dict:
 
 def value_shape_problem(data) -> str | None:
     """Why ``data`` cannot be a path's value, as a code ("invalid": no kind's type; "too_long", "nul",
-    "out_of_range", "too_many"), or None. Each caller words the code its own way."""
+    "surrogate" (text no database stores: ``domain.storable``), "out_of_range", "too_many"), or None. Each caller
+    words the code its own way."""
     if isinstance(data, str):
-        return "too_long" if len(data) > VALUE_TEXT_MAX else "nul" if "\x00" in data else None
+        return "too_long" if len(data) > VALUE_TEXT_MAX else _unstorable(data)
     if isinstance(data, int) and not isinstance(data, bool):
         return None if -VALUE_INTEGER_BOUND <= data <= VALUE_INTEGER_BOUND else "out_of_range"
     if isinstance(data, list) and all(isinstance(item, str) for item in data):
         if len(data) > VALUE_LIST_MAX or any(len(item) > VALUE_ID_MAX for item in data):
             return "too_many"
-        return "nul" if any("\x00" in item for item in data) else None
+        return next((problem for item in data if (problem := _unstorable(item))), None)
     return "invalid"
+
+
+def _unstorable(text: str) -> str | None:
+    problem = text_problem(text)
+    return None if problem is None else "nul" if problem == NUL_PROBLEM else "surrogate"

@@ -2,13 +2,14 @@
 only if ``optional``).
 
 The step carries ``next`` or ``yields``. The path value is the string as typed; an optional step left empty is
-answered with ``""``. A NUL is refused, as everywhere (PostgreSQL cannot store one).
+answered with ``""``. A NUL or a lone surrogate is refused, as everywhere (``domain.storable``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ...storable import text_problem
 from ..parts import ProtocolError, Step
 from .common import VALUE_TEXT_MAX, foreign_fields, target_of, target_problems, text_fields
 from .measures import KindVote, Pair, StepAgreement, _shared
@@ -31,8 +32,8 @@ def canonical(step_doc: dict) -> dict:
 def parse_value(step: Step, raw) -> str:
     if not isinstance(raw, str):
         raise ProtocolError(f"step {step.id!r} takes a text, not {type(raw).__name__} {raw!r:.40}")
-    if "\x00" in raw:
-        raise ProtocolError(f"step {step.id!r}: the text contains a NUL character (\\u0000), which cannot be stored")
+    if problem := text_problem(raw):  # a NUL, a lone surrogate: no database stores it
+        raise ProtocolError(f"step {step.id!r}: the text {problem}")
     if len(raw) > step.max_length:
         raise ProtocolError(f"step {step.id!r} takes at most {step.max_length:,} characters, not {len(raw):,}")
     if not step.optional and not raw.strip():
