@@ -18,6 +18,9 @@ every worker re-enqueues a job whose lease lapsed).
 - A worker ends a job only if it still holds it (``job_still_held``, inside the job's last transaction): one
   whose lease another took over (it was presumed dead) rolls its work back with ``LeaseLost``.
 
+A job's model takes its lease fields from ``LeasedJob`` (the learned judge's training does; an import batch and
+an export spell the same three fields out, as their migrations made them).
+
 The row locks are ``FOR NO KEY UPDATE`` on PostgreSQL: a running import's rows point at its batch, which holds
 a key-share lock on the batch's row until the import commits, and a plain ``FOR UPDATE`` would wait for that.
 """
@@ -33,12 +36,25 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, models, transaction
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
 RUNNING, FINISHED = "running", ("done", "failed")
+
+
+class LeasedJob(models.Model):
+    """The lease fields of a job run by a worker: which worker runs it, until when it is presumed alive, and how
+    many workers took it up. The job's model has ``status``, ``error``, ``created_at`` and ``finished_at`` too."""
+
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Workers that took it up (one, unless a worker died under it).")
+
+    class Meta:
+        abstract = True
 
 
 class LeaseLost(RuntimeError):
