@@ -162,3 +162,30 @@ def test_a_judge_whose_workers_keep_dying_is_failed_with_the_reason(killed_mid_t
     wait_until(lambda: LearnedJudge.objects.get(pk=again.json()["id"]).is_finished, timeout=180,
                message="the worker to train the next judge")
     assert LearnedJudge.objects.get(pk=again.json()["id"]).status == "done"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_keeps_one_judge_in_training_per_project_and_lapses_a_running_one_for_a_watchdog():
+    """Judges left by the code before: two in training in one project (the race), one "Training" for good."""
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("autolabel", "0004_learned_judge")], [("autolabel", "0005_learned_judge_lease")]
+    project, other = trainable_project(turns=1), trainable_project(turns=1)
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        judge_model = executor.loader.project_state(before).apps.get_model("autolabel", "LearnedJudge")
+        older = judge_model.objects.create(project_id=project.pk, status="running")
+        newer = judge_model.objects.create(project_id=project.pk, status="queued")
+        stuck = judge_model.objects.create(project_id=other.pk, status="running")
+        finished = judge_model.objects.create(project_id=other.pk, status="done")
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+    judges = {judge.pk: judge for judge in LearnedJudge.objects.all()}
+    assert judges[older.pk].status == "failed" and "asked for at the same time" in judges[older.pk].error
+    assert judges[newer.pk].status == "queued"
+    assert judges[stuck.pk].status == "running" and judges[stuck.pk].attempts == 1
+    assert judges[finished.pk].status == "done"
+    cache.clear()
+    assert judges_orphaned() == [stuck.pk]  # a worker's watchdog sends it again
