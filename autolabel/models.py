@@ -163,8 +163,7 @@ class LLMJob(models.Model):
 class LearnedJudge(LeasedJob):
     """A classifier trained on a project's gold (autolabel/learned), in one protocol version: its figures
     (cross-validated, learning curve) and its fitted model in the private file storage. Trained by a worker under
-    a lease (``annotator.leases``): one killed is replaced by another, or the training failed with the reason.
-    One training at a time per project: a constraint, so that two requests at once cannot make two."""
+    a lease (``annotator.leases``); one at a time per project, by a constraint (two requests at once make one)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -196,9 +195,8 @@ class LearnedJudge(LeasedJob):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.UniqueConstraint(
-            fields=["project"], condition=models.Q(status__in=["queued", "running"]),
-            name="one_judge_training_per_project")]
+        constraints = [models.UniqueConstraint(fields=["project"], condition=models.Q(status__in=["queued", "running"]),
+                                               name="one_judge_training_per_project")]
 
     def __str__(self):
         return f"Learned judge {self.pk} on {self.project.slug} ({self.status})"
