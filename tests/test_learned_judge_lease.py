@@ -104,6 +104,21 @@ def test_a_judge_held_by_a_live_worker_is_not_trained_by_another_and_a_lapsed_on
     assert judge_train_run(judge.pk, folds=2, owner="worker-c").status == "done"  # the message again: nothing runs
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_judge_whose_message_no_worker_took_is_sent_again_instead_of_blocking_training(private_files, settings):
+    """Its message lost (a broker's restart, a worker killed between receiving it and taking the judge up): before,
+    the judge stayed "Queued" and every later training was refused as "already being trained"."""
+    settings.JOB_LEASE_SECONDS = 2
+    project = trainable_project(turns=2)
+    judge = judge_train_create(project, enqueue=False)  # queued, its message gone
+    assert judges_orphaned() == []  # just asked for: its message may be on its way
+    LearnedJudge.objects.filter(pk=judge.pk).update(created_at=timezone.now() - timedelta(seconds=5))
+    assert judges_orphaned() == [judge.pk]
+    assert judges_orphaned() == []  # sent once, not by every watchdog
+    assert judge_train_run(judge.pk, folds=2).status == "done"  # what the message sent again does
+    assert judge_train_create(project, enqueue=False).status == "queued"  # and the next training is possible
+
+
 @pytest.fixture
 def killed_mid_training(start_celery_worker, private_files, client):
     """A judge asked for on the page, whose worker is killed once it is training."""

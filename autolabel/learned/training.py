@@ -23,7 +23,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotator.leases import LeaseLost, job_release, job_still_held, job_take_up, jobs_orphaned, lease_kept, lease_owner
+from annotator.leases import (LeaseLost, job_release, job_still_held, job_take_up, jobs_not_taken_up, jobs_orphaned,
+                              lease_kept, lease_owner)
 from annotator.models import GoldVersion
 from annotator.projects.protocols import protocol_for
 from annotator.queue import task_send_after_commit
@@ -123,8 +124,11 @@ def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS, owner: str 
 
 
 def judges_orphaned() -> list[int]:
-    """Judges in training whose worker died: released for another worker (the ids, to send again) or failed."""
-    return jobs_orphaned(LearnedJudge, gave_up=gave_up())
+    """Judges to send again (their ids): in training, whose worker died (released for another worker, or failed
+    after ``JOB_MAX_ATTEMPTS``), or queued two lease periods after they were asked for with no worker taking them
+    up (a message lost: the judge stayed "Queued" and blocked every later training)."""
+    return (jobs_orphaned(LearnedJudge, gave_up=gave_up())
+            + jobs_not_taken_up(LearnedJudge, queued=LearnedJudge.Status.QUEUED))
 
 
 def _train(judge: LearnedJudge, folds: int, owner: str) -> None:
