@@ -14,9 +14,14 @@ every worker re-enqueues a job whose lease lapsed).
 - A worker's watchdog (``annotator.tasks``) looks every half lease, and once when the worker starts, for
   running jobs whose lease lapsed (``jobs_orphaned``): each is released for another worker and sent again,
   or, after ``JOB_MAX_ATTEMPTS`` workers stopped under it, marked failed with the reason. The rolled-back
-  transaction of the dead worker left nothing behind; the next one starts from the beginning.
+  transaction of the dead worker left nothing behind; the next one starts from the beginning. A job still
+  queued long after it was made, whose message no worker took, is sent again too (``jobs_not_taken_up``; the
+  learned judge's training asks for it).
 - A worker ends a job only if it still holds it (``job_still_held``, inside the job's last transaction): one
   whose lease another took over (it was presumed dead) rolls its work back with ``LeaseLost``.
+
+A job's model takes its lease fields from ``LeasedJob`` (the learned judge's training does; an import batch and
+an export spell the same three fields out, as their migrations made them).
 
 The row locks are ``FOR NO KEY UPDATE`` on PostgreSQL: a running import's rows point at its batch, which holds
 a key-share lock on the batch's row until the import commits, and a plain ``FOR UPDATE`` would wait for that.
@@ -33,12 +38,25 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, models, transaction
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
 
 RUNNING, FINISHED = "running", ("done", "failed")
+
+
+class LeasedJob(models.Model):
+    """The lease fields of a job run by a worker: which worker runs it, until when it is presumed alive, and how
+    many workers took it up. The job's model has ``status``, ``error``, ``created_at`` and ``finished_at`` too."""
+
+    lease_owner = models.CharField(max_length=200, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Workers that took it up (one, unless a worker died under it).")
+
+    class Meta:
+        abstract = True
 
 
 class LeaseLost(RuntimeError):
@@ -155,6 +173,22 @@ def jobs_orphaned(model, *, gave_up: str) -> list[int]:
             job.save(update_fields=["lease_owner", "lease_until"])
             resend.append(job.pk)
     return resend
+
+
+def jobs_not_taken_up(model, *, queued: str) -> list[int]:
+    """Jobs still ``queued`` two lease periods after they were made, whose message no worker took up (lost with a
+    broker's restart, or with a worker killed between receiving it and taking the job up): each is marked "sent
+    again" for two lease periods (as ``jobs_orphaned`` does) and returned, to send again. A message still waiting
+    behind other work is then received twice: the second finds the job held or finished and does nothing.
+
+    Reads first, and writes only for a job found: on SQLite a running import holds the write lock."""
+    now = timezone.now()
+    waited = now - timedelta(seconds=2 * lease_seconds())
+    not_sent_again = models.Q(lease_until__isnull=True) | models.Q(lease_until__lt=now)
+    found = model.objects.filter(not_sent_again, status=queued, created_at__lt=waited).values_list("pk", flat=True)
+    pending = now + timedelta(seconds=2 * lease_seconds())
+    return [pk for pk in list(found)
+            if model.objects.filter(not_sent_again, pk=pk, status=queued).update(lease_until=pending)]
 
 
 def job_lease_lapsed(job, now=None) -> bool:

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from annotator.leases import LeasedJob
 from annotator.models import Project, ProtocolVersion, Sentence, Turn
 from annotator.projects.protocols import protocol_for
 from annotator.storage import learned_judge_path, private_storage
@@ -159,9 +160,10 @@ class LLMJob(models.Model):
         return self.status in self.FINISHED
 
 
-class LearnedJudge(models.Model):
+class LearnedJudge(LeasedJob):
     """A classifier trained on a project's gold (autolabel/learned), in one protocol version: its figures
-    (cross-validated, learning curve) and its fitted model in the private file storage. Trained by a worker."""
+    (cross-validated, learning curve) and its fitted model in the private file storage. Trained by a worker under
+    a lease (``annotator.leases``); one at a time per project, by a constraint (two requests at once make one)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -189,8 +191,12 @@ class LearnedJudge(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    IN_PROGRESS = (Status.QUEUED, Status.RUNNING)
+
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["project"], condition=models.Q(status__in=["queued", "running"]),
+                                               name="one_judge_training_per_project")]
 
     def __str__(self):
         return f"Learned judge {self.pk} on {self.project.slug} ({self.status})"

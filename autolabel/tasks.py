@@ -1,24 +1,22 @@
 """Celery tasks: thin, take ids, call services.
 
-Each worker also runs a small watchdog thread (started when the worker is
-ready) that re-enqueues jobs whose worker stopped renewing its lease, so a job
-whose worker was killed is adopted by a live worker and finished.
+Each worker also runs watchdog threads (``annotator.leases.Watchdog``, started when the worker is ready, looking
+at once) that re-enqueue the jobs and the judges' trainings whose worker stopped renewing its lease, so that one
+whose worker was killed is adopted by a live worker and finished (or, a judge, failed with the reason).
 """
 
 import logging
-import threading
 
 from celery import shared_task
 from celery.signals import worker_process_shutdown, worker_ready, worker_shutdown
-from django.db import close_old_connections
 
+from annotator.leases import Watchdog, lease_seconds
 from autolabel.endpoints.probe_threads import endpoint_test_hand_off, endpoint_tests_stop
 from autolabel.extraction.services import extraction_job_run
 from autolabel.jobs import services
-from autolabel.learned.training import judge_train_run
+from autolabel.learned.training import judge_train_run, judges_orphaned
 
 log = logging.getLogger(__name__)
-_stop = threading.Event()
 
 
 # Acknowledged on receipt, not at the end: a job's progress and ownership live in the database
@@ -38,27 +36,27 @@ def adopt_orphaned_jobs():
         autolabel_run_job.delay(job_id)
 
 
-def _watchdog():
-    interval = max(1.0, services.LEASE_SECONDS / 2)
-    while not _stop.wait(interval):
-        try:
-            close_old_connections()
-            adopt_orphaned_jobs()
-        except Exception:  # the watchdog must outlive a database hiccup; the error is logged
-            log.exception("auto-label watchdog")
-        finally:
-            close_old_connections()
+def adopt_orphaned_judges():
+    for judge_id in judges_orphaned():
+        train_judge.delay(judge_id)
+
+
+# The learned judge's training is leased as imports and exports are (annotator/leases.py); a job's lease is the
+# pre-labeler's own (autolabel/jobs/progress.py, renewed at each write). One watchdog thread each, of one kind.
+job_watchdog = Watchdog("autolabel-watchdog", adopt_orphaned_jobs)
+judge_watchdog = Watchdog("learned-judge-watchdog", adopt_orphaned_judges)
 
 
 @worker_ready.connect
 def start_watchdog(**kwargs):
-    _stop.clear()
-    threading.Thread(target=_watchdog, name="autolabel-watchdog", daemon=True).start()
+    job_watchdog.start(interval=max(1.0, services.LEASE_SECONDS / 2))
+    judge_watchdog.start(interval=max(1.0, lease_seconds() / 2))
 
 
 @worker_shutdown.connect
 def stop_watchdog(**kwargs):
-    _stop.set()
+    job_watchdog.stop()
+    judge_watchdog.stop()
 
 
 @shared_task(name="autolabel.extract_triplets", ignore_result=True, acks_late=True)
@@ -84,4 +82,4 @@ def stop_endpoint_tests(**kwargs):
 @shared_task(name="autolabel.train_judge", ignore_result=True, acks_late=True)
 def train_judge(judge_id: int):
     judge = judge_train_run(judge_id)
-    log.info("learned judge %s: %s", judge_id, judge.status)
+    log.info("learned judge %s: %s", judge_id, judge.status if judge else "gone")

@@ -61,6 +61,30 @@ def test_a_job_whose_requests_all_fail_ends_failed_with_the_endpoint_and_the_err
     assert data["status"] == "failed" and data["state"] == "failed" and reason in data["state_reason"]
 
 
+def test_a_failed_jobs_page_says_failed_with_the_reason_and_each_sentence_that_all_its_samples_abstained(
+        client, closed_port):
+    """Issue 46, item 13: the page read "3 of 3 turns (100.0%)" and, per sentence, "no label 0/2 hallucinated,
+    2 abstained" (two votes for "not hallucinated", as it read)."""
+    project = ProjectFactory()
+    plain_turns(project, 3)
+    lead = member(project, Role.LEAD)
+    LLMProfile.objects.create(name="down", base_url=f"http://127.0.0.1:{closed_port}/v1", api_key_env="",
+                              max_retries=0, supports_n=False)
+    with pytest.raises(CommandError):
+        autolabel("--project", project.slug, "--profile", "down", "--samples", "2", "--threshold", "1")
+    job = AutoLabelJob.objects.get()
+    assert job.status == "failed" and job.done_turns == job.total_turns == 3  # every turn tried, none labelled
+    page, _ = page_and_api(client, lead, project, job)
+    reason = f"connection refused: 127.0.0.1:{closed_port}"
+    failed = page.split('data-testid="job-failed">', 1)[1].split("</p>", 1)[0]
+    assert failed.startswith("Failed: every request failed") and reason in failed
+    assert "(100.0%)" not in page and "3 of 3 turns" not in page and 'role="progressbar"' not in page
+    assert "had tried <strong" in page and "of its 3 turns when it failed" in page
+    sentences = job.project.dialogues.get().turns.first().sentences.count()
+    assert page.count("no label: all 2 samples abstained") == 3 * sentences
+    assert " hallucinated, 2 abstained" not in page and "0/2 hallucinated" not in page
+
+
 def test_a_job_with_some_failed_requests_is_done_with_problems_counted_with_the_first_reason(client, profile,
                                                                                               baseline_llm):
     profile.supports_n, profile.max_retries = False, 0

@@ -130,3 +130,24 @@ def test_an_auto_label_job_start_answers_503_on_the_page_and_the_api(client, bro
     assert_refused_and_failed(response, AutoLabelJob.objects.latest("pk"))
     assert response.json()["code"] == "broker_unavailable"
     assert not AutoLabelJob.objects.exclude(status="failed").exists()
+
+
+def test_a_learned_judges_training_answers_503_and_the_next_training_is_not_blocked(client, broker_refuses):
+    """Issue 46, item 12: the judge stayed "Queued" for good, and every later training was refused as "already
+    being trained". Now it fails with the reason, and the next request is tried (refused by the broker again,
+    not told that one trains)."""
+    from autolabel.models import LearnedJudge
+    from tests.factories_learned import trainable_project
+
+    project = trainable_project(turns=2)
+    lead = member(project, Role.LEAD)
+    client.force_login(lead)
+    response = client.post(reverse("autolabel:learned_judge_train", args=[project.slug]))
+    assert_refused_and_failed(response, LearnedJudge.objects.get(project=project))
+    page = client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert SAID in page and "every 2s" not in page
+
+    response = token_client(lead).post(f"/api/v1/projects/{project.slug}/learned-judge/train/")
+    assert_refused_and_failed(response, LearnedJudge.objects.filter(project=project).latest("pk"))
+    assert response.json()["code"] == "broker_unavailable"
+    assert LearnedJudge.objects.filter(project=project, status="failed").count() == 2

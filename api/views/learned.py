@@ -6,7 +6,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
-from autolabel.learned.training import SHAPES, judge_in_progress, judge_report, judge_train_create
+from autolabel.learned.training import SHAPES, TrainingInProgress, judge_report, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 from ..exceptions import Conflict
@@ -89,12 +89,12 @@ class LearnedJudgeTrainView(ProjectScopedView):
                                                    "learning_curve": [], "seconds": None})])
     def post(self, request, slug):
         self.refuse_if_blind()
-        running = judge_in_progress(self.project)
-        if running is not None:
-            raise Conflict(f"learned judge {running.pk} is already being trained", code="judge_in_progress")
         body = JudgeTrainSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        judge = judge_train_create(self.project, created_by=request.user, shape=body.validated_data["shape"])
+        try:
+            judge = judge_train_create(self.project, created_by=request.user, shape=body.validated_data["shape"])
+        except TrainingInProgress as running:
+            raise Conflict(str(running), code="judge_in_progress") from None
         return Response(judge_report(judge), status=status.HTTP_202_ACCEPTED)
 
 

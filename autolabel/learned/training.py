@@ -1,10 +1,17 @@
 """Training a project's learned judge: the row, the worker's run, the figures (the one write path of judges).
 
 ``judge_train_create`` records a judge (queued) for the project's current protocol version and sends
-``autolabel.train_judge`` after commit: a model is never fitted inside a request. The worker (or
-``manage.py judge_train``, inline) calls ``judge_train_run``: it reads the gold, measures the judge by
-cross-validation grouped by turn and the learning curve (``validation``), fits it on all the gold, stores the
-model (``store``) and the figures on the row.
+``autolabel.train_judge`` after commit: a model is never fitted inside a request. One training at a time per
+project: the row's constraint (``one_judge_training_per_project``) refuses a second in the same statement, so
+two requests at once make one judge and ``TrainingInProgress`` (a 409) for the other. A broker that refuses the
+message fails the judge with the reason (``annotator.queue``) and the request answers 503.
+
+The worker (or ``manage.py judge_train``, inline) calls ``judge_train_run``: it takes the judge up under a lease
+(``annotator.leases``, as imports and exports are run), reads the gold, measures the judge by cross-validation
+grouped by turn and the learning curve (``validation``), fits it on all the gold, stores the model (``store``)
+and the figures on the row, only while it still holds the judge. A worker killed mid-training stops renewing
+its lease: a live worker's watchdog (``judges_orphaned``, in ``autolabel.tasks``) sends the judge again, trained
+from the start, or fails it with the reason after ``JOB_MAX_ATTEMPTS`` workers stopped under it.
 """
 
 from __future__ import annotations
@@ -12,12 +19,15 @@ from __future__ import annotations
 import logging
 import time
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotator.leases import (LeaseLost, job_release, job_still_held, job_take_up, jobs_not_taken_up, jobs_orphaned,
+                              lease_kept, lease_owner)
 from annotator.models import GoldVersion
 from annotator.projects.protocols import protocol_for
-from annotator.queue import task_send
+from annotator.queue import task_send_after_commit
 
 from autolabel.learned import validation
 from autolabel.learned.data import gold_set
@@ -42,25 +52,41 @@ SHAPES = {
 MIN_TURNS = 2
 
 
+GAVE_UP = ("The worker training this judge stopped {} times before it finished (killed, or out of memory?): "
+           "no model was kept. The workers' logs say more; train it again to retry.")
+
+
 class TrainingError(ValueError):
     """Gold that cannot train a judge; the message says why."""
 
 
+class TrainingInProgress(TrainingError):
+    """Another judge of the project is being trained (or queued); ``judge`` is that one."""
+
+    def __init__(self, judge: LearnedJudge | None):
+        self.judge = judge  # None: it finished between the refusal and the look-up
+        super().__init__(f"learned judge {judge.pk} is already being trained" if judge else
+                         "another learned judge of the project was being trained")
+
+
 def judge_train_create(project, *, created_by=None, enqueue: bool = True, shape: str = "choose") -> LearnedJudge:
     """Record a judge to train on the project's gold in its current protocol, of ``shape`` (``SHAPES``); the
-    worker trains it."""
+    worker trains it. ``TrainingInProgress`` while another judge of the project is queued or training."""
     if shape not in SHAPES:
         raise TrainingError(f"the shape is one of {', '.join(SHAPES)}, not {shape!r}")
-    judge = LearnedJudge.objects.create(project=project, protocol_version_id=project.protocol_version_id,
-                                        options=dict(SHAPES[shape][1]), created_by=created_by)
-    if enqueue:
-        transaction.on_commit(lambda: task_send("autolabel.train_judge", judge.pk))
+    try:
+        with transaction.atomic():  # a savepoint: the refused insert leaves the caller's transaction usable
+            judge = LearnedJudge.objects.create(project=project, protocol_version_id=project.protocol_version_id,
+                                                options=dict(SHAPES[shape][1]), created_by=created_by)
+    except IntegrityError:  # one_judge_training_per_project: another request was first
+        raise TrainingInProgress(judge_in_progress(project)) from None
+    if enqueue:  # refused by the broker: the judge failed with the reason, BrokerUnavailable (503)
+        task_send_after_commit("autolabel.train_judge", judge.pk, job=LearnedJudge.objects.filter(pk=judge.pk))
     return judge
 
 
 def judge_in_progress(project) -> LearnedJudge | None:
-    return LearnedJudge.objects.filter(project=project, status__in=[LearnedJudge.Status.QUEUED,
-                                                                     LearnedJudge.Status.RUNNING]).first()
+    return LearnedJudge.objects.filter(project=project, status__in=LearnedJudge.IN_PROGRESS).first()
 
 
 def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLDS) -> dict:
@@ -69,25 +95,43 @@ def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLD
                                      **options)
 
 
-def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS) -> LearnedJudge:
-    """Train a recorded judge to its end (worker or command); a failure is recorded on the row."""
-    with transaction.atomic():
-        judge = LearnedJudge.objects.select_for_update().select_related("project").get(pk=judge_id)
-        if judge.is_finished:
-            return judge
-        judge.status, judge.started_at = LearnedJudge.Status.RUNNING, timezone.now()
-        judge.save(update_fields=["status", "started_at"])
+def gave_up() -> str:
+    return GAVE_UP.format(settings.JOB_MAX_ATTEMPTS)
+
+
+def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS, owner: str | None = None) -> LearnedJudge | None:
+    """Train a recorded judge to its end (worker or command); a failure is recorded on the row. The judge as it
+    is when a live worker already holds it or it is finished (nothing is trained twice at once); None when gone."""
+    owner = owner or lease_owner()
+    if job_take_up(LearnedJudge, judge_id, owner, gave_up=gave_up()) is None:
+        return LearnedJudge.objects.filter(pk=judge_id).first()
+    LearnedJudge.objects.filter(pk=judge_id, lease_owner=owner).update(started_at=timezone.now())
+    judge = LearnedJudge.objects.select_related("project").get(pk=judge_id)
     try:
-        _train(judge, folds)
+        with lease_kept(judge, owner):
+            _train(judge, folds, owner)
+    except LeaseLost as lost:  # presumed dead, replaced: the other worker's judge is the one kept
+        log.warning("%s; this worker's model is dropped", lost)
+        if judge.model_file:
+            judge.model_file.delete(save=False)
     except TrainingError as refusal:
-        _fail(judge, str(refusal))
+        _fail(judge, owner, str(refusal))
     except Exception as error:  # recorded for the lead to see, then re-raised for the worker's log
-        _fail(judge, f"{type(error).__name__}: {error}")
+        _fail(judge, owner, f"{type(error).__name__}: {error}")
         raise
+    judge.refresh_from_db()
     return judge
 
 
-def _train(judge: LearnedJudge, folds: int) -> None:
+def judges_orphaned() -> list[int]:
+    """Judges to send again (their ids): in training, whose worker died (released for another worker, or failed
+    after ``JOB_MAX_ATTEMPTS``), or queued two lease periods after they were asked for with no worker taking them
+    up (a message lost: the judge stayed "Queued" and blocked every later training)."""
+    return (jobs_orphaned(LearnedJudge, gave_up=gave_up())
+            + jobs_not_taken_up(LearnedJudge, queued=LearnedJudge.Status.QUEUED))
+
+
+def _train(judge: LearnedJudge, folds: int, owner: str) -> None:
     project = judge.project
     if project.protocol_version_id != judge.protocol_version_id:
         raise TrainingError("the project moved to another protocol version after this judge was asked for")
@@ -108,16 +152,17 @@ def _train(judge: LearnedJudge, folds: int) -> None:
     figures["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     figures["feature_version"] = FEATURE_VERSION
     judge_model_save(judge, model)
-    judge.status, judge.finished_at, judge.error = LearnedJudge.Status.DONE, timezone.now(), ""
-    judge.gold_version, judge.gold_sentences, judge.votes_job_id = gold_version, len(gold), gold.votes_job_id
-    judge.figures = figures
-    judge.save()
+    with transaction.atomic():  # kept only by the worker that still holds the judge (another took it over: dropped)
+        job_still_held(LearnedJudge, judge.pk, owner)
+        LearnedJudge.objects.filter(pk=judge.pk).update(
+            status=LearnedJudge.Status.DONE, finished_at=timezone.now(), error="", lease_owner="", lease_until=None,
+            gold_version=gold_version, gold_sentences=len(gold), votes_job_id=gold.votes_job_id, figures=figures,
+            model_file=judge.model_file.name, library_version=judge.library_version)
 
 
-def _fail(judge: LearnedJudge, error: str) -> None:
-    LearnedJudge.objects.filter(pk=judge.pk).update(status=LearnedJudge.Status.FAILED, error=error[:5000],
-                                                    finished_at=timezone.now())
-    judge.refresh_from_db()
+def _fail(judge: LearnedJudge, owner: str, error: str) -> None:
+    job_release(LearnedJudge, judge.pk, owner, status=LearnedJudge.Status.FAILED, error=error[:5000],
+                finished_at=timezone.now())
 
 
 def judge_report(judge: LearnedJudge) -> dict:

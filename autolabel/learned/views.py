@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import access_project_as_lead
+from annotator.leases import job_lease_lapsed
 from annotator.projects.protocols import protocol_for, protocol_of_version
 from annotator.views.common import bad_request, blind_refusal
 
@@ -17,7 +18,7 @@ from autolabel.jobs.services import JobError
 from autolabel.learned.chart import learning_curve_chart
 from autolabel.learned.forms import JudgeLabelForm, JudgeTrainForm
 from autolabel.learned.store import JudgeRefused
-from autolabel.learned.training import STRATEGY_NAMES, judge_in_progress, judge_train_create
+from autolabel.learned.training import STRATEGY_NAMES, TrainingInProgress, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 
@@ -27,7 +28,7 @@ def _shape(options: dict) -> str:
 
 def _judge_context(project, judge):
     if judge is None or not judge.figures:
-        return {"judge": judge}
+        return {"judge": judge, "worker_stopped": judge is not None and job_lease_lapsed(judge)}
     read = scoring(protocol_of_version(judge.protocol_version))
     figures = judge.figures
     cross = figures["cross_validated"]
@@ -77,11 +78,11 @@ def learned_judge_train(request, slug):
     form = JudgeTrainForm(request.POST)
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("autolabel:learned_judge", args=[project.slug]))
-    running = judge_in_progress(project)
-    if running is not None:
-        messages.info(request, f"Learned judge {running.pk} is already being trained.")
-    else:
+    try:
         judge = judge_train_create(project, created_by=request.user, shape=form.cleaned_data["shape"])
+    except TrainingInProgress as running:
+        messages.info(request, f"{str(running).capitalize()}.")
+    else:
         messages.success(request, f"Learned judge {judge.pk} queued: a worker trains it on the project's gold.")
     return redirect("autolabel:learned_judge", slug=project.slug)
 

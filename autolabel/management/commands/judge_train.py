@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from annotator.models import Project
-from autolabel.learned.training import SHAPES, judge_report, judge_train_create, judge_train_run
+from autolabel.learned.training import SHAPES, TrainingInProgress, judge_report, judge_train_create, judge_train_run
 from autolabel.learned.validation import FOLDS
 from autolabel.models import LearnedJudge
 
@@ -28,7 +28,11 @@ class Command(BaseCommand):
             raise CommandError(f"no project {o['project']!r}")
         if o["folds"] < 2:
             raise CommandError(f"--folds must be at least 2, not {o['folds']}")
-        judge = judge_train_run(judge_train_create(project, enqueue=False, shape=o["shape"]).pk, folds=o["folds"])
+        try:
+            judge = judge_train_create(project, enqueue=False, shape=o["shape"])
+        except TrainingInProgress as running:
+            raise CommandError(f"{running}: wait for it to finish") from None
+        judge = judge_train_run(judge.pk, folds=o["folds"])
         if judge.status != LearnedJudge.Status.DONE:
             raise CommandError(f"learned judge {judge.pk} failed: {judge.error}")
         report = judge_report(judge)
