@@ -58,6 +58,8 @@ def gold_path_problem(protocol, label: str, path) -> str | None:
     reached = protocol.label_of(path)
     if reached is not None and reached != label:
         return f"the path yields {reached!r}, not the label {label!r}"
+    if reached == label and _is_walk(protocol, path):  # a complete walk, the common case: no search
+        return None
     walks = _walks_to(protocol, label)
     if any(all(_on_walk(shape, asked, step, value) for step, value in path.items()) for shape, asked in walks):
         return None
@@ -72,6 +74,8 @@ def carried_walk(protocol, label: str, path) -> dict:
     another version of the protocol) it can: the answers the protocol still takes, on the walk to ``label`` that
     keeps the most of them, completed by that walk's choice answers. Where several walks keep as many, only what
     they all share stays (a choice nobody made is not made here)."""
+    if isinstance(path, Mapping) and path and protocol.label_of(path) == label and _is_walk(protocol, path):
+        return protocol.ordered(dict(path))  # the current tree reads it as that label: all of it carries
     kept = {}
     for step, value in (path.items() if isinstance(path, Mapping) else ()):
         try:
@@ -92,6 +96,14 @@ def carried_walk(protocol, label: str, path) -> dict:
     shared = {step: value for step, value in found[0].items()
               if all(step in other and _same(other[step], value) for other in found[1:])}
     return protocol.ordered(shared)
+
+
+def _is_walk(protocol, path: Mapping) -> bool:
+    try:
+        protocol.validate(path)
+    except ProtocolError:
+        return False
+    return True
 
 
 def _same(first, second) -> bool:
