@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
-from annotator.domain.protocol.document import COGNIBENCH, Protocol, ProtocolError
+from annotator.domain.protocol.document import COGNIBENCH, Protocol
 from annotator.domain.gold_paths import gold_path_problem
 from annotator.domain.vocabulary import GoldProvenance, TripletLabel
 
