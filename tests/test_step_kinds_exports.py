@@ -182,10 +182,20 @@ def test_an_imported_answer_with_a_bad_kind_value_is_refused_atomically(tmp_path
              rf"'sentences\[1\]\.annotations\[0\]\.path\.{step}'")
 
 
-def test_a_gold_path_that_stops_before_its_kind_steps_is_refused_naming_the_step_it_lacks(tmp_path):
+def test_a_gold_path_without_its_text_is_imported_as_it_is(tmp_path):
+    """A gold holds the answers that were decided (issue 46): annotators who wrote different justifications leave
+    the gold without a text, and the export writes it so; the import takes it back unchanged."""
     partial = {key: value for key, value in unsupported().items() if key != "justification"}
-    message = _refused(tmp_path, turn_line(partial), r"'sentences\[1\]\.gold\.path'")
-    assert "the path stops before a label: step 'justification' is not answered" in message
+    ProjectFactory(slug="target")
+    run("import_jsonl", "--project", "target", write_jsonl(tmp_path / "in.jsonl", {"protocol": HALLUDETECT.document},
+                                                           turn_line(partial)))
+    assert models.GoldLabel.objects.get(label="unsupported").path == partial
+
+
+def test_a_gold_path_off_its_labels_walk_is_refused_naming_the_step(tmp_path):
+    message = _refused(tmp_path, turn_line({"supported": "no", "severity": 4}, label="supported"),
+                       r"'sentences\[1\]\.gold\.path'")
+    assert "no walk that yields 'supported' answers step 'supported' with 'no'" in message
 
 
 def test_an_imported_adjudication_with_a_bad_kind_value_is_refused(tmp_path):

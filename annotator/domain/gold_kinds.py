@@ -6,6 +6,9 @@ two justifications worded differently are not a dispute (an adjudicator writes o
 sentence is disputed for another reason). So a sentence whose annotators gave one label but differ on a multiple
 or scale step is a dispute and reaches the adjudication queue like a label disagreement.
 
+What a gold's path may hold (a text step left out, a label named without a walk, an older version's walk carried
+over), and what the JSONL import takes back, is one rule: ``gold_paths``.
+
 A protocol without such steps (every project before issue 42) keeps today's rule exactly: the label decides and
 the gold's walk is the one its label implies (``path_for_label``).
 """

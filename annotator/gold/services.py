@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
+from ..domain.gold_paths import carried_walk, gold_path_problem
 from ..domain.protocol.groups import reading
 from ..domain.protocol.document import ProtocolError
 from ..projects.protocol_mapping import version_carry
@@ -122,12 +123,13 @@ def adjudication_resolve(
             raise GoldError("That annotator gave no label for this sentence.")
         carry = version_carry(adjudication.turn.dialogue.project)
         if carry.is_older(chosen.assignment.protocol_version_id):
-            # An answer of an older version: its label as the mapping carries it over, with that label's path.
+            # An answer of an older version: its label as the mapping carries it over, with every answer of its
+            # walk that the current version still takes on the way to that label (domain.gold_paths).
             label = carry.carry(chosen.assignment.protocol_version_id, chosen.label)
             if label is None:
                 raise GoldError(f"That annotator's label {chosen.label!r} (an older protocol version) does not carry "
                                 "over to the current version: walk the protocol or name a label instead.")
-            path = protocol.path_for_label(label) or {}
+            path = carried_walk(protocol, label, chosen.path)
         else:
             # The side's own walk (a label two paths reach keeps the one the annotator took).
             label = chosen.label
@@ -184,12 +186,10 @@ def with_gold_texts(protocol, label, path: dict, texts: dict[str, str]) -> dict:
             raise GoldError(f"{step!r} is not a text step of this project's protocol.")
         path[step] = text
     path = protocol.ordered(path)
-    try:
-        protocol.validate(path)
-    except ProtocolError as error:
-        raise GoldError(str(error)) from None
-    if protocol.label_of(path) not in (None, label):
-        raise GoldError("A gold text does not change the label: decide the label first.")
+    # A gold path, as every gold's (domain.gold_paths): a side's walk that lacks a step stays valid with its text.
+    problem = gold_path_problem(protocol, label, path)
+    if problem is not None:
+        raise GoldError(problem)
     return path
 
 

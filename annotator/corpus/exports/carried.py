@@ -1,11 +1,11 @@
 """Every label of an export in the header's protocol version: the project's current one.
 
 The JSONL header carries the project's current protocol document, so a label given under an older version is
-written as that version's mapping carries it over (``annotator.projects.protocol_mapping``), with the carried
-label's path, and says what it was given as: ``"given_under": {"version": 1, "label": ..., "path": ...}``. A
-label that does not carry over (mapped to null) is written with ``"label": null`` and ``"path": null`` and the
-same ``given_under``: the record stays in the file, and a re-import keeps it as a note, never as a label
-(docs/jsonl-format.md). A project that never changed its protocol reads nothing more and writes what it wrote.
+written as that version's mapping carries it over (``annotator.projects.protocol_mapping``), with every answer of
+its path that the current version's walk of that label still takes (``domain.gold_paths.carried_walk``), and says
+what it was given as: ``"given_under": {"version": 1, "label": ..., "path": ...}``. A label that does not carry
+over (mapped to null) is written with ``"label": null`` and ``"path": null`` and the same ``given_under``: the
+record stays in the file, and a re-import keeps it as a note, never as a label (docs/jsonl-format.md). A project that never changed its protocol reads nothing more and writes what it wrote.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 
 from django.db.models import F, Max
 
+from annotator.domain.gold_paths import carried_walk
 from annotator.models import GoldEvent
 from annotator.projects.protocol_mapping import version_carry
 
@@ -27,14 +28,12 @@ class ExportCarry:
         self.protocol = self.carry.current
 
     def _carried_path(self, label: str | None, given_path) -> dict | None:
-        """The carried label's path: the given path when the current tree reads it as that label (a label reached
-        by several paths keeps the one taken), else the label's one path (None when it has several)."""
+        """The carried label's path: every answer of the given path that the current version still takes on the
+        way to that label, completed by that walk's choice answers (``domain.gold_paths.carried_walk``: the given
+        path itself when the current tree reads it as that label; ``{}`` when the label's walks share nothing)."""
         if label is None:
             return None
-        if given_path and self.protocol.label_of(given_path) == label:
-            return self.protocol.ordered(given_path)
-        path = self.protocol.path_for_label(label)
-        return self.protocol.ordered(path) if path is not None else None
+        return carried_walk(self.protocol, label, given_path)
 
     def given_under(self, version_id, label, path) -> dict:
         return {"version": self.carry.numbers[version_id], "label": label, "path": path}
