@@ -26,6 +26,10 @@ def project_list_for(user):
     ).order_by("name")
 
 
+def leads_any_project(user) -> bool:
+    return Membership.objects.filter(user=user, role=Role.LEAD).exists()
+
+
 def project_progress(project) -> dict:
     """Counts a lead and an annotator look at: turns, sentences, slots filled, gold."""
     turns = Turn.objects.filter(dialogue__project=project, is_qualification=False)
