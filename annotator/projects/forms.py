@@ -5,7 +5,7 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..domain.protocol.document import PROTOCOLS_DIR, shipped_names
+from ..domain.protocol.document import PROTOCOLS_DIR, shipped_choices
 from .protocol_mapping import mapping_from_fields
 from .protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 
@@ -51,7 +51,7 @@ class ProtocolForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["shipped"].choices = [("", "—")] + [(name, name) for name in shipped_names()]
+        self.fields["shipped"].choices = [("", "—")] + shipped_choices()
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
@@ -107,4 +107,4 @@ class ProtocolPreviewForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["shipped"].choices = [("", "—")] + [(name, name) for name in shipped_names()]
+        self.fields["shipped"].choices = [("", "—")] + shipped_choices()
