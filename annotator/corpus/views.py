@@ -47,7 +47,7 @@ def turn_list(request, slug):
     query.pop("page", None)
     context = {
         "project": project, "page": page, "filters": filters, "options": selectors.turn_filter_options(project),
-        "query": query.urlencode(),
+        "query": query.urlencode(), "import_numbers": selectors.import_numbers(project),
     }
     template = "data/partials/turn_table.html" if request.htmx else "data/turn_list.html"
     return render(request, template, context)
@@ -63,7 +63,8 @@ def turn_detail(request, slug, turn_id):
         raise Http404("No such turn")
     previous, following = selectors.neighbour_turns(turn)
     context = {"project": project, "turn": turn, "dialogue": turn.dialogue, "previous": previous,
-               "following": following, "sentences": list(turn.sentences.all()), "triplets": list(turn.triplets.all())}
+               "following": following, "sentences": list(turn.sentences.all()), "triplets": list(turn.triplets.all()),
+               "import_number": selectors.import_number(turn.dialogue.batch) if turn.dialogue.batch else None}
     return render(request, "data/turn_detail.html", context)
 
 
@@ -93,14 +94,16 @@ def import_list(request, slug):
     project = access_project_as_lead(request.user, slug)
     batches = ImportBatch.objects.filter(project=project).select_related("created_by")[:200]
     return render(request, "data/import_list.html", {"project": project, "batches": batches,
-                                                     "form": ImportUploadForm()})
+                                                     "import_numbers": selectors.import_numbers(project),
+                                                     "form": ImportUploadForm(project=project)})
 
 
 def import_status(request, slug, batch_id):
     """An import job's progress bar, then its summary or error; htmx polls the partial while it runs."""
     project = access_project_as_lead(request.user, slug)
     batch = get_object_or_404(ImportBatch, pk=batch_id, project=project)
-    context = {"project": project, "batch": batch, "progress": import_batch_progress(batch),
+    context = {"project": project, "batch": batch, "number": selectors.import_number(batch),
+               "progress": import_batch_progress(batch),
                "no_worker": job_waits_for_a_worker(batch), "worker_stopped": job_lease_lapsed(batch)}
     if request.htmx:
         return render(request, "data/partials/import_status.html", context)
@@ -154,14 +157,14 @@ def import_upload(request, slug):
     """A lead's upload form (also on the project page): stores the files, queues the job, shows its progress."""
     project = access_project_as_lead(request.user, slug)
     if request.method == "POST":
-        form = ImportUploadForm(request.POST, request.FILES)
+        form = ImportUploadForm(request.POST, request.FILES, project=project)
         if form.is_valid():
             data = form.cleaned_data
             batch = import_batch_start(project, data["kind"], data["upload"], data.get("second_upload"),
                                        actor=request.user)
             return redirect("import_status", slug=project.slug, batch_id=batch.pk)
         return render(request, "data/import_upload.html", {"project": project, "form": form}, status=400)
-    return render(request, "data/import_upload.html", {"project": project, "form": ImportUploadForm()})
+    return render(request, "data/import_upload.html", {"project": project, "form": ImportUploadForm(project=project)})
 
 
 @require_safe

@@ -8,7 +8,7 @@ memory.
 from annotator.corpus.exports.exporters.cognibench import cognibench_pieces
 from annotator.corpus.exports.exporters.csv_gold import gold_csv_pieces
 from annotator.corpus.exports.exporters.jsonl import jsonl_lines
-from annotator.corpus.imports.importers.cognibench import CRITERIA_OF
+from annotator.corpus.imports.importers.cognibench import labels_are_cognibench
 from annotator.projects.protocols import protocol_for
 
 FORMATS = {"jsonl": jsonl_lines, "cognibench": cognibench_pieces, "csv": gold_csv_pieces}
@@ -22,7 +22,7 @@ def format_refusal(project, fmt: str) -> str | None:
     its criteria lists, so a project on another protocol exports JSONL (which carries its protocol)."""
     if fmt == "cognibench":
         protocol = protocol_for(project)
-        if set(protocol.labels) != set(CRITERIA_OF):
+        if not labels_are_cognibench(protocol):
             return (f"CogniBench's labels.json holds CogniBench's labels only, and this project follows "
                     f"{protocol.name!r}: export JSONL, which carries the project's protocol")
     return None
