@@ -230,6 +230,8 @@ def test_the_reports_page_and_its_csv_show_the_kinds(project, reported):
     page = client.get(f"/p/{project.slug}/reports/")
     assert page.status_code == 200
     assert "Error types · wrong citation" in page.content.decode()  # a multiple step's answer in the steps' chart
+    # The MASI alpha is NLTK's, over the distance as it is: the page says so (issue 50, item 7).
+    assert "the distance is taken as it is, not squared" in page.content.decode()
     rows = client.get(f"/p/{project.slug}/reports/agreement.csv").content.decode().splitlines()
     assert rows[0].endswith('"Kind","Metric"')
     assert any("ordinal α" in row for row in rows) and any("MASI α" in row for row in rows)
