@@ -180,7 +180,11 @@ def setup_steps(project, progress: dict, units_review: tuple[list, int] = ([], 0
         {"key": "units", "title": "Review units", "done": progress["turns"] > 0 and not units_count,
          "status": (f"{units_count} unit{'s' if units_count != 1 else ''} may hold several sentences or be too long "
                     f"(over {LONG_UNIT_CHARS} characters): split them on their turn's page." if units_count else
-                    "Every unit reads as one sentence." if progress["turns"] else "Import data first."),
+                    # What was checked, no more: the segmenter that finds one sentence in a unit is the one that cut
+                    # it, so a sentence end it missed is missed here too.
+                    f"No unit is over {LONG_UNIT_CHARS} characters, and the language's segmenter (the one that cut "
+                    "the units) finds one sentence in each; a sentence end it misses is not found here: annotators "
+                    "flag such units from their screen." if progress["turns"] else "Import data first."),
          "units": units, "url_name": "turn_list", "action": "All turns"},
         # Done once the lead chose one (a version is set): the built-in default is no choice.
         {"key": "protocol", "title": "Choose the protocol", "done": version is not None,
