@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
 from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces
-from .forms import TurnFilterForm
+from .forms import CsvExportOptionsForm, TurnFilterForm
 from .selectors import job_waits_for_a_worker
 from annotator.corpus.imports.forms import ImportUploadForm
 from ..models import ExportJob, ImportBatch, Turn
@@ -71,7 +71,8 @@ def turn_detail(request, slug, turn_id):
 def export(request, slug, fmt):
     """A streamed download of the project's gold (memory flat, however large the project).
 
-    ``?min_severity=`` (1-5 or ``project``) marks each hallucinated sentence's gold ``severe`` (JSONL).
+    ``?min_severity=`` (1-5 or ``project``) marks each hallucinated sentence's gold ``severe`` (JSONL);
+    ``?bom=1``, ``?annotators=1``: the CSV's options (CsvExportOptionsForm).
     """
     project = access_project_as_lead(request.user, slug)
     if fmt not in FORMATS:
@@ -79,8 +80,11 @@ def export(request, slug, fmt):
     refused = _export_refused(request, project)
     if refused:
         return refused
+    options = CsvExportOptionsForm(request.GET)
+    options.is_valid()  # two check boxes: any value is on or off
     try:
-        pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"))
+        pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"),
+                               csv_options=options.cleaned_data if fmt == "csv" else None)
     except ValueError as exc:
         return HttpResponseBadRequest(f"Cannot export: {exc}.", content_type="text/plain; charset=utf-8")
     response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])

@@ -28,9 +28,10 @@ def format_refusal(project, fmt: str) -> str | None:
     return None
 
 
-def export_pieces(project, fmt: str, min_severity=None, progress=None):
+def export_pieces(project, fmt: str, min_severity=None, progress=None, csv_options: dict | None = None):
     """The pieces of an export; ``min_severity`` (1-5, or "project" for the project's threshold) marks
     every hallucinated sentence's gold ``severe`` when rated at least that (HalluDetect's filter, JSONL only).
+    ``csv_options`` (the CSV's ``bom``, ``annotators``: csv_gold) apply to the CSV only.
 
     Raises ValueError with a message for the person who asked for it.
     """
@@ -38,6 +39,8 @@ def export_pieces(project, fmt: str, min_severity=None, progress=None):
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(sorted(FORMATS))}")
     if refusal := format_refusal(project, fmt):
         raise ValueError(refusal)
+    if fmt == "csv" and csv_options and min_severity in (None, ""):
+        return gold_csv_pieces(project, progress=progress, **csv_options)
     if min_severity in (None, ""):
         return FORMATS[fmt](project, progress=progress)
     if fmt != "jsonl":
