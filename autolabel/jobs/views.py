@@ -66,6 +66,10 @@ def job_estimate(request, slug):
     Builds the prompts, sends nothing."""
     project = access_project_as_lead(request.user, slug)
     form = _start_form(request, project, request.GET)
+    if request.htmx and not request.GET.get("profile"):
+        # The page's first request, before a profile is chosen: nothing to estimate, and nothing wrong yet.
+        return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None,
+                                                                         "untouched": True})
     if not form.is_valid():
         if request.htmx:  # shown in the estimate's place, naming the field
             return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None})
@@ -77,8 +81,12 @@ def job_estimate(request, slug):
                        "judge_votes": {"samples": JUDGE_SAMPLES, "threshold": JUDGE_THRESHOLD}})
     estimate = estimation.estimate_for(project, data["profile"], samples=data["samples"], use_n=data["use_n"],
                                        batch_mode=data["batch_mode"], prompt_version=data["prompt_version"])
+    profile = data["profile"]
+    # The prices as the lead typed them (2.5, not 2.5000): the estimate's cost is in their currency.
+    prices = [f"{price:f}".rstrip("0").rstrip(".") if "." in f"{price:f}" else f"{price:f}"
+              for price in (profile.input_price_per_million, profile.output_price_per_million)]
     return render(request, "autolabel/partials/job_estimate.html",
-                  {"form": form, "estimate": estimate, "profile": data["profile"]})
+                  {"form": form, "estimate": estimate, "profile": profile, "prices": prices})
 
 
 def job_detail(request, slug, job_id):
