@@ -199,6 +199,7 @@ class ConfirmForm(forms.Form):
 class InviteCreateForm(forms.Form):
     role = forms.ChoiceField(choices=[(role.value, role.label) for role in INVITE_ROLES], label="They join as")
     days = forms.IntegerField(min_value=1, max_value=90, initial=INVITE_DAYS, label="Valid for (days)")
+    single_use = forms.BooleanField(required=False, label="For one person: the link closes once someone joins with it")
 
 
 class InviteSignUpForm(UserCreationForm):

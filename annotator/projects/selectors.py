@@ -127,8 +127,26 @@ def removal_effects(membership) -> RemovalEffects:
     return RemovalEffects(username=membership.user.get_username(), slots=slots, flags=flags)
 
 
+# A link for one person (Label Studio's single-use invite) is marked in its token, as the invite has no field for it
+# (no migration): "." never occurs in secrets.token_urlsafe's alphabet, so no link for many starts with this.
+SINGLE_USE_PREFIX = "once."
+
+
+def invite_is_single_use(invite) -> bool:
+    return invite.token.startswith(SINGLE_USE_PREFIX)
+
+
+def invite_is_used_up(invite) -> bool:
+    """A link for one person that someone joined with: it lets nobody else in."""
+    return invite_is_single_use(invite) and invite.uses >= 1
+
+
+INVITE_CLOSED = ("This invite link has expired, was revoked or was for one person who has joined with it: ask the "
+                 "project's lead for a new one.")
+
+
 def invite_is_open(invite) -> bool:
-    return invite.revoked_at is None and invite.expires_at > timezone.now()
+    return invite.revoked_at is None and invite.expires_at > timezone.now() and not invite_is_used_up(invite)
 
 
 def invite_by_token(token: str):
@@ -139,7 +157,8 @@ def invite_by_token(token: str):
 
 
 def open_invites(project):
-    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now())
+    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now()).exclude(
+        token__startswith=SINGLE_USE_PREFIX, uses__gte=1)
 
 
 def removed_since(invite, user) -> bool:
