@@ -36,6 +36,7 @@ def _job_start(request, project, form):
         project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
         threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
         batch_mode=data["batch_mode"], created_by=request.user,
+        turn_ids=selectors.turn_ids_of_import(data.get("turns_of_import")),
     )
 
 
@@ -79,8 +80,11 @@ def job_estimate(request, slug):
         return render(request, "autolabel/partials/job_estimate.html",
                       {"form": form, "estimate": learned_estimate(project), "judge": data["profile"],
                        "judge_votes": {"samples": JUDGE_SAMPLES, "threshold": JUDGE_THRESHOLD}})
-    estimate = estimation.estimate_for(project, data["profile"], samples=data["samples"], use_n=data["use_n"],
-                                       batch_mode=data["batch_mode"], prompt_version=data["prompt_version"])
+    turn_ids = selectors.turn_ids_of_import(data.get("turns_of_import"))
+    turns = selectors.job_scope(project, turn_ids)[0] if turn_ids is not None else None
+    estimate = estimation.estimate_for(project, data["profile"], turns=turns, samples=data["samples"],
+                                       use_n=data["use_n"], batch_mode=data["batch_mode"],
+                                       prompt_version=data["prompt_version"])
     profile = data["profile"]
     # The prices as the lead typed them (2.5, not 2.5000): the estimate's cost is in their currency.
     prices = [f"{price:f}".rstrip("0").rstrip(".") if "." in f"{price:f}" else f"{price:f}"
