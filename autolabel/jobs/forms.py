@@ -145,4 +145,3 @@ class JobPageQueryForm(forms.Form):
     partial = forms.ChoiceField(choices=[("", "the page"), ("progress", "progress"), ("admin_progress", "admin")],
                                 required=False)
     after = CountField(required=False)
-
