@@ -6,13 +6,13 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..domain.protocol.document import load_shipped, shipped_choices
+from ..domain.protocol.document import load_shipped
 from ..domain.protocol.groups import reading
 from ..domain.protocol.wording import evidence_wording
 from ..domain.qualification import MAX_AUTO_RETRIES
 from ..domain.vocabulary import ProtocolMode, Role
 from ..models import Project
-from .forms import ProtocolForm
+from .forms import ProtocolForm, shipped_choices
 from .protocols import protocol_for
 from .services import INVITE_DAYS, INVITE_ROLES
 

@@ -86,12 +86,6 @@ def shipped_names() -> list[str]:
     return sorted(p.stem for p in PROTOCOLS_DIR.glob("*.json") if not p.name.endswith(".schema.json"))
 
 
-def shipped_choices() -> list[tuple[str, str]]:
-    """Each shipped protocol's file name and the name its document gives it ("CogniBench", ...), for a select:
-    a lead chooses by the name the protocol goes by, not by its file."""
-    return [(name, load_shipped(name).name) for name in shipped_names()]
-
-
 class Protocol:
     """An immutable, validated protocol. Build it with ``load_protocol``."""
 
