@@ -110,6 +110,10 @@ def test_the_csv_for_excel_with_each_annotators_label_and_the_claims_columns_whe
     assert (rows[1]["annotator.ann-a"], rows[1]["annotator.ann-b"]) == (unsupported_name, unsupported_name)
     assert rows[0]["annotator.ann-a"] == ""  # no answer of theirs on that sentence
     assert client.get(url + "?bom=yes&annotators=").status_code == 200  # any value is on or off, never a 500
+    api = token_client(get_user_model().objects.get(username="lead-h"))
+    answered = b"".join(api.get(f"/api/v1/projects/{project.slug}/gold/export/?fmt=csv&bom=true&annotators=true")
+                        .streaming_content)
+    assert answered == chosen  # the API's options are the page's
     project.enable_severity = True
     project.save(update_fields=["enable_severity"])
     header = next(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
