@@ -41,6 +41,7 @@ urlpatterns = [
     path("site/project-creators/<int:user_id>/revoke/", creators.creator_revoke, name="project_creator_revoke"),
     path("join/<str:token>/", join.project_join, name="project_join"),
     path("help/protocol-format/", documentation.protocol_format, name="protocol_format"),
+    path("help/languages/", documentation.languages, name="languages_help"),
     path("p/<slug:slug>/protocol/", protocol_views.protocol_page, name="project_protocol"),
     path("p/<slug:slug>/protocol/preview/", protocol_views.protocol_preview, name="project_protocol_preview"),
     # A lead's data pages, imports and exports (views/data.py)

@@ -144,3 +144,63 @@ def test_the_job_form_the_api_and_the_job_give_the_same_estimate(client):
                        format="json")
     assert refused.status_code == 400 and "nobody" in str(refused.json())
     assert AutoLabelJob.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_estimate_box_waits_for_a_profile_names_the_prices_currency_and_says_under_a_second(client):
+    """Issue 50, item 6: the untouched form showed "Endpoint profile: This field is required." in red, the cost had
+    no currency, and a fast endpoint's time read "about 0.0 s"."""
+    from annotator.domain.vocabulary import Role
+    from tests.factories import member
+
+    one = LLMProfile.objects.create(name="one", base_url="http://127.0.0.1:9/v1", api_key_env="")
+    fast = LLMProfile.objects.create(name="fast", base_url="http://127.0.0.1:9/v1", api_key_env="",
+                                     input_price_per_million=Decimal("2.5"), output_price_per_million=10,
+                                     latency_seconds=0.02)
+    assert one.pk != fast.pk  # two profiles and no job yet: the form chooses none for the lead
+    project = ProjectFactory()
+    gold_turn(project, sentences=DANUBE_TURN)
+    client.force_login(member(project, Role.LEAD))
+    url = f"/p/{project.slug}/autolabel/estimate/"
+    untouched = client.get(url, {"profile": "", "samples": "5", "threshold": "3"}, HTTP_HX_REQUEST="true")
+    body = untouched.content.decode()
+    assert untouched.status_code == 200 and "This field is required" not in body and 'role="alert"' not in body
+    assert "Choose an endpoint profile: the estimate follows." in body
+    chosen = client.get(url, {"profile": fast.pk, "samples": "5", "threshold": "3", "use_n": "on"},
+                        HTTP_HX_REQUEST="true").content.decode()
+    assert ("in the currency of the endpoint's prices (2.5 a million prompt tokens, 10 a million reply tokens)"
+            in chosen)
+    assert 'estimate-time">under a second (0.02 s a request' in chosen and "0.0 s" not in chosen
+    assert [e.duration_words(s) for s in (0.04, 12.4, 600, 4 * 3600)] == [
+        "under a second", "about 12 s", "about 10 min", "about 4.0 h"]
+
+
+@pytest.mark.django_db
+def test_a_lead_prelabels_the_turns_of_one_import_from_the_jobs_page(client):
+    """Issue 50, item 6: labelling some turns only was an admin action ("ask one"); the lead chooses an import."""
+    from annotator.domain.vocabulary import Role
+    from annotator.models import ImportBatch
+    from tests.factories import member
+
+    profile = LLMProfile.objects.create(name="only", base_url="http://127.0.0.1:9/v1", api_key_env="")
+    project = ProjectFactory()
+    first = ImportBatch.objects.create(project=project, kind="jsonl", filename="first.jsonl", status="done")
+    second = ImportBatch.objects.create(project=project, kind="jsonl", filename="second.jsonl", status="done")
+    gold_turn(project, sentences=DANUBE_TURN)
+    gold_turn(project, sentences=DANUBE_TURN)
+    chosen = gold_turn(project, sentences=DANUBE_TURN)
+    chosen.dialogue.batch = second
+    chosen.dialogue.save(update_fields=["batch"])
+    client.force_login(member(project, Role.LEAD))
+    url = f"/p/{project.slug}/autolabel/"
+    page = client.get(url).content.decode()
+    assert "ask one" not in page and f'<option value="{second.pk}">Only the turns of import #2: second.jsonl' in page
+    assert first.pk != second.pk
+    query = {"profile": profile.pk, "samples": "5", "threshold": "3", "use_n": "on"}
+    every = client.get(f"{url}estimate/", query, HTTP_HX_REQUEST="true").content.decode()
+    some = client.get(f"{url}estimate/", {**query, "turns_of_import": second.pk}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'estimate-turns">3<' in every and 'estimate-turns">1<' in some
+    started = client.post(url, {**query, "turns_of_import": second.pk})
+    assert started.status_code == 302
+    job = AutoLabelJob.objects.get()
+    assert job.total_turns == 1

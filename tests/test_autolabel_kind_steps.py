@@ -167,6 +167,19 @@ def test_kind_scores_of_a_protocol_against_gold_paths():
                                        "gold": 2}
 
 
+def test_a_scale_scored_against_a_constant_rater_has_no_kappa_and_says_why():
+    """Issue 50, item 7: quadratic κ is 0 by construction when one side gives one point; it showed 0.000."""
+    from annotator.domain.protocol.kinds import scale
+    from annotator.domain.protocol.kinds.measures import Pair
+
+    constant = scale.score([Pair(gold, 3) for gold in (1, 4, 5)], 1, 5)
+    assert (constant["kappa"], constant["kappa_undefined"]) == (None, "undefined: the pre-labeler gave one value")
+    one_gold = scale.score([Pair(2, predicted) for predicted in (1, 3)], 1, 5)
+    assert (one_gold["kappa"], one_gold["kappa_undefined"]) == (None, "undefined: gold has one value")
+    varied = scale.score([Pair(1, 1), Pair(5, 4), Pair(3, 3)], 1, 5)
+    assert varied["kappa"] > 0.8 and varied["kappa_undefined"] == ""
+
+
 def halludetect_project():
     project = ProjectFactory()
     lead = member(project, Role.LEAD)
@@ -208,17 +221,21 @@ def test_a_job_over_the_baseline_server_stores_the_values_and_the_evaluation_sco
     report = {step["step"]: step for step in selectors.job_evaluation(job)["kind_steps"]}
     chosen = path["error_types"][0]
     assert report["error_types"]["pairs"] == 2 and report["error_types"]["answers"][chosen]["f1"] == 1.0
-    assert report["severity"]["mae"] == abs(gold_severity - path["severity"]) and report["severity"]["kappa"] is not None
+    # The voted severity is the same point on both sentences: κ is undefined, and the page says why (issue 50, 7).
+    assert report["severity"]["mae"] == abs(gold_severity - path["severity"])
+    assert (report["severity"]["kappa"], report["severity"]["kappa_undefined"]) == (
+        None, "undefined: the pre-labeler gave one value")
     assert report["justification"]["metric"] == "not scored (counted)"
     printed = StringIO()
     call_command("evaluate_autolabel", "--project", project.slug, "--job", str(job.pk), stdout=printed)
     assert (f"  severity (scale, 2 sentences): MAE {abs(gold_severity - path['severity']):.3f}, quadratic-weighted "
-            "kappa ") in printed.getvalue()
+            "kappa undefined: the pre-labeler gave one value") in printed.getvalue()
     assert "  justification (text, 2 sentences): not scored (2 predicted, 2 in gold)" in printed.getvalue()
     client.force_login(lead)
     page = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk]))
     assert page.status_code == 200
     assert b'data-testid="kind-steps"' in page.content and b"quadratic" in page.content
+    assert b'<span data-testid="kappa-undefined">undefined: the pre-labeler gave one value</span>' in page.content
 
 
 @pytest.mark.django_db

@@ -35,15 +35,23 @@ def test_the_command_writes_one_row_per_sentence_with_the_paths_steps_as_columns
     header = next(csv.reader(io.StringIO(text)))
     assert header[:10] == ["dialogue", "generator_model", "language", "turn", "turn_index", "qualification",
                            "sentence", "start", "end", "text"]
-    assert [column for column in header if column.startswith("path.")] == [f"path.{step}" for step in HALLUDETECT.steps]
+    # Each step's ids, and a choice or multiple step's answers as the screens word them beside (issue 50, item 13).
+    assert [column for column in header if column.startswith("path.")] == [
+        "path.supported", "path.supported.name", "path.error_types", "path.error_types.name", "path.severity",
+        "path.justification"]
+    # The claims views' columns, always empty here (the protocol's own severity is path.severity), are left out.
+    assert "severity" not in header and "error_type" not in header
     assert header[-2:] == ["prediction_label", "prediction_hallucinated"]
     first, second, third = rows_of(text)
-    assert (first["dialogue"], first["sentence"], first["gold_label"], first["hallucinated"]) == ("d-1", "0", "supported", "no")
-    assert first["path.supported"] == "yes" and first["path.severity"] == ""
+    # Sentences numbered from 1, as the screens number them.
+    assert (first["dialogue"], first["sentence"], first["gold_label"], first["hallucinated"]) == ("d-1", "1", "supported", "no")
+    assert first["path.supported"] == "yes" and first["path.supported.name"] == "Yes, supported"
+    assert first["path.severity"] == ""
     assert (second["gold_label"], second["gold_name"], second["hallucinated"]) == (
         "unsupported", HALLUDETECT.label_name("unsupported"), "yes")
     assert second["provenance"] == GoldProvenance.ADJUDICATION and second["decided_by"] == "lead-h"
     assert second["path.error_types"] == "|".join(_error_types()) and second["path.severity"] == "5"
+    assert second["path.error_types.name"] == "Fabricated fact|Misattributed source"
     assert second["path.justification"] == "Smith v. Jones is not a real case: the adjudicator's words."
     assert third["gold_label"] == "" and third["path.supported"] == ""  # no gold: empty cells
     assert third["text"] == "'=HYPERLINK(\"http://x\")"  # kept as text, not run
@@ -82,3 +90,31 @@ def test_a_background_export_job_writes_the_same_csv(client):
     assert download["Content-Disposition"] == 'attachment; filename="hd-gold.csv"'
     streamed = client.get(reverse("project_export", args=[project.slug, "csv"]))
     assert b"".join(download.streaming_content) == b"".join(streamed.streaming_content)
+
+
+def test_the_csv_for_excel_with_each_annotators_label_and_the_claims_columns_when_they_can_hold_something(client):
+    """Issue 50, item 13: a byte order mark on request (Excel reads UTF-8 only then), the annotators' own labels
+    beside the gold on request, and the claims views' columns back once the project turns a view on."""
+    project = _source_project()
+    client.force_login(get_user_model().objects.get(username="lead-h"))
+    page = client.get(reverse("project_detail", args=[project.slug])).content.decode()
+    assert 'data-testid="csv-export"' in page and 'name="bom"' in page and 'name="annotators"' in page
+    url = reverse("project_export", args=[project.slug, "csv"])
+    plain = b"".join(client.get(url).streaming_content)
+    assert not plain.startswith(b"\xef\xbb\xbf")
+    chosen = b"".join(client.get(url + "?bom=1&annotators=1").streaming_content)
+    assert chosen.startswith(b"\xef\xbb\xbf") and chosen[3:].startswith(b'"dialogue"')
+    rows = rows_of(chosen.decode("utf-8-sig"))
+    assert [column for column in rows[0] if column.startswith("annotator.")] == ["annotator.ann-a", "annotator.ann-b"]
+    unsupported_name = HALLUDETECT.label_name("unsupported")
+    assert (rows[1]["annotator.ann-a"], rows[1]["annotator.ann-b"]) == (unsupported_name, unsupported_name)
+    assert rows[0]["annotator.ann-a"] == ""  # no answer of theirs on that sentence
+    assert client.get(url + "?bom=yes&annotators=").status_code == 200  # any value is on or off, never a 500
+    api = token_client(get_user_model().objects.get(username="lead-h"))
+    answered = b"".join(api.get(f"/api/v1/projects/{project.slug}/gold/export/?fmt=csv&bom=true&annotators=true")
+                        .streaming_content)
+    assert answered == chosen  # the API's options are the page's
+    project.enable_severity = True
+    project.save(update_fields=["enable_severity"])
+    header = next(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
+    assert "severity" in header and "error_type" not in header

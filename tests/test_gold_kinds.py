@@ -230,6 +230,12 @@ def test_the_reports_page_and_its_csv_show_the_kinds(project, reported):
     page = client.get(f"/p/{project.slug}/reports/")
     assert page.status_code == 200
     assert "Error types · wrong citation" in page.content.decode()  # a multiple step's answer in the steps' chart
+    # The MASI alpha is NLTK's, over the distance as it is: the page says so (issue 50, item 7).
+    assert "the distance is taken as it is, not squared" in page.content.decode()
+    # α and κ are drawn on their own scale, not a percent axis (issue 50, item 8): 0.889, not 88.9 %.
+    steps = page.content.decode().split('aria-label="Agreement per protocol step')[1].split("</svg>")[0]
+    alpha = project_agreement(project)["measures"][0]["alpha"]
+    assert f"Final label · Krippendorff&#x27;s alpha: {alpha:.3f}</title>" in steps and "%" not in steps
     rows = client.get(f"/p/{project.slug}/reports/agreement.csv").content.decode().splitlines()
     assert rows[0].endswith('"Kind","Metric"')
     assert any("ordinal α" in row for row in rows) and any("MASI α" in row for row in rows)

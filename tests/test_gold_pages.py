@@ -172,6 +172,23 @@ def test_lead_overrides_gold_and_reopens_an_annotation(setup):
     assert GoldLabel.objects.get(sentence=sentence).label == R
 
 
+def test_a_lead_reopens_an_annotation_from_the_turn_page(setup):
+    """Issue 50, item 10: reopening was only on a sentence's gold page, not reachable from the turn page."""
+    client = client_for(setup["lead"])
+    turn_url = f"/p/{setup['project'].slug}/turns/{setup['turn'].pk}/"
+    page = client.get(turn_url).content.decode()
+    reopen = f"/p/{setup['project'].slug}/gold/assignment/{setup['a1'].pk}/reopen/"
+    assert 'data-testid="turn-reopen"' in page and f'action="{reopen}"' in page
+    assert f"Reopen the turn for {setup['ann1'].username}" in page
+    response = client.post(reopen, {"reason": "Recheck sentence 2", "next": turn_url})
+    assert response.status_code == 302 and response["Location"] == turn_url
+    setup["a1"].refresh_from_db()
+    assert setup["a1"].status == Assignment.Status.IN_PROGRESS
+    # Reopened, it is no longer offered; the other annotator's still is.
+    page = client.get(turn_url).content.decode()
+    assert f'action="{reopen}"' not in page and f"/gold/assignment/{setup['a2'].pk}/reopen/" in page
+
+
 def test_reports_page_shows_agreement_and_gold_and_invalidates_on_new_gold(setup):
     client = client_for(setup["lead"])
     html = client.get(f"/p/{setup['project'].slug}/reports/").content.decode()

@@ -166,3 +166,42 @@ def test_making_the_same_link_twice_shows_the_open_one_instead_of_a_second(clien
     client.post(reverse("project_invite_create", args=["pilot"]), {"role": "annotator", "days": 30})
     client.post(reverse("project_invite_create", args=["pilot"]), {"role": "adjudicator", "days": 14})
     assert models.ProjectInvite.objects.filter(project=pilot["project"]).count() == 3
+
+
+def test_a_link_for_one_person_lets_the_first_in_and_then_closes(client):
+    """Issue 50, item 5: a link was one multi-use link per role and expiry; a lead may now make one per person
+    (Label Studio's single-use invite), without a migration: the mark is in the token."""
+    project = ProjectFactory(slug="pilot", name="Pilot study")
+    lead = member(project, Role.LEAD, username="lena-the-lead")
+    client.force_login(lead)
+    people_url = reverse("project_people", args=["pilot"])
+    assert 'name="single_use"' in client.get(people_url).content.decode()
+    shared = client.post(reverse("project_invite_create", args=["pilot"]), {"role": "annotator", "days": 14})
+    for _ in range(2):  # each one a new link, never the shared one back
+        client.post(reverse("project_invite_create", args=["pilot"]),
+                    {"role": "annotator", "days": 14, "single_use": "on"})
+    assert shared.status_code == 302 and models.ProjectInvite.objects.filter(project=project).count() == 3
+    people = client.get(people_url).content.decode()
+    assert people.count("(one person)") == 2
+    first, second = models.ProjectInvite.objects.filter(project=project, token__startswith="once.").order_by("pk")
+    client.logout()
+
+    ada = UserFactory(username="ada")
+    client.force_login(ada)
+    client.get(reverse("project_join", args=[first.token]))
+    assert client.post(reverse("project_invite"), {"confirm": "yes"}).status_code == 302
+    assert models.Membership.objects.filter(project=project, user=ada).exists()
+    # Used: the next person is turned away, and the People page no longer lists it; the other link still works.
+    bob = UserFactory(username="bob")
+    client.force_login(bob)
+    client.get(reverse("project_join", args=[first.token]))
+    page = client.get(reverse("project_invite")).content.decode()
+    assert "was for one person who has joined with it" in page and "Join as annotator" not in page
+    client.post(reverse("project_invite"), {"confirm": "yes"})
+    assert not models.Membership.objects.filter(project=project, user=bob).exists()
+    client.get(reverse("project_join", args=[second.token]))
+    client.post(reverse("project_invite"), {"confirm": "yes"})
+    assert models.Membership.objects.get(project=project, user=bob).role == Role.ANNOTATOR
+    client.force_login(lead)
+    people = client.get(people_url).content.decode()
+    assert first.token not in people and second.token not in people and people.count("(one person)") == 0

@@ -138,7 +138,7 @@ def test_a_new_lead_goes_from_nothing_to_adjudicated_gold_without_the_admin(
     row.get_by_role("button", name="Split here").click()
     expect(lead.locator("#unit-1")).to_contain_text("它建于1420年。")
     lead.goto(f"/p/{project.slug}/")
-    expect(lead.locator("#step-units")).to_contain_text("Every unit reads as one sentence.")
+    expect(lead.locator("#step-units")).to_contain_text("finds one sentence in each")
 
     # 5. People: an invite link for someone with no account, who signs up through it; Ana and Adi by username.
     lead.locator("#step-people").get_by_role("link", name="Add people").click()

@@ -133,6 +133,6 @@ def test_an_invite_link_lets_people_join_with_its_role_until_it_is_revoked(clien
     client.post(reverse("project_invite_revoke", args=["pilot", invite.pk]), {"confirm": "yes"})
     late = UserFactory(username="late")
     client.force_login(late)
-    assert "expired or was revoked" in client.get(link, follow=True).content.decode()
+    assert "This invite link has expired, was revoked" in client.get(link, follow=True).content.decode()
     client.post(reverse("project_invite"), {"confirm": "yes"})
     assert not models.Membership.objects.filter(user=late).exists()

@@ -40,3 +40,24 @@ def test_a_site_administrator_grants_and_revokes_project_creation_on_its_page(cl
     bea_client.force_login(staff)
     assert bea_client.get(reverse("project_creators")).status_code == 403
     assert bea_client.post(reverse("project_creators"), {"username": "staff"}).status_code == 403
+
+
+def test_a_lead_who_may_not_create_projects_is_told_who_allows_it_and_how(client):
+    """Issue 50, item 1: the home page of a lead without the permission showed only "Your projects"."""
+    from annotator.domain.vocabulary import Role
+    from tests.factories import ProjectFactory, member
+
+    lead = member(ProjectFactory(), role=Role.LEAD, username="lena")
+    client.force_login(lead)
+    page = client.get(reverse("home")).content.decode()
+    assert 'id="ask-to-create"' in page
+    assert "site administrator" in page and "<strong>lena</strong>" in page and "Who may create projects" in page
+    assert "Annotation | project | Can add project" in page
+    # Once allowed, the button replaces the explanation; an annotator is not told about a right they do not need.
+    lead.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="annotator"))
+    client.force_login(type(lead).objects.get(pk=lead.pk))
+    page = client.get(reverse("home")).content.decode()
+    assert 'id="ask-to-create"' not in page and reverse("project_create") in page
+    annotator = member(ProjectFactory())
+    client.force_login(annotator)
+    assert 'id="ask-to-create"' not in client.get(reverse("home")).content.decode()

@@ -228,6 +228,10 @@ def test_face4rag_pages_command_and_api_name_the_documents_views(client, face4ra
     html = client.get(reverse("autolabel:job_evaluation", args=[project.slug, job.pk])).content.decode()
     assert "Face4RAG macro (three kinds of error) F1" in html and "Knowledge errors" in html
     assert "Logical fallacy labels at threshold 2" in html and "Causal confusion" in html
+    # A family of one label: its "1-way accuracy" was that label's recall under another name (issue 50, item 7).
+    assert "1-way accuracy" not in html and "4-way accuracy" in html
+    assert ("Recall of Hallucination error: <strong>0.0</strong> (0 of the 1 sentences whose gold is Hallucination error "
+            "were predicted Hallucination error).") in html
     assert "CogniBench overall" not in html and "Cognitive" not in html
     faithfulness = client.get(reverse("autolabel:job_faithfulness", args=[project.slug, job.pk])).content.decode()
     assert "Share of logical fallacy statements (of the sentences in a family: " in faithfulness

@@ -149,9 +149,9 @@ def walk(user, project):
     client.force_login(user)
     found, opened = {}, 0
     for route, url in urls(values_for):
-        # The protocol format's description (docs/protocols.md served in the app) explains the format with
+        # The protocol format's description and the languages page (docs/ served in the app) explain with
         # CogniBench's document as its example; it belongs to the site, not to a project.
-        if route.is_admin or route.name in ("logout", "login", "protocol_format") \
+        if route.is_admin or route.name in ("logout", "login", "protocol_format", "languages_help") \
                 or route.template.startswith(("/api/schema", "/api/docs", "/api/redoc")):
             continue
         response = client.get(url)

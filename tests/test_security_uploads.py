@@ -52,13 +52,15 @@ def admin_upload(client, project, kind, upload):
 
 # (kind, file name, content, the message's words)
 REFUSED = [
-    ("jsonl", "page.html", HTML, "page.html: this import reads JSON Lines, one object per line (the project's .jsonl format); only .jsonl files are accepted."),
+    ("jsonl", "page.html", HTML, "page.html: the format chosen reads JSON Lines, one object per line (the project's .jsonl format), in a .jsonl file. Only .jsonl files are accepted."),
     ("cognibench", "dialogues.json", HTML, "dialogues.json does not start as a JSON list of records (CogniBench dialogues.json) does (with '['); it starts with '<'."),
     ("refchecker", "answers.json", SVG, "answers.json does not start as a JSON list of records (RefChecker *_answers.json) does"),
-    ("cognibench", "image.svg", SVG, "only .json files are accepted"),
+    ("cognibench", "image.svg", SVG, "Only .json files are accepted"),
     ("jsonl", "in.jsonl", b"\xff\xd8\xff\xe0 JFIF binary", "in.jsonl is not UTF-8 text"),
     ("jsonl", "in.jsonl", b"  \n", "in.jsonl is empty."),
-    ("jsonl", "in.json", GOOD_JSONL, "only .jsonl files are accepted"),
+    # A file of the other extension is told the format that reads it (issue 50, item 4).
+    ("jsonl", "in.json", GOOD_JSONL, "For a .json file choose the format CogniBench"),
+    ("cognibench", "in.jsonl", GOOD_JSONL, 'For a .jsonl file choose the format Project JSONL ("jsonl").'),
 ]
 
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from ..access import BLIND_EXPORT_MESSAGE, access_project_as_lead, blind_turn_ids, is_blind_on
 from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces, streamed_pieces
-from .forms import TurnFilterForm
+from .forms import CsvExportOptionsForm, TurnFilterForm
 from .selectors import job_waits_for_a_worker
 from annotator.corpus.imports.forms import ImportUploadForm
 from ..models import ExportJob, ImportBatch, Turn
@@ -47,7 +47,7 @@ def turn_list(request, slug):
     query.pop("page", None)
     context = {
         "project": project, "page": page, "filters": filters, "options": selectors.turn_filter_options(project),
-        "query": query.urlencode(),
+        "query": query.urlencode(), "import_numbers": selectors.import_numbers(project),
     }
     template = "data/partials/turn_table.html" if request.htmx else "data/turn_list.html"
     return render(request, template, context)
@@ -63,14 +63,16 @@ def turn_detail(request, slug, turn_id):
         raise Http404("No such turn")
     previous, following = selectors.neighbour_turns(turn)
     context = {"project": project, "turn": turn, "dialogue": turn.dialogue, "previous": previous,
-               "following": following, "sentences": list(turn.sentences.all()), "triplets": list(turn.triplets.all())}
+               "following": following, "sentences": list(turn.sentences.all()), "triplets": list(turn.triplets.all()),
+               "import_number": selectors.import_number(turn.dialogue.batch) if turn.dialogue.batch else None}
     return render(request, "data/turn_detail.html", context)
 
 
 def export(request, slug, fmt):
     """A streamed download of the project's gold (memory flat, however large the project).
 
-    ``?min_severity=`` (1-5 or ``project``) marks each hallucinated sentence's gold ``severe`` (JSONL).
+    ``?min_severity=`` (1-5 or ``project``) marks each hallucinated sentence's gold ``severe`` (JSONL);
+    ``?bom=1``, ``?annotators=1``: the CSV's options (CsvExportOptionsForm).
     """
     project = access_project_as_lead(request.user, slug)
     if fmt not in FORMATS:
@@ -78,8 +80,11 @@ def export(request, slug, fmt):
     refused = _export_refused(request, project)
     if refused:
         return refused
+    options = CsvExportOptionsForm(request.GET)
+    options.is_valid()  # two check boxes: any value is on or off
     try:
-        pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"))
+        pieces = export_pieces(project, fmt, min_severity=request.GET.get("min_severity"),
+                               csv_options=options.cleaned_data if fmt == "csv" else None)
     except ValueError as exc:
         return HttpResponseBadRequest(f"Cannot export: {exc}.", content_type="text/plain; charset=utf-8")
     response = StreamingHttpResponse(streamed_pieces(pieces), content_type=CONTENT_TYPES[fmt])
@@ -93,14 +98,16 @@ def import_list(request, slug):
     project = access_project_as_lead(request.user, slug)
     batches = ImportBatch.objects.filter(project=project).select_related("created_by")[:200]
     return render(request, "data/import_list.html", {"project": project, "batches": batches,
-                                                     "form": ImportUploadForm()})
+                                                     "import_numbers": selectors.import_numbers(project),
+                                                     "form": ImportUploadForm(project=project)})
 
 
 def import_status(request, slug, batch_id):
     """An import job's progress bar, then its summary or error; htmx polls the partial while it runs."""
     project = access_project_as_lead(request.user, slug)
     batch = get_object_or_404(ImportBatch, pk=batch_id, project=project)
-    context = {"project": project, "batch": batch, "progress": import_batch_progress(batch),
+    context = {"project": project, "batch": batch, "number": selectors.import_number(batch),
+               "progress": import_batch_progress(batch),
                "no_worker": job_waits_for_a_worker(batch), "worker_stopped": job_lease_lapsed(batch)}
     if request.htmx:
         return render(request, "data/partials/import_status.html", context)
@@ -154,14 +161,14 @@ def import_upload(request, slug):
     """A lead's upload form (also on the project page): stores the files, queues the job, shows its progress."""
     project = access_project_as_lead(request.user, slug)
     if request.method == "POST":
-        form = ImportUploadForm(request.POST, request.FILES)
+        form = ImportUploadForm(request.POST, request.FILES, project=project)
         if form.is_valid():
             data = form.cleaned_data
             batch = import_batch_start(project, data["kind"], data["upload"], data.get("second_upload"),
                                        actor=request.user)
             return redirect("import_status", slug=project.slug, batch_id=batch.pk)
         return render(request, "data/import_upload.html", {"project": project, "form": form}, status=400)
-    return render(request, "data/import_upload.html", {"project": project, "form": ImportUploadForm()})
+    return render(request, "data/import_upload.html", {"project": project, "form": ImportUploadForm(project=project)})
 
 
 @require_safe

@@ -3,14 +3,16 @@
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.urls import reverse
+from django.utils.html import format_html
 
-from ..domain.protocol.document import load_shipped, shipped_names
+from ..domain.protocol.document import load_shipped
 from ..domain.protocol.groups import reading
 from ..domain.protocol.wording import evidence_wording
 from ..domain.qualification import MAX_AUTO_RETRIES
 from ..domain.vocabulary import ProtocolMode, Role
 from ..models import Project
-from .forms import ProtocolForm
+from .forms import ProtocolForm, shipped_choices
 from .protocols import protocol_for
 from .services import INVITE_DAYS, INVITE_ROLES
 
@@ -141,14 +143,20 @@ class ProjectCreateForm(forms.Form):
     protocol_file = forms.FileField(required=False, label="Your protocol document (when “a file” is chosen)")
     default_language = forms.CharField(
         required=False, max_length=50, label="Language of the dialogues",
-        help_text=Project._meta.get_field("default_language").help_text,
         validators=Project._meta.get_field("default_language").validators)
 
     FILE = "file"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["protocol"].choices = [(name, name) for name in shipped_names()] + [(self.FILE, "A file I upload")]
+        self.fields["protocol"].choices = shipped_choices() + [(self.FILE, "A file I upload")]
+        # The model's help text names docs/languages.md, a path a lead on a server does not have (changing it is a
+        # migration): the form links the page the site serves from that file.
+        self.fields["default_language"].help_text = format_html(
+            'An ISO 639-1 code such as zh, or the language\'s English name such as chinese; empty: English. Used for '
+            'dialogues whose file names no language: it chooses how imported responses are cut into sentences '
+            '(<a href="{}">Languages</a>: the codes and names accepted, and which segmenter each language gets).',
+            reverse("languages_help"))
 
     def clean(self):
         """``protocol_document``: the chosen document, read as the protocol page reads one (the same form, so the
@@ -199,6 +207,7 @@ class InviteCreateForm(forms.Form):
 
     role = forms.ChoiceField(choices=[(role.value, role.label) for role in INVITE_ROLES], label="They join as")
     days = forms.IntegerField(min_value=1, max_value=90, initial=INVITE_DAYS, label="Valid for (days)")
+    single_use = forms.BooleanField(required=False, label="For one person: the link closes once someone joins with it")
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("auto_id", "id_invite_%s")

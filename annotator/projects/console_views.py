@@ -15,7 +15,7 @@ from ..views.common import bad_request
 from . import services
 from .console_forms import (ConfirmForm, InviteCreateForm, MemberAddForm, MemberRoleForm, ProjectCreateForm,
                     ProjectSettingsForm)
-from .selectors import INVITES_AFTER_REMOVAL, members_of, open_invites, removal_effects
+from .selectors import INVITES_AFTER_REMOVAL, invite_is_single_use, members_of, open_invites, removal_effects
 
 NOT_ALLOWED_TO_CREATE = (
     "Creating projects is for people the site administrator allows to (the permission “Can add project”). "
@@ -68,6 +68,7 @@ def people(request, slug):
 
 
 def _people_page(request, project, *, add_form=None, invite_form=None, status=200):
+    invites = list(open_invites(project))
     context = {
         "project": project,
         "members": [(membership, MemberRoleForm(initial={"role": membership.role},
@@ -76,7 +77,8 @@ def _people_page(request, project, *, add_form=None, invite_form=None, status=20
         "add_form": add_form or MemberAddForm(),
         "invite_form": invite_form or InviteCreateForm(),
         "invites": [(invite, request.build_absolute_uri(reverse("project_join", args=[invite.token])))
-                    for invite in open_invites(project)],
+                    for invite in invites],
+        "single_use_ids": {invite.pk for invite in invites if invite_is_single_use(invite)},
         "signup_allowed": settings.INVITE_SIGNUP,
     }
     return render(request, "annotator/people.html", context, status=status)
@@ -147,9 +149,12 @@ def invite_create(request, slug):
     if not form.is_valid():
         return _people_page(request, project, invite_form=form, status=400)
     invite, new = services.invite_create(project, role=form.cleaned_data["role"], days=form.cleaned_data["days"],
-                                         actor=request.user)
+                                         actor=request.user, single_use=form.cleaned_data["single_use"])
     role, until = invite.get_role_display().lower(), f"{invite.expires_at:%Y-%m-%d}"
-    if new:
+    if form.cleaned_data["single_use"]:
+        messages.success(request, f"Invite link for one person made: the first to open it joins as {role} (until "
+                                  f"{until}), and it then closes. Send it to that person only.")
+    elif new:
         messages.success(request, f"Invite link made: whoever opens it joins as {role} (until {until}).")
     else:
         messages.info(request, f"An open link for {role}s until {until} exists already; it is the one below "

@@ -5,7 +5,7 @@ import json
 from django import forms
 from django.core.exceptions import ValidationError
 
-from ..domain.protocol.document import PROTOCOLS_DIR, shipped_names
+from ..domain.protocol.document import PROTOCOLS_DIR, load_shipped, shipped_names
 from .protocol_mapping import mapping_from_fields
 from .protocol_reading import ProtocolTextError, format_of, protocol_limits, read_protocol_text
 
@@ -26,6 +26,12 @@ def document_format(text: str, chosen: str = "") -> str:
     if chosen:
         return chosen
     return "json" if text.lstrip()[:1] in ("{", "[", "n", "") else "yaml"
+
+
+def shipped_choices() -> list[tuple[str, str]]:
+    """Each shipped protocol's file name and the name its document gives it ("CogniBench", ...), for a select:
+    a lead chooses by the name the protocol goes by, not by its file."""
+    return [(name, load_shipped(name).name) for name in shipped_names()]
 
 
 class ProtocolForm(forms.Form):
@@ -51,7 +57,7 @@ class ProtocolForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["shipped"].choices = [("", "—")] + [(name, name) for name in shipped_names()]
+        self.fields["shipped"].choices = [("", "—")] + shipped_choices()
 
     def clean_file(self):
         upload = self.cleaned_data.get("file")
@@ -107,4 +113,4 @@ class ProtocolPreviewForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["shipped"].choices = [("", "—")] + [(name, name) for name in shipped_names()]
+        self.fields["shipped"].choices = [("", "—")] + shipped_choices()

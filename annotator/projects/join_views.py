@@ -18,7 +18,7 @@ from django.shortcuts import redirect, render
 from ..views.common import bad_request
 from . import services
 from .console_forms import ConfirmForm, InviteSignUpForm
-from .selectors import invite_by_token, invite_is_open
+from .selectors import INVITE_CLOSED, invite_by_token, invite_is_open
 from .signup_limit import signup_attempt_take
 
 SESSION_KEY = "invite_token"
@@ -127,5 +127,5 @@ def _page(request, invite, is_open, *, signin_form=None, signup_form=None, wait=
     minutes = max(1, -(-wait // 60)) if wait else 0
     context = {"project_name": invite.project.name, "role": invite.get_role_display().lower(), "open": is_open,
                "form": ConfirmForm(), "signin_form": signin_form, "signup_form": signup_form,
-               "wait_minutes": minutes}
+               "wait_minutes": minutes, "closed_message": INVITE_CLOSED}
     return render(request, "annotator/project_join.html", context, status=status)

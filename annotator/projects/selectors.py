@@ -26,6 +26,10 @@ def project_list_for(user):
     ).order_by("name")
 
 
+def leads_any_project(user) -> bool:
+    return Membership.objects.filter(user=user, role=Role.LEAD).exists()
+
+
 def project_progress(project) -> dict:
     """Counts a lead and an annotator look at: turns, sentences, slots filled, gold."""
     turns = Turn.objects.filter(dialogue__project=project, is_qualification=False)
@@ -123,8 +127,26 @@ def removal_effects(membership) -> RemovalEffects:
     return RemovalEffects(username=membership.user.get_username(), slots=slots, flags=flags)
 
 
+# A link for one person (Label Studio's single-use invite) is marked in its token, as the invite has no field for it
+# (no migration): "." never occurs in secrets.token_urlsafe's alphabet, so no link for many starts with this.
+SINGLE_USE_PREFIX = "once."
+
+
+def invite_is_single_use(invite) -> bool:
+    return invite.token.startswith(SINGLE_USE_PREFIX)
+
+
+def invite_is_used_up(invite) -> bool:
+    """A link for one person that someone joined with: it lets nobody else in."""
+    return invite_is_single_use(invite) and invite.uses >= 1
+
+
+INVITE_CLOSED = ("This invite link has expired, was revoked or was for one person who has joined with it: ask the "
+                 "project's lead for a new one.")
+
+
 def invite_is_open(invite) -> bool:
-    return invite.revoked_at is None and invite.expires_at > timezone.now()
+    return invite.revoked_at is None and invite.expires_at > timezone.now() and not invite_is_used_up(invite)
 
 
 def invite_by_token(token: str):
@@ -135,7 +157,8 @@ def invite_by_token(token: str):
 
 
 def open_invites(project):
-    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now())
+    return ProjectInvite.objects.filter(project=project, revoked_at__isnull=True, expires_at__gt=timezone.now()).exclude(
+        token__startswith=SINGLE_USE_PREFIX, uses__gte=1)
 
 
 def removed_since(invite, user) -> bool:
@@ -176,7 +199,11 @@ def setup_steps(project, progress: dict, units_review: tuple[list, int] = ([], 0
         {"key": "units", "title": "Review units", "done": progress["turns"] > 0 and not units_count,
          "status": (f"{units_count} unit{'s' if units_count != 1 else ''} may hold several sentences or be too long "
                     f"(over {LONG_UNIT_CHARS} characters): split them on their turn's page." if units_count else
-                    "Every unit reads as one sentence." if progress["turns"] else "Import data first."),
+                    # What was checked, no more: the segmenter that finds one sentence in a unit is the one that cut
+                    # it, so a sentence end it missed is missed here too.
+                    f"No unit is over {LONG_UNIT_CHARS} characters, and the language's segmenter (the one that cut "
+                    "the units) finds one sentence in each; a sentence end it misses is not found here: annotators "
+                    "flag such units from their screen." if progress["turns"] else "Import data first."),
          "units": units, "url_name": "turn_list", "action": "All turns"},
         # Done once the lead chose one (a version is set): the built-in default is no choice.
         {"key": "protocol", "title": "Choose the protocol", "done": version is not None,

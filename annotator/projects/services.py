@@ -18,8 +18,8 @@ from ..domain.protocol.document import ProtocolDocumentError
 from ..domain.vocabulary import Role
 from ..work.assignment import assignment_release
 from .protocol_services import protocol_set
-from .selectors import (RemovalEffects, invite_is_open, open_invites, people_addable_by, removal_effects,
-                        removed_since)
+from .selectors import (INVITE_CLOSED, SINGLE_USE_PREFIX, RemovalEffects, invite_is_open, open_invites,
+                        people_addable_by, removal_effects, removed_since)
 from .usernames import username_refusal
 
 # One answer for a name nobody may add, whether no account has it, it is inactive, or the lead cannot see it:
@@ -163,23 +163,28 @@ INVITE_MADE_BEFORE_REMOVAL = (
 )
 
 
-def invite_create(project: Project, *, role: str, actor, days: int = INVITE_DAYS) -> tuple[ProjectInvite, bool]:
+def invite_create(project: Project, *, role: str, actor, days: int = INVITE_DAYS,
+                  single_use: bool = False) -> tuple[ProjectInvite, bool]:
     """An open link of this role until ``days`` from today; returns it and whether it is new.
 
     A lead who asks twice for the same link (same role, same last day) gets the open one back rather than a
-    second, identical link to keep track of and revoke.
+    second, identical link to keep track of and revoke. A ``single_use`` link is for one person: always a new
+    one, and it closes once someone joins with it.
     """
     if role not in INVITE_ROLES:
         raise ValidationError({"role": "An invite link makes annotators or adjudicators; make a lead from a member."})
     expires_at = timezone.now() + timedelta(days=days)
     with transaction.atomic():
         Project.objects.select_for_update().filter(pk=project.pk).first()  # two clicks at once: one link
-        same = open_invites(project).filter(role=role, expires_at__date=expires_at.date()).order_by("-created_at")
-        existing = same.first()
-        if existing is not None:
-            return existing, False
+        if not single_use:
+            same = (open_invites(project).filter(role=role, expires_at__date=expires_at.date())
+                    .exclude(token__startswith=SINGLE_USE_PREFIX).order_by("-created_at"))
+            existing = same.first()
+            if existing is not None:
+                return existing, False
+        token = (SINGLE_USE_PREFIX if single_use else "") + secrets.token_urlsafe(32)
         invite = ProjectInvite.objects.create(
-            project=project, role=role, created_by=actor, token=secrets.token_urlsafe(32), expires_at=expires_at,
+            project=project, role=role, created_by=actor, token=token, expires_at=expires_at,
         )
     return invite, True
 
@@ -199,7 +204,7 @@ def invite_accept(invite: ProjectInvite, user) -> tuple[Membership, bool]:
     """
     invite = ProjectInvite.objects.select_for_update().select_related("project").get(pk=invite.pk)
     if not invite_is_open(invite):
-        raise ValidationError("This invite link has expired or was revoked: ask the project's lead for a new one.")
+        raise ValidationError(INVITE_CLOSED)
     existing = Membership.objects.filter(project=invite.project, user=user).first()
     if existing is not None:
         return existing, False
@@ -234,7 +239,7 @@ def account_create_with_invite(invite: ProjectInvite, *, username: str, password
         raise PermissionDenied("This site does not let people create their own accounts.")
     invite = ProjectInvite.objects.select_for_update().get(pk=invite.pk)
     if not invite_is_open(invite):
-        raise ValidationError("This invite link has expired or was revoked: ask the project's lead for a new one.")
+        raise ValidationError(INVITE_CLOSED)
     users = get_user_model()
     username = users.normalize_username((username or "").strip())
     if not username:

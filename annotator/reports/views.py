@@ -65,9 +65,12 @@ def _charts(report, read):
     else:
         stacks.append(("All", [(read.label_name(label), by_label.get(label, 0), read.colour(label)) for label in read.labels]))
     return {
+        # α and κ are not shares: one axis from their own scale (up to 1), percent agreement on it as a share, where
+        # a percent axis drew an α of 0.889 as 88.9 %.
         "steps": charts.bar_chart(
-            "Agreement per protocol step", step_names,
-            [(name, [m[key] for m in measures], colour) for name, key, colour in MEASURE_SERIES], y_min=None, width=760,
+            "Agreement per protocol step (0 to 1; percent agreement as a share)", step_names,
+            [(name, [m[key] for m in measures], colour) for name, key, colour in MEASURE_SERIES], percent=False,
+            y_min=None, y_max=1.0, width=760,
         ),
         "weekly": charts.line_chart(
             "Agreement on the final label by week", [w["week"] for w in weekly],

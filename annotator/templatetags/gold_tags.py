@@ -113,3 +113,14 @@ def open_disputes_for_user(context):
     if user is None or not user.is_authenticated:
         return (0, None)
     return nav_badges(request).disputes
+
+
+@register.inclusion_tag("gold/partials/turn_reopen.html", takes_context=True)
+def turn_reopen_section(context, project, turn):
+    """The lead's turn page: each submitted annotation of the turn, with the form that reopens it (the sentence's gold
+    page had the only one)."""
+    from ..gold.selectors import turn_assignments
+
+    request = context["request"]
+    return {"project": project, "assignments": turn_assignments(turn), "csrf_token": context.get("csrf_token"),
+            "next": request.get_full_path()}

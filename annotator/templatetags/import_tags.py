@@ -11,7 +11,7 @@ register = template.Library()
 
 @register.inclusion_tag("data/partials/import_upload_form.html", takes_context=True)
 def import_upload_form(context, project):
-    return {"project": project, "form": ImportUploadForm(), "csrf_token": context.get("csrf_token")}
+    return {"project": project, "form": ImportUploadForm(project=project), "csrf_token": context.get("csrf_token")}
 
 
 def import_file_names(batch) -> list[tuple[int, str]]:
@@ -25,6 +25,12 @@ def import_file_names(batch) -> list[tuple[int, str]]:
 
 
 register.filter("import_files", import_file_names)
+
+
+@register.filter
+def number_of(import_numbers: dict, batch_id) -> int | str:
+    """An import's number in its project (``import_numbers`` of the imports' selectors) from its id."""
+    return import_numbers.get(batch_id, "")
 
 
 @register.simple_tag

@@ -1,5 +1,5 @@
-"""The protocol format's description, served in the app from the same file the repository keeps
-(docs/protocols.md): a lead on a server has no repository to open it in."""
+"""The documentation a lead's forms point to, served in the app from the same files the repository keeps
+(docs/protocols.md, docs/languages.md): a lead on a server has no repository to open them in."""
 
 from functools import lru_cache
 from pathlib import Path
@@ -14,6 +14,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 PROTOCOL_FORMAT = Path(settings.BASE_DIR) / "docs" / "protocols.md"
+LANGUAGES = Path(settings.BASE_DIR) / "docs" / "languages.md"
 # What a rendered page of ours may hold: the file is the project's own, and it is cleaned all the same, so a
 # document edited by a careless hand never runs a script on the site.
 ALLOWED_TAGS = sorted(bleach.sanitizer.ALLOWED_TAGS | {
@@ -28,16 +29,24 @@ def _rendered(path: Path, modified: float) -> str:
     return bleach.clean(html, tags=ALLOWED_TAGS, attributes=ALLOWED_ATTRIBUTES, protocols=["http", "https"])
 
 
-def protocol_format_html() -> str:
-    """docs/protocols.md as HTML, rendered again whenever the file changes."""
-    return _rendered(PROTOCOL_FORMAT, PROTOCOL_FORMAT.stat().st_mtime)
+def _document_page(request, path: Path, title: str, testid: str):
+    """A file of docs/ as a page, rendered again whenever the file changes."""
+    try:
+        document = _rendered(path, path.stat().st_mtime)
+    except FileNotFoundError:  # a deployment that left docs/ out
+        raise Http404("This site was installed without its docs/ folder.") from None
+    return render(request, "help/document.html", {
+        "document": mark_safe(document), "title": title, "source": f"docs/{path.name}", "testid": testid})
 
 
 @require_safe
 @login_required
 def protocol_format(request):
-    try:
-        document = protocol_format_html()
-    except FileNotFoundError:  # a deployment that left docs/ out
-        raise Http404("This site was installed without its docs/ folder.") from None
-    return render(request, "help/protocol_format.html", {"document": mark_safe(document)})
+    return _document_page(request, PROTOCOL_FORMAT, "The protocol format", "protocol-format")
+
+
+@require_safe
+@login_required
+def languages(request):
+    """How each language is cut into units: the page the language fields point to."""
+    return _document_page(request, LANGUAGES, "Languages", "languages")

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from annotator.access import BLIND_EXPORT_MESSAGE, is_lead
 from annotator.corpus.exports.exporters import CONTENT_TYPES, FILENAMES, FORMATS, export_pieces, streamed_pieces
+from annotator.corpus.forms import CsvExportOptionsForm
 from annotator.projects.protocols import protocol_for
 from annotator.models import Adjudication, Assignment, GoldLabel, Sentence, SentenceAnnotation
 from annotator.reports.selectors import project_report
@@ -208,7 +209,13 @@ class GoldExportView(ProjectScopedView):
                     OpenApiParameter("min_severity", str, required=False,
                                      description="JSONL only: 1-5, or `project` for the project's severity "
                                                  "threshold; each hallucinated sentence's gold then says "
-                                                 "whether it is `severe` (rated at least that).")],
+                                                 "whether it is `severe` (rated at least that)."),
+                    OpenApiParameter("bom", bool, required=False,
+                                     description="CSV only: start with a UTF-8 byte order mark (Excel reads the "
+                                                 "file as UTF-8 only then)."),
+                    OpenApiParameter("annotators", bool, required=False,
+                                     description="CSV only: a column `annotator.<username>` per annotator who "
+                                                 "submitted work, with their label's name beside the gold.")],
         responses={(200, "application/x-ndjson"): OpenApiResponse(
             OpenApiTypes.STR, description="One JSON object per turn and line."),
             (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT, description="CogniBench labels.json."),
@@ -220,8 +227,11 @@ class GoldExportView(ProjectScopedView):
         fmt = request.query_params.get("fmt", "jsonl")
         if fmt not in FORMATS:
             raise serializers.ValidationError({"fmt": [f'"{fmt}" is not a valid choice.']})
+        options = CsvExportOptionsForm(request.query_params)
+        options.is_valid()  # two check boxes: any value is on or off
         try:
-            pieces = export_pieces(self.project, fmt, min_severity=request.query_params.get("min_severity"))
+            pieces = export_pieces(self.project, fmt, min_severity=request.query_params.get("min_severity"),
+                                   csv_options=options.cleaned_data if fmt == "csv" else None)
         except ValueError as exc:
             raise serializers.ValidationError({"min_severity": [str(exc)]}) from None
         response = StreamingHttpResponse(streamed_pieces(pieces), content_type=CONTENT_TYPES[fmt])

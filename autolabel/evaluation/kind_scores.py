@@ -87,7 +87,8 @@ def summary(step: dict) -> str:
         answers = ", ".join(f"{answer} {shown(figures['f1'])}" for answer, figures in step["answers"].items())
         figures = f"micro F1 {shown(step['micro']['f1'])}; per answer F1: {answers}"
     elif step["kind"] == SCALE:
-        figures = f"MAE {shown(step['mae'])}, quadratic-weighted kappa {shown(step['kappa'])}"
+        kappa = step.get("kappa_undefined") or shown(step["kappa"])
+        figures = f"MAE {shown(step['mae'])}, quadratic-weighted kappa {kappa}"
     else:
         figures = f"not scored ({step['predicted']} predicted, {step['gold']} in gold)"
     return f"{step['step']} ({step['kind']}, {step['pairs']} sentences): {figures}"

@@ -1,7 +1,9 @@
 from django import forms
 from django.forms.models import ModelChoiceIterator
 
+from annotator.corpus.imports.selectors import import_numbers
 from annotator.forms.fields import CountField, IdField
+from annotator.models import ImportBatch
 
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.models import LearnedJudge, LLMProfile, PromptVersion
@@ -90,6 +92,14 @@ class JobStartForm(forms.Form):
         if project is not None and learned:
             self.learned_offer = judge_offer(project, blind=blind)
             self.fields["profile"].offer_judge(self.learned_offer)
+            # Some turns only, by import: the project page's own way to what the admin's "Auto-label selected" does.
+            numbers = import_numbers(project)
+            self.fields["turns_of_import"] = forms.ModelChoiceField(
+                queryset=ImportBatch.objects.filter(project=project).order_by("pk"), required=False,
+                label="Turns", empty_label="Every turn (outside the qualification set)",
+                help_text="Or only the turns of one import.")
+            self.fields["turns_of_import"].label_from_instance = (
+                lambda batch: f"Only the turns of import #{numbers.get(batch.pk, '?')}: {batch.filename}")
         if project is not None:
             usable = endpoints_usable_by(project)
             self.fields["profile"].queryset = usable
@@ -111,6 +121,8 @@ class JobStartForm(forms.Form):
         if isinstance(profile, LearnedJudge):  # its votes and threshold are its own (learned/validation.py)
             if data.get("batch_mode"):
                 self.add_error("batch_mode", "The learned judge calls no service: there is no Batch API to use.")
+            if data.get("turns_of_import"):
+                self.add_error("turns_of_import", "The learned judge labels every turn: choose every turn.")
             return data
         samples, threshold = data.get("samples"), data.get("threshold")
         if samples and threshold and threshold > samples:

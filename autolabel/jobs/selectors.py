@@ -20,6 +20,13 @@ def job_scope(project, turn_ids=None):
     return turns.filter(pk__in=turn_ids), [t for t in turn_ids if t not in found]
 
 
+def turn_ids_of_import(batch) -> list[int] | None:
+    """The turns a job started on one import labels (outside the qualification set); None (every turn) without one."""
+    if batch is None:
+        return None
+    return list(Turn.objects.filter(dialogue__batch=batch, is_qualification=False).values_list("pk", flat=True))
+
+
 def job_of_project(project, job_id) -> AutoLabelJob:
     """The project's job ``job_id`` with its profile, prompt and protocol versions (404 for another project's job)."""
     return get_object_or_404(AutoLabelJob.objects.select_related("profile", "prompt_version", "protocol_version"), pk=job_id, project=project)

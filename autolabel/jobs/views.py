@@ -36,6 +36,7 @@ def _job_start(request, project, form):
         project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
         threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],
         batch_mode=data["batch_mode"], created_by=request.user,
+        turn_ids=selectors.turn_ids_of_import(data.get("turns_of_import")),
     )
 
 
@@ -66,6 +67,10 @@ def job_estimate(request, slug):
     Builds the prompts, sends nothing."""
     project = access_project_as_lead(request.user, slug)
     form = _start_form(request, project, request.GET)
+    if request.htmx and not request.GET.get("profile"):
+        # The page's first request, before a profile is chosen: nothing to estimate, and nothing wrong yet.
+        return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None,
+                                                                         "untouched": True})
     if not form.is_valid():
         if request.htmx:  # shown in the estimate's place, naming the field
             return render(request, "autolabel/partials/job_estimate.html", {"form": form, "estimate": None})
@@ -75,10 +80,17 @@ def job_estimate(request, slug):
         return render(request, "autolabel/partials/job_estimate.html",
                       {"form": form, "estimate": learned_estimate(project), "judge": data["profile"],
                        "judge_votes": {"samples": JUDGE_SAMPLES, "threshold": JUDGE_THRESHOLD}})
-    estimate = estimation.estimate_for(project, data["profile"], samples=data["samples"], use_n=data["use_n"],
-                                       batch_mode=data["batch_mode"], prompt_version=data["prompt_version"])
+    turn_ids = selectors.turn_ids_of_import(data.get("turns_of_import"))
+    turns = selectors.job_scope(project, turn_ids)[0] if turn_ids is not None else None
+    estimate = estimation.estimate_for(project, data["profile"], turns=turns, samples=data["samples"],
+                                       use_n=data["use_n"], batch_mode=data["batch_mode"],
+                                       prompt_version=data["prompt_version"])
+    profile = data["profile"]
+    # The prices as the lead typed them (2.5, not 2.5000): the estimate's cost is in their currency.
+    prices = [f"{price:f}".rstrip("0").rstrip(".") if "." in f"{price:f}" else f"{price:f}"
+              for price in (profile.input_price_per_million, profile.output_price_per_million)]
     return render(request, "autolabel/partials/job_estimate.html",
-                  {"form": form, "estimate": estimate, "profile": data["profile"]})
+                  {"form": form, "estimate": estimate, "profile": profile, "prices": prices})
 
 
 def job_detail(request, slug, job_id):

@@ -90,6 +90,21 @@ class Estimate:
         data["cost"] = str(self.cost)
         return data
 
+    @property
+    def time_words(self) -> str:
+        """The time as a page says it: "under a second" where a figure would read "about 0.0 s"."""
+        return duration_words(self.seconds) if self.seconds is not None else ""
+
+
+def duration_words(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
+
 
 def _stage(messages, numbers, tag, endpoint: Endpoint) -> tuple[int, int, int]:
     """(requests, prompt tokens, reply tokens) of one stage of one turn."""

@@ -5,10 +5,23 @@ from django.db.models import Count, Prefetch, Q
 from annotator.models import ClaimTriplet, Dialogue, ImportBatch, Sentence, Turn
 
 
+def import_numbers(project) -> dict[int, int]:
+    """Each import of the project by id -> its number in the project (1 for the first), as every page shows it: the id
+    is site-wide, so a project's first import read "#2" when another project had imported before."""
+    ids = ImportBatch.objects.filter(project=project).order_by("pk").values_list("pk", flat=True)
+    return {pk: number for number, pk in enumerate(ids, start=1)}
+
+
+def import_number(batch) -> int:
+    return ImportBatch.objects.filter(project_id=batch.project_id, pk__lte=batch.pk).count()
+
+
 def turn_filter_options(project) -> dict:
     dialogues = Dialogue.objects.filter(project=project)
+    numbers = import_numbers(project)
     return {
-        "batches": list(ImportBatch.objects.filter(project=project).values_list("id", "filename", "created_at")),
+        "batches": [(pk, numbers[pk], filename, created) for pk, filename, created in
+                    ImportBatch.objects.filter(project=project).values_list("id", "filename", "created_at")],
         "topics": list(dialogues.exclude(topic="").order_by("topic").values_list("topic", flat=True).distinct()),
         "models": list(
             dialogues.exclude(generator_model="").order_by("generator_model")

@@ -12,7 +12,7 @@ import json
 from annotator.corpus.exports.exporters.cognibench import cognibench_pieces
 from annotator.corpus.exports.exporters.csv_gold import gold_csv_pieces
 from annotator.corpus.exports.exporters.jsonl import jsonl_lines
-from annotator.corpus.imports.importers.cognibench import CRITERIA_OF
+from annotator.corpus.imports.importers.cognibench import labels_are_cognibench
 from annotator.domain.storable import surrogate_problem, unstorable_path
 from annotator.projects.protocols import protocol_for
 
@@ -27,15 +27,16 @@ def format_refusal(project, fmt: str) -> str | None:
     its criteria lists, so a project on another protocol exports JSONL (which carries its protocol)."""
     if fmt == "cognibench":
         protocol = protocol_for(project)
-        if set(protocol.labels) != set(CRITERIA_OF):
+        if not labels_are_cognibench(protocol):
             return (f"CogniBench's labels.json holds CogniBench's labels only, and this project follows "
                     f"{protocol.name!r}: export JSONL, which carries the project's protocol")
     return None
 
 
-def export_pieces(project, fmt: str, min_severity=None, progress=None):
+def export_pieces(project, fmt: str, min_severity=None, progress=None, csv_options: dict | None = None):
     """The pieces of an export; ``min_severity`` (1-5, or "project" for the project's threshold) marks
     every hallucinated sentence's gold ``severe`` when rated at least that (HalluDetect's filter, JSONL only).
+    ``csv_options`` (the CSV's ``bom``, ``annotators``: csv_gold) apply to the CSV only.
 
     Raises ValueError with a message for the person who asked for it.
     """
@@ -43,6 +44,8 @@ def export_pieces(project, fmt: str, min_severity=None, progress=None):
         raise ValueError(f"unknown format {fmt!r}; one of {', '.join(sorted(FORMATS))}")
     if refusal := format_refusal(project, fmt):
         raise ValueError(refusal)
+    if fmt == "csv" and csv_options and min_severity in (None, ""):
+        return gold_csv_pieces(project, progress=progress, **csv_options)
     if min_severity in (None, ""):
         return FORMATS[fmt](project, progress=progress)
     if fmt != "jsonl":

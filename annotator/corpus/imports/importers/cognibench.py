@@ -41,6 +41,12 @@ LABEL_MAP = {
 CRITERIA_OF = {label: list(criteria) for criteria, label in LABEL_MAP.items()}
 CRITERIA_OF[Label.MISLEADING] = []
 
+
+def labels_are_cognibench(protocol) -> bool:
+    """Whether CogniBench's files (its labels.json criteria) can spell this protocol's labels: else only a Project
+    JSONL, which carries its protocol, holds the project's gold."""
+    return set(protocol.labels) == set(CRITERIA_OF)
+
 LIST_FIELDS = (
     "hallu_list", "irrelevant_list", "faithfulness_list", "factual_hallu_list", "cognitive_hallu_list",
     "misleading_list", "speculative_list", "realiable_list", "unequivocal_list", "factual_list", "cognitive_list",

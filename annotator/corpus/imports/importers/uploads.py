@@ -20,6 +20,10 @@ MAIN_FILE = {
     "refchecker": (".json", "[", "a JSON list of records (RefChecker *_answers.json)"),
     "jsonl": (".jsonl", "{", "JSON Lines, one object per line (the project's .jsonl format)"),
 }
+# The format to choose for a file of each extension, said when the chosen one reads another.
+FORMAT_FOR_EXTENSION = {".json": 'CogniBench ("cognibench", a dialogues.json) or RefChecker ("refchecker", an '
+                                 '*_answers.json)',
+                        ".jsonl": 'Project JSONL ("jsonl")'}
 # CogniBench's optional labels.json.
 SECOND_FILE = (".json", "{", "a JSON object of labels by record id (CogniBench labels.json)")
 HEAD_BYTES = 64 * 1024
@@ -63,8 +67,12 @@ def file_check(upload, field: str, extension: str, first_char: str, described: s
     if upload.size is not None and upload.size > limit:
         raise UploadRefused(field, f"{name} is {upload.size / 1_000_000:.1f} MB; an import file may be at most "
                                    f"{upload_limit_text(limit)} (IMPORT_MAX_UPLOAD_BYTES).")
-    if Path(name).suffix.lower() != extension:
-        raise UploadRefused(field, f"{name}: this import reads {described}; only {extension} files are accepted.")
+    suffix = Path(name).suffix.lower()
+    if suffix != extension:
+        fitting = FORMAT_FOR_EXTENSION.get(suffix) if field == "upload" else None
+        raise UploadRefused(field, f"{name}: the format chosen reads {described}, in a {extension} file. "
+                                   + (f"For a {suffix} file choose the format {fitting}." if fitting else
+                                      f"Only {extension} files are accepted."))
     upload.seek(0)
     head = upload.read(HEAD_BYTES)
     upload.seek(0)

@@ -115,6 +115,14 @@ def score(pairs: Sequence[Pair], minimum: int, maximum: int) -> dict:
     gold = [pair.gold for pair in shared]
     predicted = [pair.predicted for pair in shared]
     mae = round(sum(abs(g - p) for g, p in zip(gold, predicted)) / len(shared), 4) if shared else None
+    # κ of a rater who gives one point whatever the sentence is 0 by construction (its expected agreement equals
+    # the observed), which reads as "no better than chance": say it is undefined, and why.
+    undefined = ""
+    if len(shared) >= 2 and len(set(predicted)) == 1:
+        undefined = "undefined: the pre-labeler gave one value"
+    elif len(shared) >= 2 and len(set(gold)) == 1:
+        undefined = "undefined: gold has one value"
+    kappa = None if undefined else quadratic_kappa(gold, predicted, range(minimum, maximum + 1))
     return {"kind": SCALE, "metric": "mean absolute error, quadratic-weighted κ", "pairs": len(shared),
-            "mae": mae, "kappa": quadratic_kappa(gold, predicted, range(minimum, maximum + 1)),
+            "mae": mae, "kappa": kappa, "kappa_undefined": undefined,
             "exact_match": _ratio(sum(1 for g, p in zip(gold, predicted) if g == p), len(shared))}
