@@ -14,6 +14,8 @@ from django.core.management import CommandError, call_command
 from annotator.models import Dialogue, ImportBatch, Sentence, Turn
 from annotator.corpus.imports.services import import_batch_execute, import_batch_start
 from annotator.domain.vocabulary import Role
+from annotator.domain.protocol.document import load_shipped
+from annotator.projects.protocol_services import protocol_set
 from tests.factories import ProjectFactory, member
 
 pytestmark = pytest.mark.django_db
@@ -266,3 +268,18 @@ def test_a_record_broken_early_in_a_large_file_is_named_as_broken_not_as_too_lon
     message = import_error("import_cognibench", tmp_path / "dialogues.json")
     assert "dialogues.json: record #1: field '(record)': longer than 2,000 characters" in message, message
     assert nothing_in(project)
+
+
+def test_cognibench_labels_are_refused_in_a_project_whose_protocol_has_other_labels(tmp_path):
+    """labels.json spells CogniBench's labels: in a project following HalluDetect (supported / unsupported) they
+    were stored as its gold (253 'faithful', 'speculative'… labels on the shared sample) although no step of its
+    protocol yields them. Refused naming the file and what to do; the dialogues alone still import."""
+    project = ProjectFactory(slug="errors")
+    protocol_set(project, load_shipped("halludetect").document)
+    dialogues = write_json(tmp_path, "dialogues.json", [cognibench_record(0), cognibench_record(1)])
+    labels = write_json(tmp_path, "labels.json", {"0_en_0": {"sentence_label_dict": {"the river is long.": [["faithful"], 0]}}})
+    message = import_error("import_cognibench", dialogues, labels)
+    assert "labels.json" in message and "HalluDetect" in message and "Project JSONL" in message, message
+    assert nothing_in(project)
+    call_command("import_cognibench", "--project", "errors", str(dialogues), stdout=open("/dev/null", "w"))
+    assert Sentence.objects.filter(turn__dialogue__project=project).count() == 2

@@ -29,7 +29,7 @@ def parse_files(kind: str, paths: list[Path], summary: ImportSummary, progress: 
         if not 1 <= len(paths) <= 2:
             raise ValueError("a CogniBench import takes DIALOGUES.json and optionally LABELS.json")
         return cognibench.parse(paths[0], paths[1] if len(paths) > 1 else None, summary, progress, names=names,
-                               default_language=default_language)
+                               default_language=default_language, protocol=protocol)
     if kind == ImportBatch.Kind.REFCHECKER:
         from annotator.corpus.imports.importers import refchecker
 

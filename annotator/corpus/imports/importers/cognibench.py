@@ -137,7 +137,7 @@ def _labels_load(labels_path: Path, filename: str) -> dict:
 
 
 def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None, progress=None, names=None,
-          default_language: str = ""):
+          default_language: str = "", protocol=None):
     """Yield a TurnRecord per dialogues.json record (labels applied from labels.json).
 
     A record whose ``language`` is empty is in ``default_language`` (the project's).
@@ -145,6 +145,7 @@ def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None
     dialogues.json is read one record at a time (``reading.records_of``): memory stays flat
     whatever its size. labels.json is held whole: records are looked up in it by id. ``names``
     are the files' original names, for messages (an upload is stored under another name).
+    ``protocol`` (the project's): labels.json's labels are CogniBench's, refused where it has others.
     """
     dialogues_path = Path(dialogues_path)
     names = list(names) if names else [dialogues_path.name] + ([Path(labels_path).name] if labels_path else [])
@@ -152,6 +153,7 @@ def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None
     labels_name = names[1] if labels_path is not None and len(names) > 1 else ""
     summary = summary if summary is not None else ImportSummary()
     labels = _labels_load(Path(labels_path), labels_name) if labels_path is not None else {}
+    _refuse_labels_of_another_protocol(labels, labels_name, protocol)
     seen_ids = set()
     for position, record, raw in records_of(dialogues_path, list, progress=progress, filename=dialogues_name):
         if isinstance(record, dict) and isinstance(record.get("id"), str):
@@ -165,6 +167,22 @@ def parse(dialogues_path, labels_path=None, summary: ImportSummary | None = None
     for record_id in labels:
         if record_id not in seen_ids:
             summary.inconsistencies.append(f"{labels_name}: {record_id}: no such record in {dialogues_name}")
+
+
+def _refuse_labels_of_another_protocol(labels: dict, labels_name: str, protocol) -> None:
+    """CogniBench's labels stored as the gold of a project whose protocol has other labels would be gold no step
+    of its walk yields: refused before anything is read, naming the first labelled record."""
+    if protocol is None or labels_are_cognibench(protocol):
+        return
+    labelled = next((record_id for record_id, record in labels.items()
+                     if isinstance(record, dict) and record.get("sentence_label_dict")), None)
+    if labelled is None:
+        return
+    raise ImportFormatError(
+        labels_name, labelled, "sentence_label_dict",
+        f"holds CogniBench's labels ({', '.join(sorted(CRITERIA_OF))}), but this project follows "
+        f"{protocol.name}, whose labels are {', '.join(protocol.labels)}: import dialogues.json alone, "
+        "or the gold as a Project JSONL file in this protocol's labels")
 
 
 def _require(record, key, types, filename, where):
