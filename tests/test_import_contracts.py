@@ -24,6 +24,9 @@ PLANTS = [
     ("annotator/corpus/models.py", "from annotator.gold import services as planted", "A turn's units over gold over the corpus' models"),
     ("autolabel/learned/model.py", "from django.db import connection as planted", "The learned judge's features, model and measures are pure"),
     ("autolabel/learned/training.py", "from autolabel.jobs import services as planted", "The learned judge is a library of the jobs"),
+    # The two cycles once there: a job's estimate and its creation; one sentence's features and the batch's arrays.
+    ("autolabel/jobs/estimation.py", "from autolabel.jobs import services as planted", "Within each package of the pre-labeler"),
+    ("autolabel/learned/features.py", "from autolabel.learned import dense as planted", "Within each package of the pre-labeler"),
 ]
 
 
@@ -40,7 +43,7 @@ def lint_imports(folder: Path) -> subprocess.CompletedProcess:
 def test_the_code_keeps_every_import_contract():
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "Contracts: 9 kept, 0 broken." in result.stdout  # every contract of .importlinter was read and checked
+    assert "Contracts: 10 kept, 0 broken." in result.stdout  # every contract of .importlinter was read and checked
 
 
 def test_a_planted_violation_of_each_contract_fails_the_check(tmp_path):
@@ -59,4 +62,10 @@ def test_a_planted_violation_of_each_contract_fails_the_check(tmp_path):
     broken = result.stdout.split("Broken contracts")[1]
     for relative, _, contract in PLANTS:
         assert contract in broken, (contract, result.stdout)
-        assert relative[:-3].replace("/", ".") in broken, (relative, result.stdout)
+        assert _named(relative[:-3].replace("/", "."), broken), (relative, result.stdout)
+
+
+def _named(module: str, broken: str) -> bool:
+    """Whether the report of broken contracts names ``module``: whole, or (a cycle) as a leaf of its package."""
+    package, _, leaf = module.rpartition(".")
+    return module in broken or (f"No cycles are allowed in {package}." in broken and f".{leaf} " in broken)
