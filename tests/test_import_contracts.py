@@ -1,7 +1,8 @@
 """The architecture's import rules hold, checked by import-linter (contracts in .importlinter).
 
 `make test` runs `lint-imports` before pytest; this runs it again so that the suite itself fails on a
-violation, and shows on a copy of the code with planted violations that each contract can fail.
+violation, and shows on a copy of the code with planted violations that each contract can fail. Beyond the
+contracts, no module of the project imports itself back through others (a cycle), read from the same graph.
 Pure: the code is read, not imported; no database.
 """
 
@@ -9,6 +10,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import grimp
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("annotator", "autolabel", "api", "config")
@@ -69,3 +72,32 @@ def _named(module: str, broken: str) -> bool:
     """Whether the report of broken contracts names ``module``: whole, or (a cycle) as a leaf of its package."""
     package, _, leaf = module.rpartition(".")
     return module in broken or (f"No cycles are allowed in {package}." in broken and f".{leaf} " in broken)
+
+
+def module_cycles(graph: grimp.ImportGraph) -> set[tuple[str, ...]]:
+    """Every cycle of imports between modules, each as its modules from the first by name (a module importing
+    ``x`` while ``x`` reaches it back)."""
+    cycles = set()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            chain = graph.find_shortest_chain(importer=imported, imported=module) if imported != module else None
+            if chain:
+                loop = [module, *chain[:-1]]
+                first = loop.index(min(loop))
+                cycles.add(tuple(loop[first:] + loop[:first]))
+    return cycles
+
+
+def test_no_module_imports_itself_back():
+    # The models of the features name one another by string ("annotator.Turn"), never by import.
+    assert module_cycles(grimp.build_graph(*PACKAGES, cache_dir=None)) == set()
+
+
+def test_a_cycle_through_other_modules_is_found():
+    graph = grimp.ImportGraph()
+    for importer, imported in [("jobs.services", "jobs.estimation"), ("jobs.estimation", "jobs.selectors"),
+                               ("jobs.selectors", "jobs.services"), ("jobs.views", "jobs.services")]:
+        graph.add_import(importer=importer, imported=imported)
+    assert module_cycles(graph) == {("jobs.estimation", "jobs.selectors", "jobs.services")}
+    graph.remove_import(importer="jobs.selectors", imported="jobs.services")
+    assert module_cycles(graph) == set()
