@@ -14,7 +14,7 @@ from annotator.projects.protocol_services import protocol_set
 from autolabel.checks.drawing import turn_margins
 from autolabel.jobs import services
 from autolabel.jobs.forms import LEARNED, JobStartForm
-from autolabel.jobs.learned import learned_job_create
+from autolabel.jobs.services import learned_job_create
 from autolabel.learned.training import judge_train_create, judge_train_run
 from autolabel.models import AutoLabelJob, LearnedJudge
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401

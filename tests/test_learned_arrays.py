@@ -7,8 +7,8 @@ import joblib
 import numpy as np
 
 from annotator.domain.protocol.document import default_protocol
-from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import Example, dense_features, dense_names, tokens
+from autolabel.learned.dense import dense_features, dense_matrix
+from autolabel.learned.features import Example, dense_names, tokens
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.model import judge_for
 from autolabel.learned.text_arrays import TextBatch

@@ -3,8 +3,8 @@
 import numpy as np
 
 from autolabel.evaluation.scores import decision
-from autolabel.learned.dense import dense_matrix
-from autolabel.learned.features import ALIGNED, CUES, STEMMED, Example, dense_features, dense_names
+from autolabel.learned.dense import dense_features, dense_matrix
+from autolabel.learned.features import ALIGNED, CUES, STEMMED, Example, dense_names
 from autolabel.learned.model import judge_for, reweigh
 from autolabel.learned.validation import (SAMPLES, THRESHOLD, confidence, decision_weights, fit_judge,
                                           score_probabilities, votes_from_probabilities)

@@ -12,7 +12,7 @@ from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
 from annotator.projects.protocol_services import protocol_set
 from autolabel.jobs import services
-from autolabel.jobs.learned import learned_job_create
+from autolabel.jobs.services import learned_job_create
 from autolabel.learned.store import JudgeRefused
 from autolabel.learned.training import judge_train_create, judge_train_run
 from autolabel.models import AutoLabelJob, LearnedJudge, Prediction

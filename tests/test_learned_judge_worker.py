@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from annotator.domain.vocabulary import DrawStrategy, Role
 from autolabel.checks.drawing import draw_for_job
-from autolabel.jobs.learned import learned_job_create
+from autolabel.jobs.services import learned_job_create
 from autolabel.learned.training import judge_train_create
 from autolabel.learned.validation import SAMPLES
 from autolabel.models import AutoLabelJob, LearnedJudge, Prediction

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from annotator.domain.protocol.document import default_protocol
-from autolabel.learned.features import Example, dense_features, dense_names, tokens
+from autolabel.learned.dense import dense_features
+from autolabel.learned.features import Example, dense_names, tokens
 from autolabel.learned.model import JudgeModel, judge_for
 from autolabel.learned.validation import (
     CANDIDATES, SAMPLES, _folds, _out_of_fold, _shared_out_of_fold, cross_validate, votes_from_probabilities,

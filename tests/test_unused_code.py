@@ -20,7 +20,7 @@ SETTINGS_DOTTED_NAME = re.compile(r"""["'](?:annotator|autolabel|api|config)(?:\
 def names_in_settings() -> list[str]:
     """The last part of every dotted path the settings name (backends, middleware, callables, classes)."""
     found = set()
-    for path in (ROOT / "config" / "settings").glob("*.py"):
+    for path in (ROOT / "config" / "settings").rglob("*.py"):
         found.update(SETTINGS_DOTTED_NAME.findall(path.read_text()))
     return sorted(found)
 

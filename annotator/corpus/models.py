@@ -4,7 +4,6 @@ from django.db import models
 from ..storage import import_upload_path, private_storage
 from ..domain.languages import word_count
 from ..domain.vocabulary import TripletLabel, TripletSource
-from ..projects.models import Project
 
 
 class ImportBatch(models.Model):
@@ -21,7 +20,7 @@ class ImportBatch(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="batches")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="batches")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     filename = models.CharField(max_length=500)
     sha256 = models.CharField(max_length=64, blank=True)
@@ -54,7 +53,7 @@ class ImportBatch(models.Model):
 
 
 class Dialogue(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="dialogues")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="dialogues")
     batch = models.ForeignKey(ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="dialogues")
     external_id = models.CharField(max_length=200)
     topic = models.CharField(max_length=200, blank=True)

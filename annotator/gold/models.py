@@ -3,14 +3,12 @@ from django.db import models
 
 from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import GoldProvenance, Severity, TripletLabel
-from ..work.models import Assignment
-from ..corpus.models import Sentence, Turn
 
 
 class GoldLabel(models.Model):
     """The final label of a sentence and where it came from."""
 
-    sentence = models.OneToOneField(Sentence, on_delete=models.CASCADE, related_name="gold")
+    sentence = models.OneToOneField("annotator.Sentence", on_delete=models.CASCADE, related_name="gold")
     label = models.CharField(max_length=20, help_text="A label of the project's protocol.")
     path = models.JSONField(default=dict, blank=True)
     provenance = models.CharField(max_length=20, choices=GoldProvenance.choices)
@@ -33,7 +31,7 @@ class GoldLabel(models.Model):
 class GoldEvent(models.Model):
     """History of gold: every change, old -> new, with its reason."""
 
-    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="gold_events")
+    sentence = models.ForeignKey("annotator.Sentence", on_delete=models.CASCADE, related_name="gold_events")
     old_label = models.CharField(max_length=20, blank=True)
     new_label = models.CharField(max_length=20, blank=True)
     provenance = models.CharField(max_length=20, choices=GoldProvenance.choices, blank=True)
@@ -52,14 +50,14 @@ class Adjudication(models.Model):
         OPEN = "open", "Open"
         RESOLVED = "resolved", "Resolved"
 
-    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="adjudications")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="adjudications")
+    sentence = models.ForeignKey("annotator.Sentence", on_delete=models.CASCADE, related_name="adjudications")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="adjudications")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     path = models.JSONField(default=dict, blank=True)
     label = models.CharField(max_length=20, blank=True, help_text="A label of the project's protocol.")
     chosen_assignment = models.ForeignKey(
-        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "annotator.Assignment", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Set when the adjudicator sided with one annotator.",
     )
     reason = models.TextField(blank=True)
@@ -103,7 +101,7 @@ class TripletAdjudication(models.Model):
         RESOLVED = "resolved", "Resolved"
 
     triplet = models.ForeignKey("annotator.ClaimTriplet", on_delete=models.CASCADE, related_name="adjudications")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="triplet_adjudications")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="triplet_adjudications")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.OPEN)
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     label = models.CharField(max_length=20, choices=TripletLabel.choices, blank=True)

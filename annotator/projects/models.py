@@ -7,6 +7,7 @@ from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import (
     DEFAULT_ERROR_TYPES, AdjudicationOrder, DrawnTurnReview, ImportedGold, ProtocolMode, Role,
 )
+from .protocols import protocol_mode_name
 
 
 def default_error_types():
@@ -92,8 +93,6 @@ class Project(models.Model):
 
     def get_protocol_mode_display(self) -> str:
         """The mode worded for the project's protocol (Django's own would give the stored choice's words)."""
-        from .protocols import protocol_mode_name
-
         return protocol_mode_name(self)
 
 

@@ -22,7 +22,8 @@ from ..domain.protocol.validation import bounded, pointer
 from ..domain.storable import unstorable_path
 from ..models import Assignment, Project, ProtocolVersion
 from .protocol_reading import ProtocolTextError, check_protocol_bounds, load_protocol_bounded
-from .protocols import project_has_annotations, protocol_for
+from .protocols import protocol_for
+from .selectors import project_has_annotations
 
 
 def mapping_problems(old: Protocol, new: Protocol, mapping) -> list[tuple[str, str]]:

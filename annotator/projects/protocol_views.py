@@ -15,7 +15,8 @@ from .forms import ProtocolForm, ProtocolPreviewForm, document_format
 from .protocol_mapping import MAPPING_FIELD, mapping_rows
 from .protocol_reading import read_protocol_text
 from .protocol_services import protocol_set
-from .protocols import project_has_annotations, protocol_for, protocol_versions
+from .protocols import protocol_for
+from .selectors import project_has_annotations, protocol_versions
 
 
 def _context(project, form, problems=None):

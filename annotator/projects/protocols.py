@@ -61,22 +61,6 @@ def protocol_for_assignment(assignment) -> Protocol:
     return protocol_for(assignment.project)
 
 
-def project_has_annotations(project) -> bool:
-    """Whether anything in the project was labelled under its protocol (its version is then frozen):
-    an annotator's answer, or gold (imported, agreed or adjudicated)."""
-    from ..models import GoldLabel, SentenceAnnotation
-
-    answered = SentenceAnnotation.objects.filter(assignment__project=project).exclude(path={}, label="")
-    return answered.exists() or GoldLabel.objects.filter(sentence__turn__dialogue__project=project).exists()
-
-
-def protocol_versions(project) -> list:
-    """The project's stored versions, newest first."""
-    from ..models import ProtocolVersion
-
-    return list(ProtocolVersion.objects.filter(project=project).select_related("created_by").order_by("-number"))
-
-
 def protocol_caption(project) -> str:
     """One line naming the version a project's figures cover, for the report pages."""
     protocol = protocol_for(project)

@@ -9,7 +9,8 @@ from django.utils import timezone
 from ..access import projects_for
 from ..domain.segmentation import LONG_UNIT_CHARS
 from ..domain.vocabulary import Role
-from ..models import Assignment, Membership, MembershipRemoval, ProjectInvite, Sentence, Turn, UnitFlag
+from ..models import (Assignment, GoldLabel, Membership, MembershipRemoval, ProjectInvite, ProtocolVersion, Sentence,
+                      SentenceAnnotation, Turn, UnitFlag)
 
 
 # One definition of a project's size, wherever it is shown: the turns to annotate, apart from the qualification
@@ -222,3 +223,15 @@ def setup_steps(project, progress: dict, units_review: tuple[list, int] = ([], 0
                     else "Annotators start from their queue (the project's page, “Your annotation queue”)."),
          "url_name": "workspace_lead", "action": "Who holds what"},
     ]
+
+
+def project_has_annotations(project) -> bool:
+    """Whether anything in the project was labelled under its protocol (its version is then frozen):
+    an annotator's answer, or gold (imported, agreed or adjudicated)."""
+    answered = SentenceAnnotation.objects.filter(assignment__project=project).exclude(path={}, label="")
+    return answered.exists() or GoldLabel.objects.filter(sentence__turn__dialogue__project=project).exists()
+
+
+def protocol_versions(project) -> list:
+    """The project's stored versions, newest first."""
+    return list(ProtocolVersion.objects.filter(project=project).select_related("created_by").order_by("-number"))

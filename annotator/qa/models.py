@@ -2,9 +2,6 @@ from django.conf import settings
 from django.db import models
 
 from ..domain.protocol.document import COGNIBENCH
-from ..work.models import SentenceAnnotation
-from ..corpus.models import Sentence, Turn
-from ..projects.models import Project
 
 
 class Question(models.Model):
@@ -15,9 +12,9 @@ class Question(models.Model):
         ANSWERED = "answered", "Answered"
         CLOSED = "closed", "Closed"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="questions")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="questions")
-    sentence = models.ForeignKey(Sentence, null=True, blank=True, on_delete=models.CASCADE, related_name="questions")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="questions")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="questions")
+    sentence = models.ForeignKey("annotator.Sentence", null=True, blank=True, on_delete=models.CASCADE, related_name="questions")
     asked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="questions")
     path = models.JSONField(default=dict, blank=True, help_text="The decision path when the question was asked.")
     step = models.CharField(max_length=20, blank=True, help_text="A step of the project's protocol.")
@@ -47,8 +44,8 @@ class QuestionMessage(models.Model):
 class Feedback(models.Model):
     """Post-hoc feedback from a lead on one submitted sentence annotation."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="feedback")
-    annotation = models.ForeignKey(SentenceAnnotation, on_delete=models.CASCADE, related_name="feedback")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="feedback")
+    annotation = models.ForeignKey("annotator.SentenceAnnotation", on_delete=models.CASCADE, related_name="feedback")
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     expected_label = models.CharField(max_length=20, blank=True, help_text="A label of the project's protocol.")
     comment = models.TextField()
@@ -67,7 +64,7 @@ class Feedback(models.Model):
 class QualificationResult(models.Model):
     """One attempt of an annotator at the project's qualification set."""
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="qualification_results")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="qualification_results")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     attempt = models.PositiveSmallIntegerField(default=1)
     correct = models.PositiveIntegerField(default=0)

@@ -3,8 +3,6 @@ from django.db import models
 
 from ..domain.protocol.document import COGNIBENCH
 from ..domain.vocabulary import Severity, TripletLabel
-from ..corpus.models import ClaimTriplet, Sentence, Turn
-from ..projects.models import Project
 
 
 class Assignment(models.Model):
@@ -18,8 +16,8 @@ class Assignment(models.Model):
         # no longer counts as a slot and can no longer be edited.
         RELEASED = "released", "Released"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="assignments")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="assignments")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="assignments")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
     is_qualification = models.BooleanField(default=False)
@@ -51,7 +49,7 @@ class SentenceAnnotation(models.Model):
     """An annotator's answers for one sentence: the whole decision path, not only the label."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="sentence_annotations")
-    sentence = models.ForeignKey(Sentence, on_delete=models.CASCADE, related_name="annotations")
+    sentence = models.ForeignKey("annotator.Sentence", on_delete=models.CASCADE, related_name="annotations")
     path = models.JSONField(default=dict, blank=True)
     label = models.CharField(max_length=20, blank=True, help_text="A label of the protocol the annotation was made with.")
     note = models.TextField(blank=True)
@@ -97,7 +95,7 @@ class EvidenceSpan(models.Model):
 
 class TripletAnnotation(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="triplet_annotations")
-    triplet = models.ForeignKey(ClaimTriplet, on_delete=models.CASCADE, related_name="annotations")
+    triplet = models.ForeignKey("annotator.ClaimTriplet", on_delete=models.CASCADE, related_name="annotations")
     label = models.CharField(max_length=20, choices=TripletLabel.choices)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -113,7 +111,7 @@ class AnnotationEvent(models.Model):
     """
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="events")
-    sentence = models.ForeignKey(Sentence, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    sentence = models.ForeignKey("annotator.Sentence", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     action = models.CharField(max_length=40)
     old = models.JSONField(null=True, blank=True)

@@ -12,11 +12,10 @@ from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.labelling.kind_votes import decided_values
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.jobs import estimation, selectors as job_selectors
-from autolabel.jobs.learned import learned_job_create
 from autolabel.learned.store import JudgeRefused
 from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
 from autolabel.evaluation import selectors as calibration_selectors
-from autolabel.jobs.services import JobError, job_cancel, job_create
+from autolabel.jobs.services import JobError, job_cancel, job_create, learned_job_create
 
 from ..serializers import MAX_ID, JobEvaluationSerializer
 from ..pagination import IdCursorPagination, PagePagination

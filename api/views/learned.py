@@ -1,5 +1,5 @@
 """The learned judge (leads): train it on the project's gold (a worker does), read its cross-validated figures,
-label the project with it. The services of ``autolabel.learned`` and ``autolabel.jobs.learned`` do the work."""
+label the project with it. The services of ``autolabel.learned`` and ``autolabel.jobs`` do the work."""
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status

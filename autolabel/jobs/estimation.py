@@ -19,13 +19,12 @@ from autolabel.labelling import kind_replies
 from autolabel.labelling import prompting
 from autolabel.labelling.pipeline import JobConfig, TurnSpec, plan_requests
 from autolabel.labelling.stages import stages_of
+from autolabel.models import PromptVersion
 
 COUNTED_TURNS = 300
 
 
 def _prompt_version(project, prompt_version):
-    from autolabel.models import PromptVersion
-
     if prompt_version is not None:
         return prompt_version
     latest = PromptVersion.objects.filter(project=project).order_by("-version").first()
@@ -50,8 +49,6 @@ def estimate_for(project, profile, *, turns=None, samples=5, use_n=True, batch_m
                  prompt_version=None) -> estimator.Estimate:
     """The estimate of a job on ``turns`` (default: every turn outside the qualification set) through
     ``profile``, as ``job_create`` would make it."""
-    from autolabel.jobs.services import active_example_ids, prompt_examples
-
     if turns is None:
         turns, _ = selectors.job_scope(project)
     version = _prompt_version(project, prompt_version)
@@ -60,7 +57,7 @@ def estimate_for(project, profile, *, turns=None, samples=5, use_n=True, batch_m
     use_n = use_n and profile.supports_n
     config = JobConfig(samples, 1, use_n, version.stage1_template if version else prompting.DEFAULT_STAGE1_TEMPLATE,
                        version.stage2_template if version else prompting.DEFAULT_STAGE2_TEMPLATE,
-                       prompt_examples(active_example_ids(project)), protocol=protocol)
+                       selectors.prompt_examples(selectors.active_example_ids(project)), protocol=protocol)
     prompts = []
     for spec in _specs(project, turns):
         plans = plan_requests(spec, config, prompting.STAGE_1)

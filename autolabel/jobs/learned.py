@@ -1,12 +1,12 @@
 """The learned judge as a pre-labelling job: created like an LLM job, run by the worker without any endpoint.
 
-``learned_job_create`` records a job over the project's turns whose labeller is a trained judge
-(``autolabel.learned``) instead of an endpoint profile; ``run_learned`` is its runner, chosen by
-``services.job_run``. It reads the job's turns page by page (``progress.iter_specs``), predicts every sentence's
-label probabilities, and writes predictions through ``progress.flush`` (lease, counters, cancel) as the LLM
-runners do. A prediction's votes are ``SAMPLES`` votes shared by the probabilities, so the evaluation, the
-calibration, the comparison of two jobs and the smallest-margin draw read it as an LLM's samples; its
-``confidence`` is the probability of its label.
+A job whose labeller is a trained judge (``autolabel.learned``) instead of an endpoint profile is written by
+``services.learned_job_create``, beside ``job_create``, with this module's name and estimate for it. ``run_learned``
+is its runner, chosen by ``services.job_run`` as the LLM runners are. It reads the job's turns page by page
+(``progress.iter_specs``), predicts every sentence's label probabilities, and writes predictions through
+``progress.flush`` (lease, counters, cancel) as the LLM runners do. A prediction's votes are ``validation.SAMPLES``
+votes shared by the probabilities, so the evaluation, the calibration, the comparison of two jobs and the
+smallest-margin draw read it as an LLM's samples; its ``confidence`` is the probability of its label.
 
 The job form offers the judge as one of its endpoints (``judge_offer``: the latest judge usable in the project's
 protocol version, or why none may label), and its estimate says what such a job sends: nothing (``learned_estimate``).
@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-
-from django.db import transaction
 
 from annotator.access import BLIND_REPORT_MESSAGE
 from annotator.models import Sentence
@@ -30,9 +28,9 @@ from autolabel.labelling.estimate import Estimate
 from autolabel.labelling.pipeline import TurnOutcome
 from autolabel.learned.data import job_votes
 from autolabel.learned.features import Example
-from autolabel.learned.store import JudgeRefused, judge_model_load, judge_refusal
-from autolabel.learned.validation import SAMPLES, THRESHOLD, confidence, votes_from_probabilities
-from autolabel.models import AutoLabelJob, JobTurn, LearnedJudge
+from autolabel.learned.store import judge_model_load, judge_refusal
+from autolabel.learned.validation import THRESHOLD, confidence, votes_from_probabilities
+from autolabel.models import AutoLabelJob, LearnedJudge
 
 MODEL_NAME = "learned judge"
 # How many judges the form looks through for one usable in the current protocol version (the latest first).
@@ -81,33 +79,6 @@ def learned_estimate(project) -> Estimate:
     return Estimate(turns=count, sentences=Sentence.objects.filter(turn__in=turns).count(), requests=0,
                     prompt_tokens=0, completion_tokens=0, cost=Decimal("0.000000"), seconds=None,
                     counted_turns=count, stage2_upper_bound=False)
-
-
-def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue: bool = True) -> AutoLabelJob:
-    """A job labelling every non-qualification turn of the project with ``judge`` (``JudgeRefused`` when the
-    judge may not: another project, not trained, another protocol version)."""
-    from autolabel.jobs.services import JobError, job_enqueue, prompt_version_current, protocol_summary
-
-    refusal = judge_refusal(judge, project, project.protocol_version_id)
-    if refusal:
-        raise JudgeRefused(refusal)
-    turns, _ = selectors.job_scope(project)  # the turns an LLM job labels by default
-    ids = list(turns.order_by("pk").values_list("pk", flat=True))
-    if not ids:
-        raise JobError("there are no turns to label")
-    with transaction.atomic():
-        job = AutoLabelJob.objects.create(
-            project=project, profile=None, learned_judge=judge, prompt_version=prompt_version_current(project),
-            protocol_version_id=project.protocol_version_id, model=f"{MODEL_NAME} #{judge.pk}",
-            samples=SAMPLES, threshold=THRESHOLD, use_n=False, created_by=created_by, total_turns=len(ids),
-            parameters={"learned_judge": judge.pk, "gold_sentences": judge.gold_sentences,
-                        "votes_job": judge.votes_job_id, "protocol": protocol_summary(project)},
-            estimate=learned_estimate(project).as_dict(),
-        )
-        JobTurn.objects.bulk_create([JobTurn(job=job, turn_id=turn_id) for turn_id in ids], batch_size=2000)
-        if enqueue:
-            transaction.on_commit(lambda: job_enqueue(job.pk))
-    return job
 
 
 def _outcomes(model, protocol, specs, votes_job_id) -> list[TurnOutcome]:

@@ -1,4 +1,5 @@
-"""Reads of the auto-labeller: a project's jobs, predictions for pages and exports, candidates for contrastive examples."""
+"""Reads of the auto-labeller: a project's jobs, predictions for pages and exports, candidates for contrastive examples
+and the examples a job shows the model (read by ``services`` and ``estimation`` alike)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from django.shortcuts import get_object_or_404
 
 from annotator.models import Turn
 
-from autolabel.models import AutoLabelJob, Prediction, SeverityPrediction
+from autolabel.labelling import prompting
+from autolabel.models import AutoLabelJob, ContrastiveExample, Prediction, SeverityPrediction
+
+MAX_EXAMPLES = 8  # the contrastive examples a job shows the model, at most
 
 
 def job_scope(project, turn_ids=None):
@@ -87,6 +91,25 @@ def contrastive_candidates(project, job: AutoLabelJob | None = None, limit: int 
             if len(wrong) >= limit:
                 break
     return job, wrong
+
+
+def active_example_ids(project) -> list[int]:
+    """The contrastive examples a job created now shows the model."""
+    return list(
+        ContrastiveExample.objects.filter(project=project, active=True).values_list("pk", flat=True)[:MAX_EXAMPLES]
+    )
+
+
+def prompt_examples(ids) -> list[prompting.Example]:
+    """The examples ``ids`` as the prompt writes them, in their order."""
+    rows = ContrastiveExample.objects.filter(pk__in=ids).select_related("sentence__turn__dialogue").order_by("position", "pk")
+    return [
+        prompting.Example(
+            sentence=row.sentence.text, reference=row.sentence.turn.dialogue.reference,
+            wrong=row.wrong_label, right=row.right_label, explanation=row.explanation,
+        )
+        for row in rows
+    ]
 
 
 def latest_predictions_by_sentence(project, sentence_ids=None) -> dict[int, Prediction]:

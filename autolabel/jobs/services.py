@@ -26,19 +26,19 @@ from annotator.queue import task_send
 
 from autolabel.labelling import prompting
 from autolabel.jobs.batch import run_batch
-from autolabel.jobs.learned import run_learned
+from autolabel.jobs.learned import MODEL_NAME, learned_estimate, run_learned
 from autolabel.jobs.llm import EndpointConfigurationError
 from autolabel.endpoints.policy import profile_refusal
 from autolabel.jobs import estimation, selectors, states
-from autolabel.learned.store import JudgeRefused
-from autolabel.models import AutoLabelJob, ContrastiveExample, JobTurn, LLMProfile, Prediction, PromptVersion
+from autolabel.learned.store import JudgeRefused, judge_refusal
+from autolabel.learned.validation import SAMPLES, THRESHOLD
+from autolabel.models import AutoLabelJob, JobTurn, LearnedJudge, LLMProfile, Prediction, PromptVersion
 from autolabel.labelling.pipeline import JobConfig
 from autolabel.jobs.progress import LEASE_SECONDS, LeaseLost, lease_deadline
 from autolabel.jobs.realtime import run_realtime
 
 log = logging.getLogger(__name__)
 
-MAX_EXAMPLES = 8
 MAX_SAMPLES = 20
 
 
@@ -96,7 +96,7 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
     job_estimate = estimation.estimate_for(
         project, profile, turns=turns, samples=samples, use_n=use_n and profile.supports_n, batch_mode=batch_mode,
         prompt_version=prompt_version)
-    examples = active_example_ids(project)
+    examples = selectors.active_example_ids(project)
     with transaction.atomic():
         job = AutoLabelJob.objects.create(
             project=project, profile=profile, prompt_version=prompt_version, model=model or profile.default_model,
@@ -125,6 +125,31 @@ def job_create(*, project, profile: LLMProfile, model: str = "", samples: int = 
             raise JobError("there are no turns to label")
         job.total_turns = total
         job.save(update_fields=["total_turns"])
+        if enqueue:
+            transaction.on_commit(lambda: job_enqueue(job.pk))
+    return job
+
+
+def learned_job_create(*, project, judge: LearnedJudge, created_by=None, enqueue: bool = True) -> AutoLabelJob:
+    """A job labelling every non-qualification turn of the project with ``judge`` (``JudgeRefused`` when the
+    judge may not: another project, not trained, another protocol version)."""
+    refusal = judge_refusal(judge, project, project.protocol_version_id)
+    if refusal:
+        raise JudgeRefused(refusal)
+    turns, _ = selectors.job_scope(project)  # the turns an LLM job labels by default
+    ids = list(turns.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        raise JobError("there are no turns to label")
+    with transaction.atomic():
+        job = AutoLabelJob.objects.create(
+            project=project, profile=None, learned_judge=judge, prompt_version=prompt_version_current(project),
+            protocol_version_id=project.protocol_version_id, model=f"{MODEL_NAME} #{judge.pk}",
+            samples=SAMPLES, threshold=THRESHOLD, use_n=False, created_by=created_by, total_turns=len(ids),
+            parameters={"learned_judge": judge.pk, "gold_sentences": judge.gold_sentences,
+                        "votes_job": judge.votes_job_id, "protocol": protocol_summary(project)},
+            estimate=learned_estimate(project).as_dict(),
+        )
+        JobTurn.objects.bulk_create([JobTurn(job=job, turn_id=turn_id) for turn_id in ids], batch_size=2000)
         if enqueue:
             transaction.on_commit(lambda: job_enqueue(job.pk))
     return job
@@ -169,26 +194,8 @@ def jobs_orphaned_claim() -> list[int]:
     return ids
 
 
-def active_example_ids(project) -> list[int]:
-    """The contrastive examples a job created now shows the model."""
-    return list(
-        ContrastiveExample.objects.filter(project=project, active=True).values_list("pk", flat=True)[:MAX_EXAMPLES]
-    )
-
-
-def prompt_examples(ids) -> list[prompting.Example]:
-    rows = ContrastiveExample.objects.filter(pk__in=ids).select_related("sentence__turn__dialogue").order_by("position", "pk")
-    return [
-        prompting.Example(
-            sentence=row.sentence.text, reference=row.sentence.turn.dialogue.reference,
-            wrong=row.wrong_label, right=row.right_label, explanation=row.explanation,
-        )
-        for row in rows
-    ]
-
-
 def _job_config(job: AutoLabelJob) -> JobConfig:
-    examples = prompt_examples(job.parameters.get("contrastive_examples") or [])
+    examples = selectors.prompt_examples(job.parameters.get("contrastive_examples") or [])
     return JobConfig(job.samples, job.threshold, job.use_n, job.prompt_version.stage1_template,
                      job.prompt_version.stage2_template, examples, protocol=job_protocol(job))
 

@@ -14,7 +14,7 @@ from annotator.projects.protocols import protocol_for
 from annotator.views.common import bad_request
 
 from autolabel.jobs import estimation, live
-from autolabel.jobs.learned import judge_label, learned_estimate, learned_job_create
+from autolabel.jobs.learned import judge_label, learned_estimate
 from autolabel.jobs import selectors
 from autolabel.jobs import services
 from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
@@ -31,7 +31,7 @@ def _start_form(request, project, data):
 def _job_start(request, project, form):
     data = form.cleaned_data
     if form.learned_chosen:  # the learned judge: no endpoint, none of the LLM's options
-        return learned_job_create(project=project, judge=data["profile"], created_by=request.user)
+        return services.learned_job_create(project=project, judge=data["profile"], created_by=request.user)
     return services.job_create(
         project=project, profile=data["profile"], model=data["model"], samples=data["samples"],
         threshold=data["threshold"], prompt_version=data["prompt_version"], use_n=data["use_n"],

@@ -259,3 +259,8 @@ def _votes(matrix: np.ndarray, first: int, examples: Sequence[Example], labels: 
         matrix[row, first + 1] = sum(vote.get("hallucinated") is True for vote in answered) / len(answered)
         for column, label in enumerate(labels, start=first + 2):
             matrix[row, column] = sum(vote.get("label") == label for vote in answered) / len(answered)
+
+
+def dense_features(example: Example, labels: Sequence[str]) -> list[float]:
+    """The numbers of one sentence (``features.dense_names`` says which), as ``dense_matrix`` reads them in a batch."""
+    return [float(value) for value in dense_matrix([example], labels)[0]]

@@ -1,8 +1,8 @@
 """What the learned judge reads of a sentence (no database, no model).
 
 A ``Example`` is one sentence with what surrounds it: its turn's reference and question, its position among the
-turn's sentences and, when a finished pre-labelling job predicted it, that job's sample votes. ``dense_matrix``
-turns a batch of them into the numbers a linear model weighs beside the sentences' own n-grams:
+turn's sentences and, when a finished pre-labelling job predicted it, that job's sample votes. ``dense_names`` names
+the numbers a linear model weighs beside the sentences' own n-grams (``dense.dense_matrix`` computes them):
 
 - overlap with the reference: the share of the sentence's words (characters where the script is written without
   spaces), content words, word pairs and triples found in the reference, the best share of its content words
@@ -114,12 +114,3 @@ def dense_names(labels: Sequence[str]) -> list[str]:
         "dates_absent", "negation", "reference_negation", "negation_mismatch", "hedges", "reasoning_cues",
         *CUES, "first", "last", "relative_position", "log_words", "has_votes", "votes_hallucinated",
     ] + [f"votes_{label}" for label in labels] + list(STEMMED) + list(ALIGNED)
-
-
-def dense_features(example: Example, labels: Sequence[str]) -> list[float]:
-    """The numbers of one sentence (``dense_names`` says which); ``dense.dense_matrix`` reads many at once."""
-    from autolabel.learned.dense import dense_matrix  # numpy: loaded by the processes that predict only
-
-    return [float(value) for value in dense_matrix([example], labels)[0]]
-
-

@@ -13,8 +13,7 @@ from annotator.projects.protocols import protocol_for, protocol_of_version
 from annotator.views.common import bad_request, blind_refusal
 
 from autolabel.evaluation.protocol_views import scoring
-from autolabel.jobs.learned import learned_job_create
-from autolabel.jobs.services import JobError
+from autolabel.jobs.services import JobError, learned_job_create
 from autolabel.learned.chart import learning_curve_chart
 from autolabel.learned.forms import JudgeLabelForm, JudgeTrainForm
 from autolabel.learned.store import JudgeRefused

@@ -9,12 +9,10 @@ from django.conf import settings
 from django.db import models
 
 from annotator.domain.vocabulary import DrawStrategy
-from annotator.projects.models import Project
-from annotator.corpus.models import Turn
 
 
 class TurnDraw(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="turn_draws")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="turn_draws")
     strategy = models.CharField(max_length=20, choices=DrawStrategy.choices)
     # The pre-labelling job whose turns were drawn from (and whose vote margins order an uncertainty draw).
     # A plain id, not a foreign key: the annotation core does not depend on the pre-labeler's app.
@@ -36,7 +34,7 @@ class DrawnTurn(models.Model):
     """One turn of a draw, in the order annotators receive it."""
 
     draw = models.ForeignKey(TurnDraw, on_delete=models.CASCADE, related_name="drawn_turns")
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="draws")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="draws")
     position = models.PositiveIntegerField()
 
     class Meta:

@@ -2,7 +2,6 @@ from django.conf import settings
 from django.db import models
 
 from annotator.storage import export_file_path, private_storage
-from annotator.projects.models import Project
 
 
 class ExportJob(models.Model):
@@ -19,7 +18,7 @@ class ExportJob(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="export_jobs")
+    project = models.ForeignKey("annotator.Project", on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=20, choices=Format.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     progress = models.PositiveIntegerField(default=0, help_text="Turns written.")

@@ -5,7 +5,6 @@ from django.conf import settings
 from django.db import models
 
 from annotator.domain.vocabulary import UnitFlagKind
-from annotator.corpus.models import Sentence, Turn
 
 
 class UnitFlag(models.Model):
@@ -20,8 +19,8 @@ class UnitFlag(models.Model):
         RESOLVED = "resolved", "Resolved (split or merged)"
         DISMISSED = "dismissed", "Dismissed"
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="unit_flags")
-    sentence = models.ForeignKey(Sentence, null=True, blank=True, on_delete=models.SET_NULL, related_name="flags")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="unit_flags")
+    sentence = models.ForeignKey("annotator.Sentence", null=True, blank=True, on_delete=models.SET_NULL, related_name="flags")
     sentence_index = models.PositiveIntegerField()
     sentence_text = models.TextField()
     kind = models.CharField(max_length=20, choices=UnitFlagKind.choices)
@@ -52,7 +51,7 @@ class SegmentationChange(models.Model):
         SPLIT = "split", "Split a unit"
         MERGE = "merge", "Merge two units"
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="segmentation_changes")
+    turn = models.ForeignKey("annotator.Turn", on_delete=models.CASCADE, related_name="segmentation_changes")
     action = models.CharField(max_length=20, choices=Action.choices)
     # [{"index", "start", "end", "text"}] of the turn's units before and after the change.
     before = models.JSONField(default=list)
