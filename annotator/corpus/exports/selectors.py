@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from itertools import islice
 
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import F, Func, IntegerField
 
 from annotator.domain.claims import counts_as_hallucination
 from annotator.domain.natural_order import natural_key
@@ -61,7 +61,7 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
         # turns as they come, instead of one query per chunk with a thousand turn ids in it.
         sentence_rows = [
             Sentence.objects.filter(turn__dialogue_id__in=group)
-            .order_by(_rank_in(group, "turn__dialogue_id"), "turn__index", "index")
+            .order_by(_RankIn("turn__dialogue_id", group), "turn__index", "index")
             .annotate(gold_path_json=_text("gold__path"))
             .values_list(
                 "turn_id", "id", "index", "start", "end", "text", "gold__label", "gold_path_json", "gold__provenance",
@@ -102,10 +102,21 @@ def _dialogue_groups(project) -> list[list[int]]:
     return [pks[start:start + DIALOGUES_PER_QUERY] for start in range(0, len(pks), DIALOGUES_PER_QUERY)]
 
 
-def _rank_in(group, field):
-    """The position of a row's dialogue in ``group``: the SQL ``ORDER BY`` of a group in the export's order."""
-    return Case(*(When(**{field: pk}, then=Value(rank)) for rank, pk in enumerate(group)),
-                output_field=IntegerField())
+class _RankIn(Func):
+    """``CASE <field> WHEN <pk> THEN <rank> ... END``: the position of a row's dialogue in a group, the SQL ``ORDER
+    BY`` of a group in the export's order. Written out at once: Django's ``Case(When(...))`` builds a filter per
+    dialogue, which cost a fifth of a large export's time."""
+
+    output_field = IntegerField()
+
+    def __init__(self, field, group):
+        super().__init__(F(field))
+        self.group = tuple(group)
+
+    def as_sql(self, compiler, connection, **extra_context):
+        column, params = compiler.compile(self.source_expressions[0])
+        whens = " ".join(["WHEN %s THEN %s"] * len(self.group))
+        return f"CASE {column} {whens} END", (*params, *(v for rank, pk in enumerate(self.group) for v in (pk, rank)))
 
 
 def _turn_rows(groups, chunk_size):
@@ -113,7 +124,7 @@ def _turn_rows(groups, chunk_size):
     for group in groups:
         yield from (
             Turn.objects.filter(dialogue_id__in=group)
-            .order_by(_rank_in(group, "dialogue_id"), "index")
+            .order_by(_RankIn("dialogue_id", group), "index")
             .annotate(history_json=_text("history"), metadata_json=_text("metadata"))
             .values_list(
                 "id", "index", "external_id", "user_message", "assistant_response", "history_json", "metadata_json",
