@@ -35,6 +35,9 @@ has_predictions = Hook("has_predictions", lambda: False)
 # object with label, hallucinated, hallucinated_votes, abstentions, label_votes, job_id and job
 # (model, samples, threshold).
 latest_predictions = Hook("latest_predictions", dict)
+# (prediction) -> {step id: value}: the voted values of the steps of other kinds than choice (multiple, scale,
+# text) of one of those pre-labels, as the API's predictions show them (the export's ``prediction.values``).
+prediction_values = Hook("prediction_values", dict)
 # (project, turn) -> [prediction]: the pre-labels an annotator may see on the turn (label, sentence_id).
 prelabels_for_annotator = Hook("prelabels_for_annotator", list)
 # (project) -> {sentence id: severity 1-5}: the pre-labeler's latest severity rating of each sentence.
@@ -46,5 +49,5 @@ unit_dependents = Hook("unit_dependents", list)
 # (project, sentence ids) -> None: remove what ``unit_dependents`` described (a lead's reset).
 unit_dependents_remove = Hook("unit_dependents_remove", lambda: None)
 
-HOOKS = (has_predictions, latest_predictions, prelabels_for_annotator, latest_severities, unit_dependents,
-         unit_dependents_remove)
+HOOKS = (has_predictions, latest_predictions, prediction_values, prelabels_for_annotator, latest_severities,
+         unit_dependents, unit_dependents_remove)

@@ -15,6 +15,7 @@ class AutolabelConfig(AppConfig):
 
         extensions.has_predictions.register(selectors.has_finished_job)
         extensions.latest_predictions.register(selectors.latest_predictions_by_sentence)
+        extensions.prediction_values.register(selectors.prediction_values)
         extensions.prelabels_for_annotator.register(selectors.predictions_for_annotator)
         extensions.latest_severities.register(selectors.latest_severities_by_sentence)
         extensions.unit_dependents.register(unit_dependents.unit_dependents)

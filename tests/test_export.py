@@ -206,6 +206,6 @@ def test_an_export_outside_a_transaction_reads_one_snapshot_and_the_same_bytes(t
         writer = threading.Thread(target=change_gold_elsewhere)
         writer.start()
         writer.join()
-        seen = sorted(_rows_from_snapshot(labelled.values_list("sentence_id", "label"), 7, snapshot))
+        seen = sorted(_rows_from_snapshot([labelled.values_list("sentence_id", "label")], 7, snapshot))
     assert seen == before  # what the export's transaction saw, not the change committed since
     assert set(labelled.values_list("label", flat=True)) == {Label.INVENTED}

@@ -8,8 +8,6 @@ from rest_framework.response import Response
 
 from django.db.models import F
 
-from autolabel.evaluation.protocol_views import job_protocol
-from autolabel.labelling.kind_votes import decided_values
 from autolabel.endpoints.selectors import endpoints_usable_by
 from autolabel.jobs import estimation, selectors as job_selectors
 from autolabel.learned.store import JudgeRefused
@@ -114,10 +112,8 @@ class PredictionSerializer(serializers.ModelSerializer):
                                                      "protocol), as the agreeing samples said."}}
 
     def get_values(self, prediction) -> dict:
-        protocol = self.context.get("protocol")
-        if protocol is None or not protocol.kind_steps():
-            return {}
-        return decided_values(prediction.sample_votes or [], prediction.label, protocol, self.context["threshold"])
+        job = self.context.get("job")
+        return {} if job is None else job_selectors.prediction_values(prediction, job)  # the gold export's, too
 
 
 JOB_EXAMPLE = {
@@ -292,8 +288,7 @@ class PredictionListView(ProjectScopedView, generics.ListAPIView):
     def get_serializer_context(self):
         # The values of non-choice steps are voted from the samples in the job's own protocol and threshold.
         job = getattr(self, "job", None)
-        return {**super().get_serializer_context(),
-                **({"protocol": job_protocol(job), "threshold": job.threshold} if job is not None else {})}
+        return {**super().get_serializer_context(), **({"job": job} if job is not None else {})}
 
 
 class EvaluationQuerySerializer(serializers.Serializer):

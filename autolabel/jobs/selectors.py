@@ -7,7 +7,9 @@ from django.shortcuts import get_object_or_404
 
 from annotator.models import Turn
 
+from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.labelling import prompting
+from autolabel.labelling.kind_votes import decided_values
 from autolabel.models import AutoLabelJob, ContrastiveExample, Prediction, SeverityPrediction
 
 MAX_EXAMPLES = 8  # the contrastive examples a job shows the model, at most
@@ -112,9 +114,23 @@ def prompt_examples(ids) -> list[prompting.Example]:
     ]
 
 
+def prediction_values(prediction, job=None) -> dict:
+    """Step -> the voted value of each step of another kind than choice (multiple, scale, text) that has one: what a
+    prediction says beside its label, voted from its samples in its job's protocol at the job's threshold (the
+    API's predictions and the gold export's ``prediction`` both show these); empty for a protocol of choice steps.
+    ``job``: the prediction's, when the caller holds it already (the API lists one job's predictions)."""
+    job = job or prediction.job
+    protocol = job_protocol(job)
+    if not protocol.kind_steps():
+        return {}
+    return decided_values(prediction.sample_votes or [], prediction.label, protocol, job.threshold)
+
+
 def latest_predictions_by_sentence(project, sentence_ids=None) -> dict[int, Prediction]:
-    """For exports: each sentence's prediction from the most recent finished job that labelled it."""
-    queryset = Prediction.objects.filter(job__project=project, job__status=AutoLabelJob.Status.DONE).select_related("job")
+    """For exports: each sentence's prediction from the most recent finished job that labelled it (its job's
+    protocol version read with it, but for the document: a job's protocol is loaded once per process)."""
+    queryset = (Prediction.objects.filter(job__project=project, job__status=AutoLabelJob.Status.DONE)
+                .select_related("job__protocol_version").defer("job__protocol_version__document"))
     if sentence_ids is not None:
         queryset = queryset.filter(sentence_id__in=sentence_ids)
     latest: dict[int, Prediction] = {}

@@ -1,9 +1,12 @@
 """The gold of a project, turn by turn, for the exporters; memory flat in project size.
 
 Turns, and all their sentences with gold, are read as two streams in the same
-stable order (dialogue external id, turn index) and merged as they come; on
-PostgreSQL the sentences come through a second connection in the export's
-snapshot, read in another thread (export_stream.py). The sparse tables
+stable order (dialogue id as people count, ``annotator.domain.natural_order``:
+``legal-2`` before ``legal-10``; then turn index) and merged as they come. The
+dialogues are put in that order in Python, the same on every database, and each
+stream reads a group of them per query, in the group's order; on PostgreSQL the
+sentences come through a second connection in the export's snapshot, read in
+another thread (stream.py). The sparse tables
 (annotations, adjudications, triplets, predictions) are fetched for a chunk of
 turns at a time, and only when the project has any (export_tables.py).
 ``values_list`` rows throughout: a fraction of the cost of model instances.
@@ -14,7 +17,10 @@ from __future__ import annotations
 import json
 from itertools import islice
 
+from django.db.models import F, Func, IntegerField
+
 from annotator.domain.claims import counts_as_hallucination
+from annotator.domain.natural_order import natural_key
 from annotator.domain.protocol.groups import reading
 from annotator.projects.protocols import protocol_for
 from annotator.corpus.imports.importers import IMPORTED_SENTENCE_EXTRAS
@@ -25,6 +31,9 @@ from annotator.corpus.exports.stream import _rows, _rows_from_snapshot, _snapsho
 from annotator.corpus.exports.tables import ADJUDICATION_KEYS, ANNOTATION_KEYS, GIVEN_UNDER_KEYS, _adjudications, _annotations, _json, _predictions, _shaped, prediction_shaped, _shared_path, _side_tables_in_use, _sorted, _text, _triplets
 
 CHUNK = 1000
+# Dialogues whose turns (or sentences) one query reads: each is named three times in it (its rank in the ORDER BY,
+# the rank's value, the IN list), within SQLite's oldest limit of 999 parameters a statement.
+DIALOGUES_PER_QUERY = 300
 # Sentence extras that the export puts back in their own field; others go to the sentence's "metadata".
 # "gold" (a gold label of an older version that does not carry over) and "gold_given_under" (what an imported
 # gold label was given as) are the file's own, put back in the sentence's gold (annotator.corpus.exports.carried).
@@ -46,28 +55,20 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
     ``severe``: rated at least ``min_severity``.
     """
     with _snapshot() as snapshot:
-        turn_order = ("dialogue__external_id", "index")
-        rows = (
-            Turn.objects.filter(dialogue__project=project)
-            .order_by(*turn_order)
-            .annotate(history_json=_text("history"), metadata_json=_text("metadata"))
-            .values_list(
-                "id", "index", "external_id", "user_message", "assistant_response", "history_json", "metadata_json",
-                "is_qualification", "dialogue_id",
-            )
-            .iterator(chunk_size=chunk_size)
-        )
+        groups = _dialogue_groups(project)
+        rows = _turn_rows(groups, chunk_size)
         # The sentences (with their gold) of all turns in one stream, in the turns' order: merged with the
         # turns as they come, instead of one query per chunk with a thousand turn ids in it.
-        sentence_rows = (
-            Sentence.objects.filter(turn__dialogue__project=project)
-            .order_by(*(f"turn__{key}" for key in turn_order), "index")
+        sentence_rows = [
+            Sentence.objects.filter(turn__dialogue_id__in=group)
+            .order_by(_RankIn("turn__dialogue_id", group), "turn__index", "index")
             .annotate(gold_path_json=_text("gold__path"))
             .values_list(
                 "turn_id", "id", "index", "start", "end", "text", "gold__label", "gold_path_json", "gold__provenance",
                 "gold__reason", "gold__severity", "gold__error_type", "gold__decided_by__username",
             )
-        )
+            for group in groups
+        ]
         sentences = (_rows_from_snapshot(sentence_rows, 10 * chunk_size, snapshot) if snapshot
                      else _rows(sentence_rows, 10 * chunk_size))
         try:
@@ -90,6 +91,47 @@ def export_turns(project, *, chunk_size: int = CHUNK, progress=None, min_severit
             # Close the server-side cursors inside the transaction (a download cut short stops here too).
             sentences.close()
             rows.close()
+
+
+def _dialogue_groups(project) -> list[list[int]]:
+    """The project's dialogues (their pks) in the order of their ids as people count them (``natural_key``), cut
+    into groups of ``DIALOGUES_PER_QUERY``: the turns and the sentences are read one group per query, in order."""
+    ordered = sorted(Dialogue.objects.filter(project=project).values_list("external_id", "pk"),
+                     key=lambda row: natural_key(row[0]))
+    pks = [pk for _, pk in ordered]
+    return [pks[start:start + DIALOGUES_PER_QUERY] for start in range(0, len(pks), DIALOGUES_PER_QUERY)]
+
+
+class _RankIn(Func):
+    """``CASE <field> WHEN <pk> THEN <rank> ... END``: the position of a row's dialogue in a group, the SQL ``ORDER
+    BY`` of a group in the export's order. Written out at once: Django's ``Case(When(...))`` builds a filter per
+    dialogue, which cost a fifth of a large export's time."""
+
+    output_field = IntegerField()
+
+    def __init__(self, field, group):
+        super().__init__(F(field))
+        self.group = tuple(group)
+
+    def as_sql(self, compiler, connection, **extra_context):
+        column, params = compiler.compile(self.source_expressions[0])
+        whens = " ".join(["WHEN %s THEN %s"] * len(self.group))
+        return f"CASE {column} {whens} END", (*params, *(v for rank, pk in enumerate(self.group) for v in (pk, rank)))
+
+
+def _turn_rows(groups, chunk_size):
+    """The turns of every group, the export's order; a generator, so that closing it closes the open cursor."""
+    for group in groups:
+        yield from (
+            Turn.objects.filter(dialogue_id__in=group)
+            .order_by(_RankIn("dialogue_id", group), "index")
+            .annotate(history_json=_text("history"), metadata_json=_text("metadata"))
+            .values_list(
+                "id", "index", "external_id", "user_message", "assistant_response", "history_json", "metadata_json",
+                "is_qualification", "dialogue_id",
+            )
+            .iterator(chunk_size=chunk_size)
+        )
 
 
 def _sentences_of(turn_ids, state):

@@ -1,6 +1,6 @@
 """The export's streaming reads: one snapshot of the database for the whole export, and plain rows
-through server-side cursors; on PostgreSQL the sentences come through a second connection, in the
-export's snapshot, read in another thread (see export.py).
+through server-side cursors, one query after another; on PostgreSQL the sentences come through a second
+connection, in the export's snapshot, read in another thread (see selectors.py).
 """
 
 from __future__ import annotations
@@ -19,14 +19,19 @@ def _snapshot():
 
     PostgreSQL: one REPEATABLE READ transaction (which also lets the server-side
     cursors live without WITH HOLD, i.e. without materialising the whole result
-    first). SQLite: the open turn cursor holds one read snapshot for the whole
-    export already (WAL), and a transaction there would take the write lock.
+    first). SQLite (WAL): a connection reads one snapshot while any statement of
+    it is unfinished, and a transaction there would take the write lock; the
+    export reads its groups of dialogues one query after another, so a statement
+    left unfinished on purpose holds the snapshot between them.
 
     Yields the id of that snapshot (``pg_export_snapshot``) when the export started the
     transaction, so that a second connection can read in the same snapshot; else None.
     """
     if connection.vendor != "postgresql":
-        yield None
+        with connection.cursor() as holder:
+            # Two rows, one fetched: the statement stays unfinished (and the snapshot held) until it is closed.
+            holder.execute("SELECT 1 FROM sqlite_master UNION ALL SELECT 1")
+            yield None
         return
     starts_transaction = not connection.in_atomic_block  # inside a caller's transaction, that one's snapshot holds
     snapshot = None
@@ -41,22 +46,23 @@ def _snapshot():
         yield snapshot
 
 
-def _rows(queryset, chunk_size):
-    """The rows of a ``values_list`` queryset of plain columns, as the driver returns them.
+def _rows(querysets, chunk_size):
+    """The rows of ``values_list`` querysets of plain columns, one after the other, as the driver returns them.
 
     Through a server-side cursor on PostgreSQL, like ``.iterator()``, but without the
     ORM's per-row work, which costs a third of the time for the 240,000 sentences of
     a large project. Only for columns that need no conversion (no dates, no JSON:
     those are read as text).
     """
-    sql, params = queryset.query.sql_with_params()
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while batch := cursor.fetchmany(chunk_size):
-            yield from batch
+    for queryset in querysets:
+        sql, params = queryset.query.sql_with_params()
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            while batch := cursor.fetchmany(chunk_size):
+                yield from batch
 
 
-def _rows_from_snapshot(queryset, chunk_size, snapshot):
+def _rows_from_snapshot(querysets, chunk_size, snapshot):
     """``_rows``, read by a second connection in another thread, in the export's snapshot.
 
     The server then sorts and sends the sentences while this thread turns the previous ones
@@ -64,7 +70,7 @@ def _rows_from_snapshot(queryset, chunk_size, snapshot):
     connection at a time): 1.1 s of the 3 s a 240,000-sentence export took. The queue holds
     two batches, so memory stays flat.
     """
-    sql, params = queryset.query.sql_with_params()
+    statements = [queryset.query.sql_with_params() for queryset in querysets]
     side = connection.copy()  # a wrapper of its own: opening it does not touch the export's connection
     batches: queue.Queue = queue.Queue(maxsize=2)
     stop = threading.Event()
@@ -89,11 +95,14 @@ def _rows_from_snapshot(queryset, chunk_size, snapshot):
             raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             raw.execute(psycopg_sql.SQL("SET TRANSACTION SNAPSHOT {}").format(psycopg_sql.Literal(snapshot)))
             raw.execute("SET LOCAL work_mem = '64MB'")
-            with raw.cursor(name="export_sentences") as cursor:
-                cursor.execute(sql, params)
-                while batch := cursor.fetchmany(chunk_size):
-                    if not hand_over(batch):
-                        break
+            for sql, params in statements:
+                with raw.cursor(name="export_sentences") as cursor:
+                    cursor.execute(sql, params)
+                    while batch := cursor.fetchmany(chunk_size):
+                        if not hand_over(batch):
+                            break
+                if stop.is_set():
+                    break
             raw.execute("ROLLBACK")
             hand_over(None)
         except BaseException as exc:

@@ -38,8 +38,8 @@ EVIDENCE_KEYS = ("start", "end", "text")
 TRIPLET_ANNOTATION_KEYS = ("annotator", "label")
 # A pre-label's keys, in the order the export writes them (an imported one is written again in this order, whatever
 # order the database kept its keys in).
-PREDICTION_KEYS = ("label", "hallucinated", "hallucinated_votes", "stage1_kind", "abstentions", "label_votes", "job",
-                   "model", "samples", "threshold")
+PREDICTION_KEYS = ("label", "hallucinated", "hallucinated_votes", "stage1_kind", "abstentions", "label_votes", "values",
+                   "job", "model", "samples", "threshold")
 # What a label of an older protocol version was given as (annotator.corpus.exports.carried).
 GIVEN_UNDER_KEYS = ("version", "label", "path")
 
@@ -71,11 +71,13 @@ def _shaped(obj, keys, protocol=None):
 
 
 def prediction_shaped(obj):
-    """An imported pre-label as the export writes a job's: its keys in order and its votes sorted by label (the
-    database may keep a JSON object's keys in another order: PostgreSQL's jsonb does)."""
+    """An imported pre-label as the export writes a job's: its keys in order, its votes sorted by label and its
+    values by step id (the database may keep a JSON object's keys in another order: PostgreSQL's jsonb does)."""
     out = _shaped(obj, PREDICTION_KEYS)
-    if isinstance(out, dict) and isinstance(out.get("label_votes"), dict):
-        out["label_votes"] = _sorted(out["label_votes"])
+    if isinstance(out, dict):
+        for key in ("label_votes", "values"):
+            if isinstance(out.get(key), dict):
+                out[key] = _sorted(out[key])
     return out
 
 
@@ -106,17 +108,22 @@ def _predictions(project, sentence_ids):
     """The latest finished LLM pre-label of each sentence (for analysis; not re-imported as a human label).
 
     The pre-labeler app builds on this one and registers the reading (see annotator/extensions.py)."""
-    return {  # in the order of PREDICTION_KEYS
-        sentence_id: {
+    out = {}
+    for sentence_id, p in extensions.latest_predictions(project, sentence_ids).items():
+        prediction = out[sentence_id] = {  # in the order of PREDICTION_KEYS
             "label": p.label, "hallucinated": p.hallucinated, "hallucinated_votes": p.hallucinated_votes,
             # The stage-1 answer of the agreeing samples (the family it leads into): a pre-label without a label
             # counts through it in the evaluation and the faithfulness report, so an export reproduces them.
             "stage1_kind": p.stage1_kind,
-            "abstentions": p.abstentions, "label_votes": _sorted(p.label_votes), "job": p.job_id,
-            "model": p.job.model, "samples": p.job.samples, "threshold": p.job.threshold,
+            "abstentions": p.abstentions, "label_votes": _sorted(p.label_votes),
         }
-        for sentence_id, p in extensions.latest_predictions(project, sentence_ids).items()
-    }
+        # The voted values of the multiple, scale and text steps, as the API shows them: the kind steps' scores
+        # are computed from them, so an export reproduces those too. Only when some step has one: the pre-label
+        # of a protocol of choice steps is written as it always was.
+        if values := extensions.prediction_values(p):
+            prediction["values"] = _sorted(values)
+        prediction.update(job=p.job_id, model=p.job.model, samples=p.job.samples, threshold=p.job.threshold)
+    return out
 
 
 def _evidence(**filters):
