@@ -167,7 +167,7 @@ WALK = """([description, cases, bad]) => {
 
 def key_presses(protocol, step, value):
     """The keys that answer ``step`` with ``value`` on the preview (and the annotation screen): a choice's key,
-    a multiple step's digits then Enter, a scale point's digit, a text typed then Enter."""
+    a multiple step's digits then Enter, a scale point's digit, a text typed then Ctrl+Enter (static/js/keymap.js)."""
     found = protocol.step(step)
     kind = kind_of(protocol, step)
     if kind == "choice":
@@ -176,7 +176,18 @@ def key_presses(protocol, step, value):
         return [next(a.key for a in found.answers if a.value == chosen) for chosen in value] + ["Enter"]
     if kind == "scale":
         return [scale.key_of(found, value)]
-    return [("type", value), "Enter"]
+    return [("type", value), "Control+Enter"]
+
+
+def press_key(page, key):
+    """A key of key_presses(): a text is inserted (no keydown), a key pressed; after a text's Ctrl+Enter the keys
+    are held a moment (keymap.js), so the next key waits for the hold to end."""
+    if isinstance(key, tuple):
+        page.keyboard.insert_text(key[1])
+        return
+    page.keyboard.press(key)
+    if key == "Control+Enter":
+        expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
 
 
 @pytest.mark.parametrize("name", shipped_names())
@@ -204,10 +215,7 @@ def test_the_javascript_walk_is_the_python_walk_on_every_path_of_every_shipped_d
         for step, value in path.items():
             expect(page.get_by_test_id("walk-question")).to_have_text(protocol.step(step).question)
             for key in key_presses(protocol, step, value):
-                if isinstance(key, tuple):
-                    page.keyboard.insert_text(key[1])
-                else:
-                    page.keyboard.press(key)
+                press_key(page, key)
         expect(page.get_by_test_id("walk-label")).to_have_text("Label: " + protocol.label_name(want["label"]))
         expect(page.get_by_test_id("walk-refused")).to_have_count(0)
 
@@ -226,10 +234,7 @@ def test_the_adjudicator_s_walk_takes_every_path_of_every_shipped_document_with_
                 page.keyboard.press("Enter")  # nothing picked yet: refused, nothing sent
                 expect(card.locator(".walk-refused")).to_contain_text("Pick at least")
             for key in key_presses(protocol, step, value):
-                if isinstance(key, tuple):
-                    page.keyboard.insert_text(key[1])
-                else:
-                    page.keyboard.press(key)
+                press_key(page, key)
         expect(card.locator("[data-walk-label]")).to_have_text(protocol.label_name(protocol.label_of(path)))
         assert page.evaluate("() => window.sent") is None
         assert json.loads(card.locator("[data-path]").input_value()) == path
