@@ -270,7 +270,7 @@ import { inField } from "./keymap.js";
         const note = h("textarea", { id: "note-input", name: "note", rows: "2", maxlength: "5000" });
         note.value = active.note || "";
         return h("div", { class: "note" }, h("label", { for: "note-input" }, "Note on this sentence ",
-          h("span", { class: "muted" }, "(", kbd("c"), " to write, ", kbd("Enter"), " to save, ", kbd("Esc"), " to leave)")),
+          h("span", { class: "muted" }, "(", kbd("c"), " to write, ", kbd("Ctrl"), "+", kbd("Enter"), " to save, ", kbd("Esc"), " to leave)")),
           note, h("button", { type: "button", class: "small", id: "save-note" }, "Save note"));
       }));
     }
