@@ -123,7 +123,8 @@ function start() {
     drawWalk(card, message);
   }
 
-  function drawWalk(card, message) {
+  // `still`: the focus is left where it is (a key held is said on the active card).
+  function drawWalk(card, message, still) {
     const walk = card.querySelector("[data-walk]");
     if (!walk || !protocol) { return; }
     const path = pathOf(card);
@@ -131,7 +132,7 @@ function start() {
     const next = protocol.nextStep(path);
     const answerName = (step, value) => shownValue(protocol, step, value);
     // The focus stays where it is while the adjudicator writes in a field outside the walk (the reason, a gold text).
-    const hadFocus = card.contains(document.activeElement) && !(inField(document.activeElement) && !walk.contains(document.activeElement));
+    const hadFocus = !still && card.contains(document.activeElement) && !(inField(document.activeElement) && !walk.contains(document.activeElement));
     const kind = next && protocol.kindOf(next);
     const draft = next && drafts.get(draftKey2(card, next));
     const undo = Object.keys(path).length ? h("button", { type: "button", class: "link", "data-undo": "" }, "Take back last answer ", kbd("u")) : null;
@@ -267,7 +268,7 @@ function start() {
     save();
     return true;
   }, SCREENS.adjudication);
-  listen((text) => { const card = active(); if (card && protocol && card.querySelector("[data-walk]")) { drawWalk(card, text); } });
+  listen((text) => { const card = active(); if (card && protocol && card.querySelector("[data-walk]")) { drawWalk(card, text, true); } });
 
   // The reason and the gold texts written for a dispute are kept in localStorage until it is decided, as its walk
   // is: a reload, or a decision that could not be sent (offline), never loses what was written. A field the server

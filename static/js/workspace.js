@@ -149,7 +149,12 @@ function start() {
       // A sentence that got its label: on to the next one without a label.
       const position = sentences.indexOf(active);
       const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
-      if (next) { justLabelled = data.extras ? active : null; active = next; }
+      if (next) {
+        justLabelled = data.extras ? active : null; active = next;
+        // Not opened by the annotator: its text step (a walk left there) is not entered until Enter.
+        const asked = protocol.nextStep(next.path);
+        if (asked && protocol.kindOf(asked) === "text" && Object.keys(next.path).length) { drawer.leaveField(next, asked, true); }
+      }
     }
     outbox.touched();
     render();
