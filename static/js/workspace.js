@@ -135,13 +135,14 @@ function start() {
   }
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
-  // `outOfField`: a text step asked again by an undo is not focused (the next u takes the next answer back).
+  // A text step asked of the sentence is not entered (Enter goes in): after an undo (the next u takes the next answer
+  // back) and on a sentence the screen moved on to (keys typed on are held, never text in another sentence).
+  const keepOut = (sentence) => { const asked = protocol.nextStep(sentence.path); if (asked && protocol.kindOf(asked) === "text") { drawer.leaveField(sentence, asked, true); } };
   function applyPath(newPath, step, outOfField) {
     notice = null; drawer.left.clear(); // a text step asked anew takes the typing again
     const before = protocol.labelOf(active.path);
     active.path = newPath;
-    const asked = protocol.nextStep(newPath);
-    if (outOfField && asked && protocol.kindOf(asked) === "text") { drawer.leaveField(active, asked, true); }
+    if (outOfField) { keepOut(active); }
     const after = protocol.labelOf(newPath);
     change(active, step, !!after);
     const finished = after && !before;
@@ -149,12 +150,7 @@ function start() {
       // A sentence that got its label: on to the next one without a label.
       const position = sentences.indexOf(active);
       const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
-      if (next) {
-        justLabelled = data.extras ? active : null; active = next;
-        // Not opened by the annotator: its text step (a walk left there) is not entered until Enter.
-        const asked = protocol.nextStep(next.path);
-        if (asked && protocol.kindOf(asked) === "text" && Object.keys(next.path).length) { drawer.leaveField(next, asked, true); }
-      }
+      if (next) { justLabelled = data.extras ? active : null; active = next; keepOut(next); }
     }
     outbox.touched();
     render();
@@ -283,9 +279,7 @@ function start() {
       if (command === "enter") { message = { text: ENTER_IN_FIELD, error: false }; drawPanel(); return true; }
       if (command === "confirm") { if (textStep) { kindKey(textStep, "Enter", true); } else { saveNote(target); } return true; }
       if (command !== "leave") { return false; }
-      if (textStep) { drawer.leaveField(active, textStep, true); }
-      target.blur();
-      return true;
+      if (textStep) { drawer.leaveField(active, textStep, true); } target.blur(); return true;
     }
     const help = document.getElementById("help");
     if (help && help.open && command === "help") { help.close(); return true; }
