@@ -107,3 +107,25 @@ def test_u_from_a_finished_text_step_takes_the_answers_back_one_by_one_and_types
     saved(page)
     assert saved_paths(user)[0] == ("unsupported", {"supported": "no", "error_types": ["fabricated"], "severity": 3,
                                                     "justification": "Oldu"})
+
+
+def test_the_sentence_the_screen_moves_on_to_does_not_take_the_keys_typed_on_into_its_text_field(page_for):
+    """A text confirmed, the screen moves on to a sentence whose walk stopped at its text step: that field is not
+    entered (Enter goes in), so the words typed on are held, not written into another sentence's text."""
+    project, _, _ = halludetect_turn("typed-moved-on", numbered_sentences(3))
+    user, = annotators(project, 1)
+    page = open_assignment(page_for, user, project)
+    panel = page.locator("#decision-panel")
+    field = panel.locator("[data-step-text=justification]")
+    press(page, ["y", "n", "1", "Enter", "2"])  # sentence 1 supported; sentence 2 walked to its justification
+    expect(field).to_be_focused()
+    press(page, ["Escape", "j", "n", "1", "Enter", "3", *"Why", "Control+Enter"])  # sentence 3, confirmed
+    expect(page.locator("#panel-title")).to_have_text("Sentence 2 of 3")
+    page.keyboard.type(" and more", delay=20)
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
+    expect(field).not_to_be_focused()
+    expect(field).to_have_value("")
+    press(page, ["Enter", *"Its own", "Control+Enter"])
+    expect(chips(page)).to_have_text(["Supported", "Unsupported", "Unsupported"])
+    saved(page)
+    assert [path.get("justification") for _, path in saved_paths(user)] == [None, "Its own", "Why"]
