@@ -40,8 +40,10 @@ def test_no_page_has_a_serious_or_critical_accessibility_violation(demo, page_fo
     speculative = str(list(Label).index(Label.SPECULATIVE) + 1)
     annotator.keyboard.press(speculative)  # the Speculative chip (its colour had 3.1:1 against white) is on screen
     expect(annotator.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Speculative")
-    annotator.keyboard.press("k")  # back to the labelled sentence: the focus is on the label chosen, not on "1"
-    expect(annotator.locator(".label-picker .pick.chosen")).to_be_focused()
+    annotator.keyboard.press("k")  # back to the labelled sentence: the label chosen is marked pressed; the focus
+    # rests on the panel, not on a label button a Space would press (issue 46)
+    expect(annotator.locator(".label-picker .pick.chosen")).to_have_attribute("aria-pressed", "true")
+    expect(annotator.locator("#decision-panel")).to_be_focused()
     annotator.evaluate(AXE)
     found += [f"independent mode, a label chosen: {v}" for v in annotator.evaluate(SERIOUS)]
     project.protocol_mode = ProtocolMode.SEQUENTIAL

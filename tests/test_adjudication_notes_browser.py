@@ -32,7 +32,7 @@ def test_a_reason_written_offline_survives_the_refused_send_and_a_reload(page_fo
     page.keyboard.press("r")
     page.keyboard.type(REASON)
     page.context.set_offline(True)
-    page.keyboard.press("Enter")  # the decision cannot be sent
+    page.keyboard.press("Control+Enter")  # the decision cannot be sent
     expect(page.get_by_text("Connection lost")).to_be_visible()
     assert not GoldLabel.objects.filter(sentence=first).exists()
     page.context.set_offline(False)
@@ -42,7 +42,7 @@ def test_a_reason_written_offline_survives_the_refused_send_and_a_reload(page_fo
     expect(reason).to_have_value(REASON)  # written before the reload, kept
     page.keyboard.press("a")
     reason.focus()
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")
     expect(dispute).to_have_class(re.compile("dispute-resolved"))
     assert GoldLabel.objects.get(sentence=first).reason == REASON
     kept = page.evaluate("() => Object.keys(localStorage).filter((key) => key.startsWith('adjudication-note:'))")

@@ -216,7 +216,7 @@ def test_a_reload_with_unsent_changes_restores_them_on_screen_and_sends_them(pag
     type_keys(page, ["1", "1", "1", "1", "2"])  # sentence 1 faithful; sentence 2 relevant, cognitive (unfinished)
     page.locator("#note-input").focus()
     page.keyboard.type("Kept across the reload.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # the note is saved with Ctrl+Enter (issue 46)
     expect(page.locator("#save-status")).to_contain_text("Offline")
     # Reload while offline would fail: take the page back online and reload before anything is answered.
     page.route("**/sync/", lambda route: route.abort())

@@ -18,7 +18,8 @@ expect.set_options(timeout=30_000)
 
 def write_note(page, text):
     page.locator("#note-input").fill(text)
-    page.locator("#note-input").press("Enter")
+    page.locator("#note-input").press("Control+Enter")  # saved with Ctrl+Enter (issue 46)
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")  # the keys after it apply again
 
 
 def saved_answers(user):

@@ -44,11 +44,11 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     expect(page.locator("#reference-text mark.ev-a")).to_have_text(quote)
     page.screenshot(path=str(tmp_path / "adjudication.png"), full_page=True)
 
-    # First dispute: side with annotator A, give a reason, save with Enter.
+    # First dispute: side with annotator A, give a reason, save with Ctrl+Enter.
     page.keyboard.press("a")
     page.keyboard.press("r")
     page.keyboard.type("The reference names Brazil.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # Enter alone saves nothing from a text (issue 46)
     expect(dispute).to_have_class(re.compile("dispute-resolved"))
     gold = GoldLabel.objects.get(sentence=first)
     assert (gold.label, gold.provenance, gold.decided_by, gold.reason) == (
@@ -58,6 +58,7 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     # The next dispute is active: walk the protocol with 1/2 (relevant, cognitive, rational, not grounded).
     second_card = page.locator(f"#dispute-{Adjudication.objects.get(sentence=second).pk}")
     expect(second_card).to_have_class(re.compile(r"\bactive\b"))
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")  # keys right after typing are held
     for key, asked in (("1", "Is the sentence relevant?"), ("2", "Factual or cognitive?"),
                        ("1", "Is it rational?"), ("2", "Is it grounded in the reference?")):
         expect(second_card.locator(".question")).to_contain_text(asked)
@@ -75,13 +76,14 @@ def test_adjudicator_resolves_disputes_with_the_keyboard(page_for, tmp_path):
     expect(second_card.locator("[data-reason]")).to_be_focused()
     expect(second_card.locator("[data-reason]")).to_have_value("")  # the r opened the box; it typed nothing
     page.keyboard.type("Plausible but the reference does not say so.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # Enter alone saves nothing from a text (issue 46)
     expect(second_card).to_have_class(re.compile("dispute-resolved"))
     assert GoldLabel.objects.get(sentence=second).label == Label.SPECULATIVE
     expect(page.locator("#turn-done")).to_be_visible()
     page.screenshot(path=str(tmp_path / "adjudication-done.png"), full_page=True)
     # The turn is done: n opens the next turn of the queue (here none is left, so the queue).
     expect(page.locator("#turn-done a")).to_be_focused()
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")  # keys right after typing are held
     page.keyboard.press("n")
     page.wait_for_url(re.compile(rf"/p/{project.slug}/adjudication/$"))
 
@@ -139,8 +141,8 @@ def test_the_adjudicators_walk_is_walked_in_the_page_keys_in_a_burst_apply_to_wh
 
     page.keyboard.press("r")
     page.keyboard.type("Hedged and grounded.")
-    page.keyboard.press("Enter")
-    for key in ["2", "2"]:  # while the decision is on the wire
+    page.keyboard.press("Control+Enter")  # Enter alone saves nothing from a text (issue 46)
+    for key in ["2", "2"]:  # while the decision is on the wire (and right after typing: held)
         page.keyboard.press(key)
     expect(card).to_have_class(re.compile("dispute-resolved"))
     gold = GoldLabel.objects.get(sentence=first)
@@ -166,10 +168,12 @@ def test_counters_and_the_badge_follow_the_last_decision_without_a_reload(page_f
     page.keyboard.press("a")
     page.keyboard.press("r")
     page.keyboard.type("The reference names Brazil.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # Enter alone saves nothing from a text (issue 46)
     expect(page.locator("#open-dispute-count")).to_have_text("0 open disputes")
     expect(page.locator("#gold-nav-badge")).not_to_contain_text("Disputes")  # fetched again on the decision
     expect(page.locator("#turn-done")).to_be_visible()
-    # Enter, like n, leaves the finished turn for the next one (none is left: the queue).
+    # Enter, like n, leaves the finished turn for the next one (none is left: the queue), once the keys held after
+    # typing apply again.
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
     page.keyboard.press("Enter")
     page.wait_for_url(re.compile(rf"/p/{project.slug}/adjudication/$"))

@@ -184,8 +184,9 @@ def test_a_new_lead_goes_from_nothing_to_adjudicated_gold_without_the_admin(
     judge.keyboard.press("a")
     judge.keyboard.press("r")
     judge.keyboard.type("它建于1420年 is a claim the reference supports.")
-    judge.keyboard.press("Enter")
+    judge.keyboard.press("Control+Enter")  # the reason is sent with Ctrl+Enter (issue 46)
     expect(judge.locator("#turn-done")).to_be_visible()
+    expect(judge.locator("html")).not_to_have_attribute("data-keys-held", "true")  # keys right after typing are held
     judge.keyboard.press("n")
     judge.wait_for_url(re.compile(rf"/p/{project.slug}/adjudication/$"))
 

@@ -73,7 +73,7 @@ def test_an_adjudication_page_opened_before_a_protocol_change_is_refused_and_rel
                  label_mapping={label: label for label in COGNIBENCH.labels})
     page.keyboard.press("r")
     page.keyboard.type("The reference says so.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # the reason is sent with Ctrl+Enter (issue 46)
 
     expect(page.locator(".messages")).to_contain_text("changed the project's protocol after this page was opened")
     assert Adjudication.objects.get().status == Adjudication.Status.OPEN and not GoldLabel.objects.filter(

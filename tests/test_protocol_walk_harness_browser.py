@@ -24,7 +24,8 @@ PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>walk harness</
 <script type="module">
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { STEP_KINDS } from "./step_kinds.js";
-window.harness = { AnnotationProtocol, STEP_KINDS };
+import { commandAt, SCREENS } from "./keymap.js";
+window.harness = { AnnotationProtocol, STEP_KINDS, commandAt, SCREENS };
 </script><script type="module" src="./protocol_preview.js"></script></head>
 <body><div data-protocol-preview><div class="protocol-tree"></div>
 <div class="protocol-walk" tabindex="0" data-testid="protocol-walk" data-description="DESCRIPTION"></div></div></body></html>"""
@@ -167,7 +168,7 @@ WALK = """([description, cases, bad]) => {
 
 def key_presses(protocol, step, value):
     """The keys that answer ``step`` with ``value`` on the preview (and the annotation screen): a choice's key,
-    a multiple step's digits then Enter, a scale point's digit, a text typed then Enter."""
+    a multiple step's digits then Enter, a scale point's digit, a text typed then Ctrl+Enter (static/js/keymap.js)."""
     found = protocol.step(step)
     kind = kind_of(protocol, step)
     if kind == "choice":
@@ -176,7 +177,18 @@ def key_presses(protocol, step, value):
         return [next(a.key for a in found.answers if a.value == chosen) for chosen in value] + ["Enter"]
     if kind == "scale":
         return [scale.key_of(found, value)]
-    return [("type", value), "Enter"]
+    return [("type", value), "Control+Enter"]
+
+
+def press_key(page, key):
+    """A key of key_presses(): a text is inserted (no keydown), a key pressed; after a text's Ctrl+Enter the keys
+    are held a moment (keymap.js), so the next key waits for the hold to end."""
+    if isinstance(key, tuple):
+        page.keyboard.insert_text(key[1])
+        return
+    page.keyboard.press(key)
+    if key == "Control+Enter":
+        expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
 
 
 @pytest.mark.parametrize("name", shipped_names())
@@ -204,10 +216,7 @@ def test_the_javascript_walk_is_the_python_walk_on_every_path_of_every_shipped_d
         for step, value in path.items():
             expect(page.get_by_test_id("walk-question")).to_have_text(protocol.step(step).question)
             for key in key_presses(protocol, step, value):
-                if isinstance(key, tuple):
-                    page.keyboard.insert_text(key[1])
-                else:
-                    page.keyboard.press(key)
+                press_key(page, key)
         expect(page.get_by_test_id("walk-label")).to_have_text("Label: " + protocol.label_name(want["label"]))
         expect(page.get_by_test_id("walk-refused")).to_have_count(0)
 
@@ -226,13 +235,88 @@ def test_the_adjudicator_s_walk_takes_every_path_of_every_shipped_document_with_
                 page.keyboard.press("Enter")  # nothing picked yet: refused, nothing sent
                 expect(card.locator(".walk-refused")).to_contain_text("Pick at least")
             for key in key_presses(protocol, step, value):
-                if isinstance(key, tuple):
-                    page.keyboard.insert_text(key[1])
-                else:
-                    page.keyboard.press(key)
+                press_key(page, key)
         expect(card.locator("[data-walk-label]")).to_have_text(protocol.label_name(protocol.label_of(path)))
         assert page.evaluate("() => window.sent") is None
         assert json.loads(card.locator("[data-path]").input_value()) == path
         page.keyboard.press("Enter")
         page.wait_for_function("() => window.sent !== undefined")
         assert json.loads(page.evaluate("() => window.sent")) == path
+
+
+# ---- the keymap's one rule (static/js/keymap.js, issue 46 items 1-3) ------------------------------------------------
+RULE = """() => {
+  const { commandAt, SCREENS } = window.harness;
+  const field = document.createElement("textarea");
+  const radio = Object.assign(document.createElement("input"), { type: "radio" });
+  document.body.append(field, radio);
+  const at = (target, key, mods = {}) => Object.fromEntries(Object.entries(SCREENS).map(([screen, table]) =>
+    [screen, commandAt({ key, target, ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, ...mods }, table)]));
+  return {
+    typed: ["u", "s", "j", "n", "1", " ", "?", "r"].map((key) => at(field, key)),
+    enter: at(field, "Enter"), shiftEnter: at(field, "Enter", { shiftKey: true }),
+    ctrlEnter: at(field, "Enter", { ctrlKey: true }), cmdEnter: at(field, "Enter", { metaKey: true }),
+    escape: at(field, "Escape"), undo: at(document.body, "u"), onRadio: at(radio, "u"), ctrlU: at(document.body, "u", { ctrlKey: true }),
+  };
+}"""
+
+
+def test_the_keymap_s_rule_is_one_for_every_walking_screen(harness):
+    """In a text field no key is a command of any screen but Ctrl/Cmd+Enter (confirm) and Esc (leave); a plain
+    Enter there is "enter" (each screen says it confirms nothing); outside a field u is every screen's undo."""
+    page = harness("halludetect", load_shipped("halludetect"))
+    rule = page.evaluate(RULE)
+    screens = {"annotation", "adjudication", "amend", "preview"}
+    every = lambda command: {screen: command for screen in screens}  # noqa: E731
+    assert rule["typed"] == [every("")] * 8
+    assert rule["enter"] == every("enter")
+    assert rule["shiftEnter"] == every("")
+    assert rule["ctrlEnter"] == rule["cmdEnter"] == every("confirm")
+    assert rule["escape"] == every("leave")
+    assert rule["undo"] == rule["onRadio"] == every("undo")
+    assert rule["ctrlU"] == every("")
+
+
+TYPED = "Cites a case\nunder appeal since 2019 u s j n y 1 2 r a b"
+
+
+def walk_to_the_text(page, keys):
+    for key in keys:
+        page.keyboard.press(key)
+
+
+@pytest.mark.parametrize("screen", ["harness", "adjudication"])
+def test_a_text_with_an_early_enter_and_the_keys_after_it_change_nothing_else_on_the_preview_and_the_dispute(
+        harness, screen):
+    """The preview and the adjudicator's walk (no server): a justification typed at 20 ms with an early Enter stays
+    one text; Ctrl+Enter confirms it; keys typed right after are held; u then takes the answers back one by one
+    (the text step taken back is not entered, so the next u is no letter)."""
+    protocol = load_shipped("halludetect")
+    page = harness("halludetect", protocol, screen=screen)
+    if screen == "harness":
+        page.get_by_test_id("protocol-walk").focus()
+        walk, question = page.get_by_test_id("protocol-walk"), page.get_by_test_id("walk-question")
+        label = page.get_by_test_id("walk-label").locator(".chip")
+    else:
+        walk = page.locator("#dispute-1")
+        question, label = walk.locator(".question"), walk.locator("[data-walk-label] .chip")
+    walk_to_the_text(page, ["n", "1", "Enter", "4"])
+    field = walk.locator("[data-step-text=justification]")
+    expect(field).to_be_focused()
+    page.keyboard.type(TYPED, delay=20)
+    expect(field).to_have_value(TYPED.replace("\n", ""))
+    expect(question).to_have_text(protocol.step("justification").question)
+    page.keyboard.press("Control+Enter")
+    expect(label).to_have_text("Unsupported")
+    page.keyboard.type(" u u r 1", delay=20)  # held: the walk keeps its label
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
+    expect(label).to_have_text("Unsupported")
+    if screen == "adjudication":
+        path = json.loads(walk.locator("[data-path]").input_value())
+        assert path["justification"] == TYPED.replace("\n", "")
+        assert page.evaluate("() => window.sent") is None
+    page.keyboard.press("u")
+    expect(question).to_have_text(protocol.step("justification").question)
+    expect(field).not_to_be_focused()
+    page.keyboard.press("u")
+    expect(question).to_have_text(protocol.step("severity").question)

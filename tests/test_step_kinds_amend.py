@@ -115,12 +115,17 @@ def test_the_inbox_form_walks_the_kind_steps_by_keyboard_and_amends(page_for):
     page.keyboard.type("The statute was repealed.")
     page.keyboard.press("Shift+Enter")
     page.keyboard.type("In 2020.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # confirms nothing in a text field (issue 46): the form says what does
+    expect(form.locator("[data-walk-refused]")).to_contain_text("Ctrl+Enter")
+    expect(field).to_have_value("The statute was repealed.\nIn 2020.")
+    page.keyboard.press("Control+Enter")
     expect(form.locator("[data-walk-result]")).to_have_text("New label: Unsupported")
     expect(form.locator("[data-walked]")).to_have_count(4)
     expect(form.locator('[data-walked="error_types"]')).to_contain_text("Fabricated fact, Outdated law")
     submit = form.locator("button[type=submit]")
     expect(submit).to_be_focused()
+    # Keys right after typing are held: Enter on Amend applies once the hold is over.
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
     page.keyboard.press("Enter")
     expect(item.get_by_role("status")).to_have_text("Your answer was amended.")
     annotation = feedback.annotation

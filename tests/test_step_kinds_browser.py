@@ -21,13 +21,16 @@ expect.set_options(timeout=30_000)
 
 UNSUPPORTED = {"supported": "no", "error_types": ["fabricated", "wrong_citation"], "severity": 4,
                "justification": "No such case, Smith v. Jones."}
-# Per sentence: the keys, then the path they walk. Refused keys and a step taken back are part of the burst.
+# Per sentence: the keys, then the path they walk. Refused keys and a step taken back are part of the burst. A text
+# is confirmed with Ctrl+Enter; the keys right after it are held (keymap.js), so the burst waits for the hold to end
+# (PAUSE) before the next sentence.
+PAUSE = "pause"
 BURST = [
     (["1"], {"supported": "yes"}),
-    (["2", "3", "1", "Enter", "4", *"No such case, Smith v. Jones.", "Enter"], UNSUPPORTED),
+    (["2", "3", "1", "Enter", "4", *"No such case, Smith v. Jones.", "Control+Enter", PAUSE], UNSUPPORTED),
     # Enter with nothing picked is refused; 5 picked then dropped; the field left with Esc, the severity taken
-    # back with u and given again, Enter goes back into the field (the words typed are still there).
-    (["n", "Enter", "5", "2", "5", "Enter", "1", *"Old", "Escape", "u", "3", *" law", "Enter"],
+    # back with u and given again: the field takes the keys again (the words typed are still there).
+    (["n", "Enter", "5", "2", "5", "Enter", "1", *"Old", "Escape", "u", "3", *" law", "Control+Enter", PAUSE],
      {"supported": "no", "error_types": ["misattributed"], "severity": 3, "justification": "Old law"}),
     (["y"], {"supported": "yes"}),
 ]
@@ -41,6 +44,9 @@ def halludetect_turn(slug, sentences, **kwargs):
 
 def press(page, keys, delay=20):
     for key in keys:
+        if key == PAUSE:  # the keys held after a text: wait until they apply again
+            expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
+            continue
         page.keyboard.press("Space" if key == " " else key)
         page.wait_for_timeout(delay)
 
@@ -102,7 +108,9 @@ def test_the_keys_of_each_kind_say_what_they_do_and_refuse_what_does_not_apply(p
     expect(field).to_be_focused()
     found += axe_serious(page)  # the walk so far with a list and a scale point, the text field
     assert not found, found
-    page.keyboard.press("Enter")  # blank: refused, the field keeps the focus
+    page.keyboard.press("Enter")  # Enter alone confirms nothing in a text field: the screen says what does
+    expect(panel.locator(".panel-message")).to_contain_text("Ctrl+Enter (⌘+Enter on a Mac) confirms it")
+    page.keyboard.press("Control+Enter")  # blank: refused, the field keeps the focus
     expect(panel.locator(".panel-message.error")).to_have_text("Write the answer first: it cannot be left blank.")
     page.keyboard.type("ujk")  # page keys are words in the field
     expect(field).to_have_value("ujk")
@@ -124,7 +132,7 @@ def test_unsent_kind_values_survive_a_reload_offline_and_are_saved_once_back_onl
     user, = annotators(project, 1)
     page = open_assignment(page_for, user, project)
     page.context.set_offline(True)
-    press(page, BURST[1][0])
+    press(page, BURST[1][0][:-1])  # not waiting for the hold: time on sentence 2 would be saved as a change of it
     expect(page.locator("#save-status")).to_contain_text(re.compile("Offline|Saving"))
     page.route("**/sync/", lambda route: route.abort())  # nothing leaves before the reload
     page.context.set_offline(False)
@@ -149,7 +157,7 @@ def test_picks_and_words_not_yet_confirmed_are_kept_over_a_reload_of_the_tab(pag
     field = page.locator("[data-step-text=justification]")
     expect(field).to_be_focused()
     expect(field).to_have_value("Half")
-    press(page, [*" done", "Enter"])
+    press(page, [*" done", "Control+Enter"])
     saved(page)
     assert saved_paths(user) == [("unsupported", {"supported": "no", "error_types": ["fabricated", "wrong_citation"],
                                                   "severity": 2, "justification": "Half done"})]
@@ -173,7 +181,7 @@ def test_independent_mode_the_pick_then_the_kind_steps_on_its_walk_at_300_ms_lat
     press(page, ["1",                                                      # supported: labelled at once
                  "2", "1", "Enter", "2", "Escape", "u", "u", "u",  # the kinds taken back, then the pick
                  # picked again: the picks come back with their step (1 drops fabricated), walked to its label
-                 "2", "1", "2", "3", "Enter", "5", *"Wrong", "Enter",
+                 "2", "1", "2", "3", "Enter", "5", *"Wrong", "Control+Enter", PAUSE,
                  "1"])
     expect(page.locator("#ws-progress")).to_have_text("3 of 3 sentences labelled")
     saved(page)
@@ -208,7 +216,7 @@ def test_the_protocol_page_previews_halludetect_and_walks_its_kinds_with_the_key
     expect(page.locator("[data-step-text=justification]")).to_be_focused()
     press(page, [*"Repealed", "Escape", "u"])
     expect(page.get_by_test_id("walk-question")).to_have_text("How severe is the worst error?")
-    press(page, ["2", "Enter"])
+    press(page, ["2", "Control+Enter"])
     expect(page.get_by_test_id("walk-label")).to_have_text("Label: Unsupported")
     expect(page.locator(".protocol-path")).to_contain_text("Fabricated fact, Outdated law")
     expect(page.locator(".protocol-path")).to_contain_text("“Repealed”")

@@ -63,8 +63,10 @@ def test_use_this_text_copies_a_side_s_text_into_the_gold_text_by_keyboard(page_
     expect(field).to_have_value(SECOND)
     expect(field).to_be_focused()  # the adjudicator may edit it at once
     page.keyboard.type(" (copied)")
-    # The first side's button, pressed with Space, replaces it.
+    # The first side's button, pressed with Space once the keys held after typing apply again (keymap.js),
+    # replaces it.
     buttons.nth(0).focus()
+    expect(page.locator("html")).not_to_have_attribute("data-keys-held", "true")
     page.keyboard.press(" ")
     expect(field).to_have_value(FIRST)
     page.keyboard.type(" Checked.")
@@ -72,7 +74,7 @@ def test_use_this_text_copies_a_side_s_text_into_the_gold_text_by_keyboard(page_
     page.keyboard.press("a")  # side with annotator A (severity 2), the gold text as copied and edited
     page.keyboard.press("r")
     page.keyboard.type("The year is wrong, nothing more.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Control+Enter")  # Enter alone saves nothing from a text (issue 46)
     expect(card).to_have_class(re.compile("dispute-resolved"))
     gold = models.GoldLabel.objects.get(sentence=sentence)
     assert gold.path == walk(2, FIRST + " Checked.")

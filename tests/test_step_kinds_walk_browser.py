@@ -15,7 +15,7 @@ from tests.conftest import start_from_queue
 from tests.factories import DialogueFactory, TurnFactory, member
 from tests.protocol_walks import TEXTS, example_project
 from tests.test_annotation_outbox_browser import emulate
-from tests.test_step_kinds_browser import press
+from tests.test_step_kinds_browser import PAUSE, press
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
@@ -23,7 +23,7 @@ expect.set_options(timeout=30_000)
 
 def keys_of(protocol, path):
     """The keys that walk ``path`` on the screen: a choice's key, a multiple step's digits then Enter, a scale
-    point's digit, a text's characters then Enter."""
+    point's digit, a text's characters then Ctrl+Enter and a wait for the keys held after typing (keymap.js)."""
     keys = []
     for step, value in path.items():
         found = protocol.step(step)
@@ -34,7 +34,7 @@ def keys_of(protocol, path):
         elif found.kind == "scale":
             keys.append(scale.key_of(found, value))
         else:
-            keys += [*value, "Enter"]
+            keys += [*value, "Control+Enter", PAUSE]
     return keys
 
 
@@ -102,7 +102,10 @@ def test_the_adjudicator_walks_a_halludetect_dispute_with_the_kinds_keys(page_fo
     expect(card.locator(".walk-path")).to_contain_text(protocol.step("severity").question + " 4")
     page.keyboard.press("r")
     page.keyboard.type("The source is another court.")
-    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")  # Enter alone saves nothing from a text (issue 46): said
+    expect(card.locator(".walk-refused")).to_contain_text("Ctrl+Enter")
+    expect(card.locator("[data-reason]")).to_be_focused()
+    page.keyboard.press("Control+Enter")
     expect(card).to_have_class(re.compile("dispute-resolved"))
     gold = GoldLabel.objects.get(sentence=dispute.sentence)
     assert (gold.label, gold.path) == ("unsupported", GOLD)

@@ -1,7 +1,8 @@
 // Adjudication screen keyboard: j/k move between disputes, 1/2 (or y/n) answer, u undo,
-// a/b side with an annotator, r reason, Enter save (Shift+Enter: new line), Esc leave a field ("Use this text"
-// buttons, reached with Tab, copy a side's text into the gold text); once every dispute
-// of the turn is decided, n or Enter opens the next turn.
+// a/b side with an annotator, r reason, Enter save (in the reason: Ctrl+Enter; Shift+Enter a new line), Esc leave
+// a field ("Use this text" buttons, reached with Tab, copy a side's text into the gold text); once every dispute
+// of the turn is decided, n or Enter opens the next turn. The keys are the keymap's (keymap.js SCREENS.adjudication,
+// and its one rule: in a field every key is text but Ctrl+Enter and Esc; keys right after typing are held).
 //
 // The adjudicator's own walk of the protocol happens in the page, from the description the page embeds
 // (#protocol-data, annotator/domain/protocol/__init__.py describe(), walked by protocol_walk.js): every key changes the walk
@@ -11,6 +12,7 @@
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { kindOf, shownValue } from "./step_kinds.js";
+import { addLayer, ENTER_IN_FIELD, inField, listen, ORDER, SCREENS } from "./keymap.js";
 
 function start() {
   const container = document.getElementById("disputes");
@@ -121,14 +123,16 @@ function start() {
     drawWalk(card, message);
   }
 
-  function drawWalk(card, message) {
+  // `still`: the focus is left where it is (a key held is said on the active card).
+  function drawWalk(card, message, still) {
     const walk = card.querySelector("[data-walk]");
     if (!walk || !protocol) { return; }
     const path = pathOf(card);
     const label = protocol.labelOf(path);
     const next = protocol.nextStep(path);
     const answerName = (step, value) => shownValue(protocol, step, value);
-    const hadFocus = card.contains(document.activeElement);
+    // The focus stays where it is while the adjudicator writes in a field outside the walk (the reason, a gold text).
+    const hadFocus = !still && card.contains(document.activeElement) && !(inField(document.activeElement) && !walk.contains(document.activeElement));
     const kind = next && protocol.kindOf(next);
     const draft = next && drafts.get(draftKey2(card, next));
     const undo = Object.keys(path).length ? h("button", { type: "button", class: "link", "data-undo": "" }, "Take back last answer ", kbd("u")) : null;
@@ -182,6 +186,7 @@ function start() {
   function answer(card, step, value) {
     const path = protocol.answer(pathOf(card), step, value);
     if (!path) { drawWalk(card, "That answer does not apply to this question now."); return; }
+    left.delete(draftKey2(card, protocol.nextStep(path))); // a text step asked anew takes the typing
     setPath(card, path);
     const radio = card.querySelector("[data-protocol]");
     if (radio && protocol.labelOf(path)) { radio.checked = true; }
@@ -190,7 +195,11 @@ function start() {
   function undoStep(card) {
     const path = pathOf(card);
     if (!Object.keys(path).length) { drawWalk(card, "Nothing to take back."); return; }
-    setPath(card, protocol.undo(path));
+    const undone = protocol.undo(path);
+    const asked = protocol.nextStep(undone);
+    // A text step taken back is not entered: the next u takes the next answer back (Enter goes into the field).
+    if (asked && protocol.kindOf(asked) === "text") { left.add(draftKey2(card, asked)); }
+    setPath(card, undone);
   }
 
   // A decision on the wire: keys on that dispute wait for its answer (the card is then replaced).
@@ -205,58 +214,61 @@ function start() {
     }
   }
 
-  document.addEventListener("keydown", (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+  addLayer(ORDER.walk, (event, command) => {
     const target = event.target;
-    const typing = target.matches("textarea, input[type=text], select");
-    if (typing && target.dataset.stepText && protocol) { // the walk's text step: Enter confirms the words, Esc leaves
+    if (inField(target)) {
       const card = target.closest("[data-dispute]");
-      if (event.key === "Escape") { left.add(draftKey2(card, target.dataset.stepText)); target.blur(); card.focus(); event.preventDefault(); }
-      else if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); if (!saving(card)) { answerKey(card, "Enter", true); } }
-      return;
-    }
-    if (typing) {
-      if (event.key === "Escape") { target.blur(); const el = target.closest("[data-dispute]"); if (el) { el.focus(); } event.preventDefault(); }
-      else if (event.key === "Enter" && !event.shiftKey && target.matches("[data-reason]")) { event.preventDefault(); save(); }
-      return;
+      if (command === "leave") { // out of the field, back to the dispute
+        if (target.dataset.stepText && card) { left.add(draftKey2(card, target.dataset.stepText)); }
+        target.blur(); if (card) { card.focus(); }
+        return true;
+      }
+      const walked = target.dataset.stepText && protocol && card;
+      if (command === "enter" && (walked || target.matches("[data-reason]"))) { // Enter alone confirms no text
+        if (card && protocol && card.querySelector("[data-walk]")) { drawWalk(card, ENTER_IN_FIELD); }
+        return true;
+      }
+      if (command !== "confirm") { return false; }
+      if (walked) { if (!saving(card)) { answerKey(card, "Enter", true); } return true; } // the walk's text step: its words
+      if (target.matches("[data-reason]")) { save(); return true; }
+      return false;
     }
     // Every dispute of the turn decided: n or Enter opens the next turn of the queue (or the queue itself), so a
     // keyboard user is never left on a finished turn. Enter on a focused link or button keeps its own meaning.
-    if (!openDisputes().length && (event.key === "n" || (event.key === "Enter" && !target.matches("button, a, summary, input")))) {
+    if (!openDisputes().length && (command === "onward" || (command === "confirm" && !target.matches("button, a, summary, input")))) {
       const onward = document.querySelector("#turn-done a");
-      if (onward) { event.preventDefault(); window.location.assign(onward.href); }
-      return;
+      if (!onward) { return false; }
+      window.location.assign(onward.href);
+      return true;
     }
+    if (event.ctrlKey || event.metaKey || event.altKey) { if (command !== "confirm") { return false; } }
     if (target.closest("[data-dispute]") && target.closest("[data-dispute]") !== active()) {
       activate(target.closest("[data-dispute]"), false);
     }
-    switch (event.key) {
-      case "j": move(1); break;
-      case "k": move(-1); break;
-      case "1": case "2": case "3": case "4": case "5": case "6": case "7": case "8": case "9": case "y": case "n": case "u": {
-        const card = active();
-        if (!card || !protocol || !card.querySelector("[data-walk]")) { return; }
-        if (saving(card)) { drawWalk(card, "Saving this decision: the key was not applied."); break; }
-        if (event.key === "u") { undoStep(card); } else if (!answerKey(card, event.key, false)) { return; }
-        break;
-      }
-      case "a": case "b": case "c": {
-        const radio = active() && active().querySelector('[data-side-key="' + event.key + '"]');
-        if (radio && !radio.disabled) { radio.checked = true; radio.dispatchEvent(new Event("change", { bubbles: true })); }
-        break;
-      }
-      case "r": { const reason = active() && active().querySelector("[data-reason]"); if (reason) { reason.focus(); } break; }
-      case "Enter": {
-        if (target.matches("button, a, summary, input[type=radio]") && !target.matches("[data-dispute] input[type=radio]")) { return; }
-        // On a walk's multiple choice or text step, Enter confirms the picks (or goes back into the field), else it saves.
-        const card = active();
-        if (card && protocol && card.querySelector("[data-walk]") && !saving(card) && answerKey(card, "Enter", false)) { break; }
-        save(); break;
-      }
-      default: return;
+    const key = event.key;
+    if (command === "next" || command === "previous") { move(command === "next" ? 1 : -1); return true; }
+    if (/^[1-9yn]$/.test(key) || command === "undo") { // the walk's answer keys (n is "no" while a dispute is open)
+      const card = active();
+      if (!card || !protocol || !card.querySelector("[data-walk]")) { return false; }
+      if (saving(card)) { drawWalk(card, "Saving this decision: the key was not applied."); return true; }
+      if (command === "undo") { undoStep(card); return true; }
+      return answerKey(card, key, false);
     }
-    event.preventDefault();
-  });
+    if (command === "side") {
+      const radio = active() && active().querySelector('[data-side-key="' + key + '"]');
+      if (radio && !radio.disabled) { radio.checked = true; radio.dispatchEvent(new Event("change", { bubbles: true })); }
+      return true;
+    }
+    if (command === "reason") { const reason = active() && active().querySelector("[data-reason]"); if (reason) { reason.focus(); } return true; }
+    if (command !== "confirm") { return false; }
+    if (target.matches("button, a, summary, input[type=radio]") && !target.matches("[data-dispute] input[type=radio]")) { return false; }
+    // On a walk's multiple choice or text step, Enter confirms the picks (or goes back into the field), else it saves.
+    const card = active();
+    if (card && protocol && card.querySelector("[data-walk]") && !saving(card) && answerKey(card, "Enter", false)) { return true; }
+    save();
+    return true;
+  }, SCREENS.adjudication);
+  listen((text) => { const card = active(); if (card && protocol && card.querySelector("[data-walk]")) { drawWalk(card, text, true); } });
 
   // The reason and the gold texts written for a dispute are kept in localStorage until it is decided, as its walk
   // is: a reload, or a decision that could not be sent (offline), never loses what was written. A field the server

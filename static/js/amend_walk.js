@@ -7,13 +7,14 @@
 // server checks the walk ends on the label (a label of choices only: it gives the sentence that label's one path).
 // A multiple, scale or text step is asked as on the annotation screen, with its kind's keys and buttons
 // (step_kinds.js STEP_KINDS): digits toggle and Enter confirms, a digit picks a point, a text is typed in its
-// field (Enter confirms, Shift+Enter a new line, Esc leaves it).
+// field (Ctrl+Enter confirms, Shift+Enter a new line, Esc leaves it: keymap.js, the rule of every walking screen).
 // Keys act on the form holding the focus inside an open <details> (or on its summary): an answer key of the
 // question shown, u to take back; any other letter or digit is refused there with a message, so a key never lands
-// on something else.
+// on something else. After a key the focus rests on the question, never on an answer a Space would press.
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { clicked, kindOf, shownValue } from "./step_kinds.js";
+import { addLayer, ENTER_IN_FIELD, inField, listen, ORDER, SCREENS } from "./keymap.js";
 
 function start() {
   const data = document.getElementById("protocol-data");
@@ -35,13 +36,13 @@ function start() {
     const step = protocol.step(stepName);
     if (protocol.kindOf(stepName) !== "choice") { // a multiple choice, a scale or a text: asked with its kind's keys
       const kind = kindOf(protocol, stepName);
-      return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
+      return h("div", { class: "amend-question", role: "group", "aria-label": step.question, tabindex: "-1" },
         h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
         h("p", { class: "muted" }, step.definition),
         h("p", { class: "muted kind-hint" }, kind.hint(step, draftOf(form, stepName))),
         h("p", { class: "amend-answers", "data-walk-kind": protocol.kindOf(stepName) }, kind.answers(step, stepName, draftOf(form, stepName))));
     }
-    return h("div", { class: "amend-question", role: "group", "aria-label": step.question },
+    return h("div", { class: "amend-question", role: "group", "aria-label": step.question, tabindex: "-1" },
       h("p", { class: "amend-question-text", "data-walk-question": stepName }, h("strong", null, step.question)),
       h("p", { class: "muted" }, step.definition),
       h("p", { class: "amend-answers" }, step.answers.map((a) => h("button", {
@@ -50,9 +51,10 @@ function start() {
       }, kbd(a.key), a.yn ? [" ", kbd(a.yn)] : null, " " + a.label))));
   }
 
-  // Draw the form from its path. `refocus`: the user acted in the form, so the focus stays in it (on the next
-  // question's first answer, or on Amend at a label) even though the button pressed was replaced.
-  function draw(form, refocus) {
+  // Draw the form from its path. `refocus`: the user acted in the form, so the focus stays in it (in a text step's
+  // field, on the next question, or on Amend at a label) even though the button pressed was replaced; `outOfField`:
+  // an undo, after which a text step asked again is not entered (the next u takes the next answer back).
+  function draw(form, refocus, outOfField) {
     const protocol = protocolOf(form);
     const path = paths.get(form);
     const answered = protocol.walk(path).answered;
@@ -74,7 +76,7 @@ function start() {
     const field = form.querySelector("[data-step-text]");
     if (field) { field.setSelectionRange(field.value.length, field.value.length); }
     if (refocus) {
-      const first = label ? submit : field || form.querySelector("[data-walk-value], [data-walk] [data-step]");
+      const first = label ? submit : (!outOfField && field) || form.querySelector(".amend-question");
       if (first) { first.focus({ preventScroll: true }); }
     }
   }
@@ -84,10 +86,10 @@ function start() {
     element.textContent = text;
     element.hidden = false;
   }
-  function change(form, path) {
+  function change(form, path, outOfField) {
     form.querySelector("[data-walk-refused]").hidden = true;
     paths.set(form, path);
-    draw(form, true);
+    draw(form, true, outOfField);
   }
   function answer(form, step, value) {
     const path = protocolOf(form).answer(paths.get(form), step, value);
@@ -107,7 +109,7 @@ function start() {
   }
   function takeBack(form) {
     if (!Object.keys(paths.get(form)).length) { refuse(form, "Nothing to take back: no question is answered yet."); return; }
-    change(form, protocolOf(form).undo(paths.get(form)));
+    change(form, protocolOf(form).undo(paths.get(form)), true);
   }
 
   function init(root) {
@@ -134,41 +136,43 @@ function start() {
     if (form && paths.has(form)) { setDraft(form, field.dataset.stepText, field.value); }
   });
 
-  document.addEventListener("keydown", (event) => {
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) { return; }
+  // The keys, through the keymap's one listener (keymap.js: in a field every key is text but Ctrl+Enter and Esc).
+  addLayer(ORDER.walk, (event, command) => {
     const target = event.target;
     // The summary just clicked holds the focus until the toggle event moves it into the form: its keys are the form's.
     const summary = target.matches && target.matches("details[open] > summary") ? target : null;
     const form = summary ? summary.parentElement.querySelector("form[data-amend-walk]") : target.closest && target.closest("form[data-amend-walk]");
     const details = form && form.closest("details");
-    if (!form || !paths.has(form) || (details && !details.open)) { return; }
+    if (!form || !paths.has(form) || (details && !details.open)) { return false; }
     const protocol = protocolOf(form);
     const path = paths.get(form);
     const next = protocol.nextStep(path);
     const kind = next && protocol.kindOf(next);
-    if (target.dataset && target.dataset.stepText) { // the text step's field: Enter confirms the words, Esc leaves it
-      if (event.key === "Escape") { event.preventDefault(); target.blur(); form.querySelector("[data-walk-undo]").focus(); }
-      else if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); kindKey(form, "Enter", true); }
-      return;
+    if (target.dataset && target.dataset.stepText) { // the text step's field: Ctrl+Enter confirms the words, Esc leaves it
+      if (command === "leave") { target.blur(); form.querySelector(".amend-question").focus(); }
+      else if (command === "confirm") { kindKey(form, "Enter", true); }
+      else if (command === "enter") { refuse(form, ENTER_IN_FIELD); }
+      else { return false; }
+      return true;
     }
-    if (target.closest("textarea, input, select, [contenteditable]")) { return; }
+    if (inField(target)) { return false; }
     const key = event.key;
     // Enter confirms a multiple step's picks (or goes back into a text step's field) wherever the focus is in the
     // form but on the undo button; elsewhere Tab, Enter, Space and arrows keep their usual work.
-    if (key === "Enter" && (kind === "multiple" || kind === "text") && !target.matches("summary, [data-walk-undo], [data-walk-submit], [data-confirm]")) {
-      event.preventDefault();
+    if (command === "confirm" && (kind === "multiple" || kind === "text") && !target.matches("summary, [data-walk-undo], [data-walk-submit], [data-confirm]")) {
       kindKey(form, "Enter", false);
-      return;
+      return true;
     }
-    if (!/^[0-9a-z]$/i.test(key)) { return; }
-    event.preventDefault();
-    if (key === "u") { takeBack(form); return; }
-    if (kind && kind !== "choice" && kindKey(form, key, false)) { return; }
+    if (!/^[0-9a-z]$/i.test(key) || event.ctrlKey || event.metaKey || event.altKey) { return false; }
+    if (command === "undo") { takeBack(form); return true; }
+    if (kind && kind !== "choice" && kindKey(form, key, false)) { return true; }
     const option = next && kind === "choice" && protocol.step(next).answers.find((a) => a.key === key || a.yn === key);
     if (option) { answer(form, next, option.value); }
     else if (!next) { refuse(form, "Key " + key + " was not applied: the walk has reached " + labelName(protocol, protocol.labelOf(path)) + ". u takes the last answer back."); }
     else { refuse(form, "Key " + key + " is not an answer to \u201c" + protocol.step(next).question + "\u201d: it was not applied."); }
-  });
+    return true;
+  }, SCREENS.amend);
+  listen((text, event) => { const form = event.target.closest && event.target.closest("form[data-amend-walk]"); if (form && paths.has(form)) { refuse(form, text); } });
 
   // Opening "Amend my answer" puts the focus in its form, so the keys answer at once. `toggle` does not bubble.
   document.addEventListener("toggle", (event) => {
@@ -177,7 +181,7 @@ function start() {
     if (!form || !paths.has(form)) { return; }
     const active = document.activeElement;
     if (!active || active === document.body || details.contains(active)) {
-      const first = form.querySelector("[data-walk-value], [data-walk] [data-step]") || form.querySelector("[data-walk-submit]:not([disabled])");
+      const first = form.querySelector("[data-step-text], .amend-question") || form.querySelector("[data-walk-submit]:not([disabled])");
       if (first) { first.focus({ preventScroll: true }); }
     }
   }, true);

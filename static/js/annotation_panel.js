@@ -6,6 +6,7 @@
 // Text is always inserted as text (never as HTML).
 import { h, kbd } from "./dom.js";
 import { kindOf, shownValue } from "./step_kinds.js";
+import { inField } from "./keymap.js";
 
 
 
@@ -154,7 +155,7 @@ import { kindOf, shownValue } from "./step_kinds.js";
     const exampleList = (title, list) => list.length ? h("div", null, h("h4", null, "Examples: " + title.toLowerCase()),
       h("ul", null, list.map((e) => h("li", null, h("q", null, e.text), e.explanation ? [" ", h("span", { class: "muted" }, e.explanation)] : null)))) : null;
     const hint = kind.hint(step, draft);
-    return h("div", { class: "question", role: "group", "aria-labelledby": "question-text", "data-kind": protocol.kindOf(stepName) },
+    return h("div", { class: "question", role: "group", "aria-labelledby": "question-text", "data-kind": protocol.kindOf(stepName), tabindex: "-1" },
       h("h3", { id: "question-text" }, step.question),
       h("p", { class: "definition" }, step.definition),
       hint ? h("p", { class: "kind-hint muted" }, hint) : null,
@@ -269,7 +270,7 @@ import { kindOf, shownValue } from "./step_kinds.js";
         const note = h("textarea", { id: "note-input", name: "note", rows: "2", maxlength: "5000" });
         note.value = active.note || "";
         return h("div", { class: "note" }, h("label", { for: "note-input" }, "Note on this sentence ",
-          h("span", { class: "muted" }, "(", kbd("c"), " to write, ", kbd("Enter"), " to save, ", kbd("Esc"), " to leave)")),
+          h("span", { class: "muted" }, "(", kbd("c"), " to write, ", kbd("Ctrl"), "+", kbd("Enter"), " to save, ", kbd("Esc"), " to leave)")),
           note, h("button", { type: "button", class: "small", id: "save-note" }, "Save note"));
       }));
     }
@@ -281,14 +282,17 @@ import { kindOf, shownValue } from "./step_kinds.js";
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
     if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
     const field = element.querySelector(".question [data-step-text]");
+    const typing = inField(document.activeElement) && element.contains(document.activeElement); // the note: left there
+    if (typing && document.activeElement !== field) { return; }
     if (field && !this.left.has(draftKey(active, field.dataset.stepText)) && !closed && !stopped) {
       // A text step asked: typing goes into its field (Esc leaves it, Enter goes back in).
       if (document.activeElement !== field) { field.focus({ preventScroll: true }); }
     } else if (focusWasInPanel) {
-      // The chosen label's button in independent mode, not the first of the seven.
-      const first = element.querySelector(".question .answer") || element.querySelector(".label-picker .pick.chosen") ||
-        element.querySelector(".label-picker .pick");
-      if (first) { first.focus({ preventScroll: true }); }
+      // The question, or the panel: never an answer button, which a Space typed on would press (issue 46). The keys
+      // answer wherever the focus is in the page.
+      if (!element.hasAttribute("tabindex")) { element.setAttribute("tabindex", "-1"); }
+      const resting = element.querySelector(".question") || element;
+      if (document.activeElement !== resting) { resting.focus({ preventScroll: true }); }
     }
   };
 

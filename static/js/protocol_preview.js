@@ -1,9 +1,11 @@
 // The protocol page's preview (templates/projects/protocol.html): draws the tree of the document being edited
 // and lets the lead walk it with the annotation screen's keys. The description comes from the server
 // (Protocol.describe(), in the walk's data-description) and is walked with protocol_walk.js: no rule is written here.
+// Its keys are the keymap's (keymap.js SCREENS.preview, and the one rule of what a key typed in a field is).
 import { h, kbd } from "./dom.js";
 import { AnnotationProtocol } from "./protocol_walk.js";
 import { kindOf, shownValue } from "./step_kinds.js";
+import { addLayer, ENTER_IN_FIELD, inField, listen, ORDER, SCREENS } from "./keymap.js";
 
 function start() {
 
@@ -77,6 +79,26 @@ function start() {
     return true;
   }
 
+  // box -> {protocol, walk} of the previews on the page (one layer of keys for all of them).
+  const walks = new WeakMap();
+  const walkOf = (target) => { const box = target.closest && target.closest(".protocol-walk[data-description]"); return box && walks.get(box) ? [box, walks.get(box)] : [null, null]; };
+  addLayer(ORDER.walk, (event, command) => {
+    const [box, found] = walkOf(event.target);
+    if (!box) { return false; }
+    const { protocol, walk } = found;
+    if (event.target.dataset.stepText) { // a text step's field: Ctrl+Enter confirms, Esc leaves, the rest is typed
+      if (command === "leave") { walk.left = true; box.focus(); return true; }
+      if (command === "enter") { walk.message = ENTER_IN_FIELD; drawWalk(protocol, box, walk); return true; }
+      if (command !== "confirm" || !walkKey(protocol, walk, "Enter", true)) { return false; }
+    } else if (inField(event.target)) { return false; }
+    else if (command === "undo") { walk.path = protocol.undo(walk.path); walk.message = ""; walk.left = true; } // a text step taken back is not entered
+    else if (command === "restart") { walk.path = {}; walk.drafts = {}; walk.message = ""; walk.left = false; }
+    else if (!walkKey(protocol, walk, command === "confirm" ? "Enter" : event.key, false)) { return false; }
+    drawWalk(protocol, box, walk);
+    return true;
+  }, SCREENS.preview);
+  listen((text, event) => { const [box, found] = walkOf(event.target); if (box) { found.walk.message = text; drawWalk(found.protocol, box, found.walk); } });
+
   function init(root) {
     const container = root.querySelector ? root.querySelector("[data-protocol-preview]") || (root.matches && root.matches("[data-protocol-preview]") ? root : null) : null;
     if (!container) { return; }
@@ -86,6 +108,7 @@ function start() {
     const tree = container.querySelector(".protocol-tree");
     tree.replaceChildren(drawNode(protocol, protocol.d.tree));
     const walk = { path: {}, drafts: {}, left: false, message: "" };
+    walks.set(box, { protocol, walk });
     drawWalk(protocol, box, walk);
     box.addEventListener("input", (event) => { if (event.target.dataset.stepText) { walk.drafts[event.target.dataset.stepText] = event.target.value; } });
     box.addEventListener("click", (event) => {
@@ -93,20 +116,6 @@ function start() {
       if (!button) { return; }
       const key = button.dataset.confirm !== undefined ? "Enter" : button.dataset.key;
       if (walkKey(protocol, walk, key, true)) { drawWalk(protocol, box, walk); }
-    });
-    box.addEventListener("keydown", (event) => {
-      if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-      const key = event.key;
-      if (event.target.dataset.stepText) { // a text step's field: Enter confirms, Esc leaves, the rest is typed
-        if (key === "Escape") { walk.left = true; event.preventDefault(); box.focus(); }
-        else if (key === "Enter" && !event.shiftKey && walkKey(protocol, walk, key, true)) { event.preventDefault(); drawWalk(protocol, box, walk); }
-        return;
-      }
-      if (key === "u") { walk.path = protocol.undo(walk.path); walk.message = ""; walk.left = false; }
-      else if (key === "r") { walk.path = {}; walk.drafts = {}; walk.message = ""; walk.left = false; }
-      else if (!walkKey(protocol, walk, key, false)) { return; }
-      event.preventDefault();
-      drawWalk(protocol, box, walk);
     });
   }
 

@@ -72,7 +72,8 @@ export const STEP_KINDS = {
     }, kbd(digit), " " + value + (anchor(step, value) ? " — " + anchor(step, value) : ""))),
   },
   text: {
-    // The words typed in the field (Enter there confirms them; Enter outside goes back into the field).
+    // The words typed in the field ("Enter" in the field is its confirmation, Ctrl+Enter: keymap.js; Enter outside
+    // goes back into the field).
     key(step, key, draft, inField) {
       if (key !== "Enter") { return null; }
       if (!inField) { return { focus: true }; }
@@ -82,13 +83,15 @@ export const STEP_KINDS = {
         ? "At most " + step.max_length + " characters." : "Write the answer first: it cannot be left blank." };
     },
     shown: (step, value) => (value ? "“" + value + "”" : "(left blank)"),
-    hint: (step) => ["Type the answer in the field; ", kbd("Enter"), " confirms", step.optional ? " (it may be left blank)" : "",
-      ", ", kbd("Shift"), "+", kbd("Enter"), " a new line, ", kbd("Esc"), " leaves the field (", kbd("Enter"), " goes back in)."],
+    hint: (step) => ["Type the answer in the field; ", kbd("Ctrl"), "+", kbd("Enter"), " confirms", step.optional ? " (it may be left blank)" : "",
+      ", ", kbd("Shift"), "+", kbd("Enter"), " a new line, ", kbd("Esc"), " leaves the field (", kbd("Enter"), " goes back in; ",
+      kbd("u"), " then takes the last answer back)."],
     answers: (step, name, draft) => {
       const field = h("textarea", { class: "step-text", "data-step-text": name, rows: "3", maxlength: String(step.max_length),
         "aria-label": step.question });
       field.value = draft || "";
-      return [field, h("button", { type: "button", class: "primary confirm", "data-step": name, "data-confirm": "" }, kbd("Enter"), " Confirm")];
+      return [field, h("button", { type: "button", class: "primary confirm", "data-step": name, "data-confirm": "", "aria-keyshortcuts": "Control+Enter" },
+        kbd("Ctrl"), "+", kbd("Enter"), " Confirm")];
     },
   },
 };

@@ -13,7 +13,7 @@ import { AnnotationPanel } from "./annotation_panel.js";
 import { clicked } from "./step_kinds.js";
 import { ReferenceFind, ResizableSplit, referenceSelection } from "./reference_tools.js";
 import { line } from "./annotation_saving.js";
-import { addLayer, drawHelp, listen, ORDER, pageKey } from "./keymap.js";
+import { addLayer, drawHelp, ENTER_IN_FIELD, inField, listen, ORDER, pageKey } from "./keymap.js";
 const focusExtras = AnnotationPanel.focusExtras;
 function start() {
   const root = document.getElementById("workspace");
@@ -135,10 +135,14 @@ function start() {
   }
 
   function refuse(text) { message = { text, error: true }; drawPanel(); }
-  function applyPath(newPath, step) {
+  // A text step asked of the sentence is not entered (Enter goes in): after an undo (the next u takes the next answer
+  // back) and on a sentence the screen moved on to (keys typed on are held, never text in another sentence).
+  const keepOut = (sentence) => { const asked = protocol.nextStep(sentence.path); if (asked && protocol.kindOf(asked) === "text") { drawer.leaveField(sentence, asked, true); } };
+  function applyPath(newPath, step, outOfField) {
     notice = null; drawer.left.clear(); // a text step asked anew takes the typing again
     const before = protocol.labelOf(active.path);
     active.path = newPath;
+    if (outOfField) { keepOut(active); }
     const after = protocol.labelOf(newPath);
     change(active, step, !!after);
     const finished = after && !before;
@@ -146,7 +150,7 @@ function start() {
       // A sentence that got its label: on to the next one without a label.
       const position = sentences.indexOf(active);
       const next = sentences.slice(position + 1).concat(sentences.slice(0, position)).find((s) => !protocol.labelOf(s.path));
-      if (next) { justLabelled = data.extras ? active : null; active = next; }
+      if (next) { justLabelled = data.extras ? active : null; active = next; keepOut(next); }
     }
     outbox.touched();
     render();
@@ -178,7 +182,7 @@ function start() {
     if (!Object.keys(active.path).length) { refuse("Nothing to undo on this sentence."); return; }
     // Independent mode: the kind steps after the pick are taken back one by one, then the pick (work/services.py undone_path).
     const last = protocol.walk(active.path).answered.slice(-1)[0];
-    applyPath(independent && !(last && protocol.kindOf(last) !== "choice") ? {} : protocol.undo(active.path), { action: "undo" });
+    applyPath(independent && !(last && protocol.kindOf(last) !== "choice") ? {} : protocol.undo(active.path), { action: "undo" }, true);
   }
 
   // Time on a sentence joins its change not yet sent; alone (the change already on its way or saved) it is worth a
@@ -269,16 +273,13 @@ function start() {
   addLayer(ORDER.workspace, (event, command) => {
     const target = event.target;
     const key = event.key;
-    if (target.closest("textarea, input, select, [contenteditable]")) {
-      if (target.dataset.stepText && active) { // a text step's field: Enter confirms the words, Esc leaves
-        if (command === "confirm" && !event.shiftKey) { kindKey(target.dataset.stepText, key, true); return true; }
-        if (command === "leave") { drawer.leaveField(active, target.dataset.stepText, true); target.blur(); return true; }
-        return false;
-      }
-      if (target.id !== "note-input") { return false; }
-      if (command === "confirm" && !event.shiftKey) { saveNote(target); return true; }
-      if (command === "leave") { target.blur(); return true; }
-      return false;
+    if (inField(target)) { // every key typed is text but Ctrl+Enter, which confirms, and Esc, which leaves (keymap.js)
+      const textStep = target.dataset.stepText && active ? target.dataset.stepText : null;
+      if (!textStep && target.id !== "note-input") { return false; }
+      if (command === "enter") { message = { text: ENTER_IN_FIELD, error: false }; drawPanel(); return true; }
+      if (command === "confirm") { if (textStep) { kindKey(textStep, "Enter", true); } else { saveNote(target); } return true; }
+      if (command !== "leave") { return false; }
+      if (textStep) { drawer.leaveField(active, textStep, true); } target.blur(); return true;
     }
     const help = document.getElementById("help");
     if (help && help.open && command === "help") { help.close(); return true; }
@@ -314,7 +315,7 @@ function start() {
     else { return false; }
     return true;
   });
-  listen();
+  listen((text) => AnnotationPanel.flash(text));
   drawHelp(protocol.kinds()); // the help lists the keys of the kinds this protocol asks
 
   root.addEventListener("mousedown", (event) => {
