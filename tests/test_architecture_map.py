@@ -1,11 +1,14 @@
 """docs/architecture.md, the one-page map, says what the code is: every package it names exists, every package of
 annotator/, autolabel/ and api/ is named, what it says a package imports is all that the import graph (grimp)
 shows it importing, the Celery tasks it lists are the registered ones, its contracts are .importlinter's, and it
-stays one page (under 8,000 characters, no line over 300). Each check is shown to fail on a planted wrong claim
-in a copy of the page's text. Pure: the code is read, not imported; no database."""
+stays one page (under 8,000 characters, no line over 300). Beside the map: docs/benchmarks.md keeps to the current
+figures (under 40,000 characters), and every section of docs/benchmarks.md or docs/autolabel.md that the repository
+points to by name ("docs/benchmarks.md, \"Test suite\"") is a heading there. Each check is shown to fail on a planted
+wrong claim in a copy of the text. Pure: the code is read, not imported; no database."""
 
 import functools
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MAP = ROOT / "docs" / "architecture.md"
 FIRST_PARTY = ("annotator", "autolabel", "api", "config")
 MAX_CHARS, MAX_LINE = 8000, 300
+BENCHMARKS_MAX_CHARS = 40000
+# A pointer to a section by name: docs/autolabel.md, *Definitions*; docs/benchmarks.md ("Test suite"); “The learned judge”.
+SECTION_POINTER = re.compile(r"docs/(benchmarks|autolabel)\.md`?(?:'s)?,?\s\(?[\"*“]([^\"*”]{3,120})[\"*”]")
 
 PACKAGE_LINE = re.compile(r"^- (?P<paths>(?:`[^`]+`(?:, )?)+)(?P<rest>(?: \*\*pure\*\*)? — .*)$", re.MULTILINE)
 TASK_NAME = re.compile(r"""@shared_task\(\s*name\s*=\s*["']([\w.]+)["']""")
@@ -175,3 +181,53 @@ def test_a_page_too_long_or_a_line_too_wide_fails():
     longer = text + ("x" * 99 + "\n") * (MAX_CHARS // 100)
     assert length_problems(longer) == [f"{len(longer)} characters (at most {MAX_CHARS - 1})"]
     assert length_problems("short\n" + "y" * (MAX_LINE + 1)) == [f"line 2: {MAX_LINE + 1} characters"]
+
+
+def section_pointers(texts: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(file pointing, doc pointed to, section name) for every pointer to a section of the two docs by name."""
+    return [(name, f"docs/{match[1]}.md", " ".join(match[2].split()))
+            for name, text in texts.items() for match in SECTION_POINTER.finditer(text)]
+
+
+def headings(text: str) -> list[str]:
+    return [" ".join(heading.split()) for heading in re.findall(r"^#+ (.*)$", text, re.MULTILINE)]
+
+
+def pointer_problems(texts: dict[str, str], docs: dict[str, str]) -> list[str]:
+    return [f"{source} points to {doc}, \"{section}\", which has no such section"
+            for source, doc, section in section_pointers(texts)
+            if not any(heading.startswith(section) for heading in headings(docs[doc]))]
+
+
+def tracked_texts() -> dict[str, str]:
+    names = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout.decode()
+    texts = {}
+    for name in names.split("\0"):
+        if name.endswith((".py", ".md", ".html", ".js", ".txt")) or name == "Makefile":
+            try:
+                texts[name] = (ROOT / name).read_text()
+            except (FileNotFoundError, UnicodeDecodeError):
+                continue
+    return texts
+
+
+def the_docs() -> dict[str, str]:
+    return {f"docs/{name}.md": (ROOT / "docs" / f"{name}.md").read_text() for name in ("benchmarks", "autolabel")}
+
+
+def test_every_section_the_repository_points_to_exists():
+    texts = tracked_texts()
+    pointed = {(doc, section) for _, doc, section in section_pointers(texts)}
+    assert ("docs/benchmarks.md", "Test suite") in pointed and ("docs/autolabel.md", "Definitions") in pointed
+    assert pointer_problems(texts, the_docs()) == []
+
+
+def test_a_pointer_to_a_missing_section_fails():
+    doc = "docs/" + "benchmarks.md"  # spelled from parts, so that this file points nowhere itself
+    texts = {"annotator/x.py": f'# measured ({doc}, "A section nobody wrote"); see docs/autolabel.md, *Prompting*.'}
+    assert pointer_problems(texts, the_docs()) == [
+        f'annotator/x.py points to {doc}, "A section nobody wrote", which has no such section']
+
+
+def test_the_benchmarks_keep_to_the_current_figures():
+    assert len((ROOT / "docs" / "benchmarks.md").read_text()) < BENCHMARKS_MAX_CHARS
