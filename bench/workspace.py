@@ -1,6 +1,7 @@
-"""Benchmark of the annotation workspace on a 24,000-turn project (PostgreSQL).
+"""Benchmark of the annotation workspace on a 24,000-turn project (PostgreSQL or SQLite).
 
     .venv/bin/python bench/workspace.py [--database-url postgres://…/annotator_bench] [--fresh] [--claims 200]
+    .venv/bin/python bench/workspace.py --database-url sqlite:///var/bench-workspace.sqlite3 --fresh --wsgi
 
 The project: 24,000 synthetic turns (bench/synthetic.py) imported in one go:
 12,000 ordinary turns (10 sentences, ~700-word reference) already fully
@@ -16,8 +17,10 @@ Thirty annotators then work: each iteration one annotator
 and the assignment is then marked submitted directly in the database (not timed).
 
 Requests go through Django's test Client in this process: the whole middleware
-stack, sessions, authentication, views, templates and PostgreSQL, but no
-socket and no WSGI server. Figures are per request, DEBUG off: wall-clock time,
+stack, sessions, authentication, views, templates and the database, but no
+socket and no WSGI server. The test Client keeps the database connection open
+across requests; ``--wsgi`` sends them into Django's WSGI handler instead
+(bench/sync_ab.py's Browser), which opens and closes it as a server does. Figures are per request, DEBUG off: wall-clock time,
 and the CPU time of this process (Python, Django, templates, the psycopg
 client), which a machine shared with other work disturbs much less than the
 wall-clock time; the database server's own time is only in the wall-clock figure.
@@ -41,6 +44,7 @@ from bench.infra import empty_database  # noqa: E402
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/annotator_bench"
 SLUG = "bench-workspace"
 FULL_TURNS, BIG_TURNS, TAIL_TURNS = 12_000, 400, 11_600
+THROUGH = {False: "django.test.Client", True: "Django's WSGI handler"}
 
 
 def configure(database_url: str):
@@ -147,7 +151,38 @@ def percentile(values, q):
     return ordered[index]
 
 
-def run(claims: int, sentences_per_assignment: int, warmup: int):
+class WsgiClient:
+    """The few test Client calls ``run`` makes, sent into Django's WSGI handler (request_started and
+    request_finished fire, so the database connection lives as long as CONN_MAX_AGE says, as on a server)."""
+
+    def __init__(self, user):
+        from django.core.wsgi import get_wsgi_application
+        from django.test import Client
+
+        from bench.sync_ab import Browser
+
+        login = Client()
+        login.force_login(user)
+        self.browser = Browser(get_wsgi_application())
+        self.browser.cookies["sessionid"] = login.cookies["sessionid"].value
+        self.browser.request("GET", "/accounts/login/")  # the CSRF cookie the POSTs send back
+
+    def _answer(self, status, headers, content):
+        from django.http import HttpResponse
+
+        response = HttpResponse(content, status=status)
+        for name, value in headers.items():
+            response[name] = value
+        return response
+
+    def get(self, url):
+        return self._answer(*self.browser.request("GET", url))
+
+    def post(self, url, data=None, HTTP_HX_REQUEST=None):
+        return self._answer(*self.browser.request("POST", url, form=data or {}, htmx=bool(HTTP_HX_REQUEST)))
+
+
+def run(claims: int, sentences_per_assignment: int, warmup: int, wsgi: bool = False):
     from django.db import connection
     from django.test import Client
     from django.urls import reverse
@@ -161,6 +196,9 @@ def run(claims: int, sentences_per_assignment: int, warmup: int):
     users = annotators(project, 30)
     clients = []
     for user in users:
+        if wsgi:
+            clients.append(WsgiClient(user))
+            continue
         client = Client()
         client.force_login(user)
         clients.append(client)
@@ -228,13 +266,12 @@ def main():
     parser.add_argument("--claims", type=int, default=200)
     parser.add_argument("--sentences", type=int, default=8, help="sentences walked per assignment")
     parser.add_argument("--warmup", type=int, default=10)
+    parser.add_argument("--wsgi", action="store_true", help="requests into Django's WSGI handler, not the test Client")
     args = parser.parse_args()
-    if not args.database_url.startswith("postgres"):
-        raise SystemExit("this benchmark is meant for PostgreSQL (--database-url postgres://…)")
     if args.fresh:
         # Each run leaves its assignments behind, so runs on one database drift; a fresh one is comparable.
         empty_database(args.database_url)
-    else:
+    elif args.database_url.startswith("postgres"):
         ensure_database(args.database_url)
     configure(args.database_url)
     from django.core.management import call_command
@@ -243,11 +280,12 @@ def main():
     from annotator.models import Project, Turn
 
     load_before = os.getloadavg()
-    project, timings, cpu, big, vendor = run(args.claims, args.sentences, args.warmup)
+    project, timings, cpu, big, vendor = run(args.claims, args.sentences, args.warmup, args.wsgi)
     load_after = os.getloadavg()
     turns = Turn.objects.filter(dialogue__project=project).count()
     print(f"database: {vendor}; project: {turns} turns; measured turn: {big.sentences.count()} sentences, "
-          f"reference {len(big.dialogue.reference.split())} words; through django.test.Client (no HTTP server)")
+          f"reference {len(big.dialogue.reference.split())} words; through "
+          f"{THROUGH[args.wsgi]} (no HTTP server)")
     ms = lambda seconds: f"{seconds * 1000:.1f} ms"  # noqa: E731
     print(f"machine: {os.cpu_count()} cores, load average {load_before[0]:.1f} before and {load_after[0]:.1f} after the run")
     goals = {"next": "goal p50 <= 12 ms", "open": "goal p50 <= 25 ms", "decision": "goal p95 < 20 ms",
@@ -257,6 +295,8 @@ def main():
         wall, own = timings[key], cpu[key]
         print(f"{names[key]}  wall p50 {ms(statistics.median(wall))}  p95 {ms(percentile(wall, 95))}   "
               f"app CPU p50 {ms(statistics.median(own))}  p95 {ms(percentile(own, 95))}   (n={len(wall)}; {goals[key]})")
+    ratio = statistics.median(timings["next"]) / statistics.median(timings["open"])
+    print(f"next item / open screen (wall p50): {ratio:.2f}x (issue 49's bar: at most 2x)")
 
 if __name__ == "__main__":
     main()

@@ -77,3 +77,16 @@ def test_only_the_test_settings_hash_passwords_with_md5(monkeypatch):
     assert first_password_hasher("config.settings.production", monkeypatch) in STRONG_HASHERS
     assert first_password_hasher("config.settings.development", monkeypatch) in STRONG_HASHERS
     assert first_password_hasher("config.settings.test", monkeypatch) == "django.contrib.auth.hashers.MD5PasswordHasher"
+
+
+@pytest.mark.parametrize("url", ["sqlite:///var/kept.sqlite3", "postgres://someone@127.0.0.1:5432/kept"])
+def test_a_database_connection_is_kept_between_requests_on_sqlite_as_on_postgresql(monkeypatch, url):
+    """Opening and closing the SQLite file on every request was a tenth of a Start (issue 49): both databases keep
+    a connection for CONN_MAX_AGE seconds (60 unless set; 0 closes it after every request)."""
+    from config.settings.base import database_from_env
+
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.delenv("CONN_MAX_AGE", raising=False)
+    assert database_from_env()["CONN_MAX_AGE"] == 60
+    monkeypatch.setenv("CONN_MAX_AGE", "0")
+    assert database_from_env()["CONN_MAX_AGE"] == 0

@@ -140,7 +140,15 @@ def test_unsent_kind_values_survive_a_reload_offline_and_are_saved_once_back_onl
     page.unroute("**/sync/")
     expect(page.locator("a.sentence").nth(0).locator(".chip")).to_have_text("Unsupported")
     saved(page)
-    assert saved_paths(user) == [("unsupported", UNSUPPORTED)]
+    # Sentence 2 is shown from the last key on; when the reload comes half a second or more after it (a loaded
+    # machine), the page sends the time spent on it (workspace.js keepTime), which the server keeps in a row with
+    # no label and no path: the extra row of issue 49's failing run (a 1 s wait before the reload makes one, of
+    # 1.09 s). The answers are what must be saved, once each: a walk paused 3 s (the outbox's idle time; the
+    # test's keys under load) goes out in two saves, one without the label, which is how the outbox works.
+    assert [row for row in saved_paths(user) if row != ("", {})] == [("unsupported", UNSUPPORTED)]
+    answers = [(e.new.get("step"), e.new.get("answer")) for e in AnnotationEvent.objects.filter(
+        assignment=Assignment.objects.get(annotator=user), action="answer", sentence__index=0).order_by("id")]
+    assert answers == list(UNSUPPORTED.items())
 
 
 def test_picks_and_words_not_yet_confirmed_are_kept_over_a_reload_of_the_tab(page_for):

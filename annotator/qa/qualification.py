@@ -13,13 +13,13 @@ import enum
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from ..domain import qualification as qualification_rules
 from ..projects.protocols import protocol_for
-from ..access import is_lead, role_in
+from ..access import is_lead, known_qualification_set, qualification_turn_condition, remember_qualification_set, role_in
 from ..fastsql.joined import JoinedSelect
-from ..models import AnnotationEvent, Assignment, Dialogue, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
+from ..models import AnnotationEvent, Assignment, Project, QualificationResult, Sentence, SentenceAnnotation, Turn
 from .selectors import turns_with_qualification_counts
 from ..domain.vocabulary import Role
 
@@ -78,15 +78,17 @@ def qualification_turns(project: Project):
 
 
 # ``qualification_turns``' list, read by every Start of an annotator: a statement written once (fastsql/joined.py
-# says why).
-_QUALIFICATION_TURNS = JoinedSelect(Turn, "t", joins=[], extra_columns=[], where=(
-    f"t.dialogue_id IN (SELECT d.id FROM {Dialogue._meta.db_table} d WHERE d.project_id = %s) AND t.is_qualification "
-    "ORDER BY t.dialogue_id, t.{index}, t.id").format(index=connection.ops.quote_name("index")))
+# says why), through the partial index of the qualification turns. No ORDER BY (see qualification_turn_condition):
+# the few rows are put in ``qualification_turns``' order here.
+_QUALIFICATION_TURNS = JoinedSelect(Turn, "t", joins=[], extra_columns=[], where=qualification_turn_condition("%s"))
 
 
 def qualification_turn_list(project: Project) -> list[Turn]:
-    """``list(qualification_turns(project))``."""
-    return [turn for turn, _ in _QUALIFICATION_TURNS.fetch_all([project.pk])]
+    """``list(qualification_turns(project))``; no statement when the project was read with the answer (none)."""
+    if known_qualification_set(project) is False:
+        return []
+    turns = [turn for turn, _ in _QUALIFICATION_TURNS.fetch_all([project.pk])]
+    return sorted(turns, key=lambda turn: (turn.dialogue_id, turn.index, turn.pk))
 
 
 def latest_result(project: Project, user) -> QualificationResult | None:
@@ -155,6 +157,7 @@ def qualification_set(*, project: Project, actor, turn_ids, pass_mark: float) ->
         is_qualification=False
     )
     Turn.objects.filter(pk__in=turn_ids).update(is_qualification=True)
+    remember_qualification_set(project, bool(turn_ids))
     project.qualification_pass_mark = pass_mark
     project.save(update_fields=["qualification_pass_mark"])
     return list(qualification_turns(project))
