@@ -156,7 +156,8 @@ def main():
     from autolabel.learned.data import gold_set
     from autolabel.learned.features import Example
     from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
-    from autolabel.learned.validation import fit_judge, votes_from_probabilities
+    from autolabel.learned.decision import votes_for
+    from autolabel.learned.validation import fit_judge
 
     protocol = protocol_for(project)
     gold = gold_set(project)
@@ -207,7 +208,7 @@ def main():
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):
-            votes_from_probabilities(row, model.labels, protocol)
+            votes_for(row, model.labels, protocol)
     results["predict_seconds"] = {"sentences": len(many), "seconds": round(time.perf_counter() - started, 1),
                                   "cpu_seconds": round(time.process_time() - cpu, 1)}
     print("predict", results["predict_seconds"], flush=True)

@@ -8,7 +8,7 @@ from annotator.domain.vocabulary import DrawStrategy, Role
 from autolabel.checks.drawing import draw_for_job
 from autolabel.jobs.learned import learned_job_create
 from autolabel.learned.training import judge_train_create
-from autolabel.learned.validation import SAMPLES
+from autolabel.learned.decision import SAMPLES
 from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
 from tests.conftest import wait_until
 from tests.factories import member

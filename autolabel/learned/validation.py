@@ -10,9 +10,9 @@ again inside each fold, on its training turns only (``choose_options``).
 The learning curve trains, in every fold, on a growing share of the training turns (drawn with a fixed seed)
 and scores the same out-of-fold predictions: macro F1 against the gold sentences used.
 
-A prediction becomes votes as a job's samples do (``votes_from_probabilities``): ``SAMPLES`` votes shared among
-the labels in proportion to their probabilities, so the evaluation, the calibration, the comparison of two jobs
-and the smallest-margin draw read the learned judge as they read an LLM's samples.
+A prediction is labelled by the judge's one rule (``decision``: hallucinated when the hallucinated labels hold at
+least half the probability, then the most probable label of that side), given to the evaluation's counting as the
+votes a job of the judge writes (``decision.votes_for``), which vote that label.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import numpy as np
 
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.evaluation.scores import Item, detection_scores
+from autolabel.learned.decision import THRESHOLD, votes_for
 from autolabel.learned.features import Example
 
-SAMPLES = 20
-THRESHOLD = SAMPLES // 2  # hallucinated when the hallucinated labels hold at least half the probability
 FOLDS = 5
 # The decision rule (``tune_decision``): per macro view, the weight of its positive labels' probabilities, chosen
 # among these by grouped cross-validation on the training turns only (``INNER_FOLDS``) to maximise that view's F1.
@@ -46,43 +45,6 @@ CURVE_SHARES = (0.2, 0.4, 0.6, 0.8, 1.0)
 SEED = 20261128
 
 
-def votes_from_probabilities(probabilities: Sequence[float], labels: Sequence[str], protocol,
-                             samples: int = SAMPLES) -> list[dict]:
-    """``samples`` votes shared among the labels by their probabilities (largest remainder), each a job sample's
-    vote (``{"label", "hallucinated", "kind"}``)."""
-    template = _vote_template(protocol, tuple(labels))
-    # Plain floats: a job reads hundreds of thousands of rows, and numpy's cost per call dwarfs a row's arithmetic.
-    values = probabilities.tolist() if hasattr(probabilities, "tolist") else probabilities
-    exact = [float(p) * samples for p in values]
-    counts = [int(value) for value in exact]  # the floor: probabilities are not negative
-    order = sorted(range(len(exact)), key=lambda i: counts[i] - exact[i])  # largest remainder first, stable
-    for i in order[: samples - sum(counts)]:
-        counts[i] += 1
-    return [dict(vote) for vote, count in zip(template, counts) for _ in range(count)]
-
-
-_TEMPLATES: dict = {}
-
-
-def _vote_template(protocol, labels: tuple) -> list[dict]:
-    """Each label's vote in ``protocol``, read once per protocol (its checksum) and labels."""
-    key = (protocol.checksum, labels)
-    if key not in _TEMPLATES:
-        read = scoring(protocol)
-        votes = []
-        for label in labels:
-            family = protocol.family_of(label)
-            votes.append({"label": label, "hallucinated": label in read.hallucinated,
-                          "kind": family.id if family else None})
-        _TEMPLATES[key] = votes
-    return _TEMPLATES[key]
-
-
-def confidence(probabilities: Sequence[float]) -> float:
-    """The probability of the most likely label."""
-    return round(float(np.max(probabilities)), 4)
-
-
 def _figures(protocol, report: dict) -> dict:
     read = scoring(protocol)
     return {"macro_f1": report[read.macro_id]["f1"] if read.macro_id else None,
@@ -91,12 +53,12 @@ def _figures(protocol, report: dict) -> dict:
 
 def _items(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
            words: Sequence[int]) -> list[Item]:
-    return [Item(w, g, votes_from_probabilities(p, labels, protocol)) for p, g, w in zip(probabilities, gold, words)]
+    return [Item(w, g, votes_for(p, labels, protocol)) for p, g, w in zip(probabilities, gold, words)]
 
 
 def score_probabilities(protocol, labels: Sequence[str], probabilities: np.ndarray, gold: Sequence[str],
                         words: Sequence[int]) -> dict:
-    """The evaluation's report of predictions given as probabilities, at the learned judge's threshold."""
+    """The evaluation's report of predictions given as probabilities, labelled by the judge's rule (``decision``)."""
     return detection_scores(protocol, _items(protocol, labels, probabilities, gold, words), THRESHOLD)
 
 
