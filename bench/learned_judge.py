@@ -88,32 +88,18 @@ SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3")
 
 def spread(protocol, gold, splits, folds=5):
     """How much the cross-validated macro F1 owes to the one split the bar reads: each of ``SPREAD`` scored over
-    ``splits`` group splits, the first ``GroupKFold``'s own (the bar's, ``judge_train``'s), the others
-    ``GroupKFold(shuffle=True)`` with seeds 1, 2, ... (whole turns held out in every one). Nothing is chosen on
-    them: the spread says how far a difference between two shapes, or a figure from a goal, is only the split."""
-    import numpy as np
-    from sklearn.model_selection import GroupKFold
+    ``splits`` group splits (``validation.group_splits``, as ``judge_train`` measures its headline: the first
+    ``GroupKFold``'s own, the others ``GroupKFold(shuffle=True)`` with seeds 1, 2, ...; whole turns held out in
+    every one). Nothing is chosen on them: the spread says how far a difference between two shapes, or a figure
+    from a goal, is only the split."""
+    from autolabel.learned.validation import cross_validate
 
-    from autolabel.learned.validation import _figures, _folds, fit_judge, score_probabilities
-
-    labels = tuple(protocol.labels)
-    pick = lambda rows, values: [values[i] for i in rows]  # noqa: E731
-    split_list = [_folds(gold.turns, folds)[1]] + [
-        list(GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(gold.examples, groups=gold.turns))
-        for seed in range(1, splits)]
     found = {}
     for name in SPREAD:
-        figures = []
-        for fold_indices in split_list:
-            probabilities = np.zeros((len(gold), len(labels)))
-            for train, test in fold_indices:
-                model = fit_judge(protocol, pick(train, gold.examples), pick(train, gold.gold),
-                                  pick(train, gold.turns), pick(train, gold.words), **VARIANTS[name])
-                probabilities[test] = model.predict_proba(pick(test, gold.examples))
-            report = score_probabilities(protocol, labels, probabilities, gold.gold, gold.words)
-            figures.append(round(_figures(protocol, report)["macro_f1"], 4))
-        found[name] = {"macro_f1": figures, "mean": round(float(np.mean(figures)), 4),
-                       "sd": round(float(np.std(figures, ddof=1)), 4) if len(figures) > 1 else 0.0}
+        figures = cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
+                                 splits=splits, curve_shares=(1.0,), **VARIANTS[name])["cross_validated"]["splits"]
+        found[name] = {"macro_f1": [round(f, 4) for f in figures["macro_f1"]], "mean": figures["mean"],
+                       "sd": figures["sd"], "views": figures["views"]}
         print("splits", name, json.dumps(found[name]), flush=True)
     return found
 
@@ -165,7 +151,7 @@ def main():
     variants = VARIANTS if args.variants else {"chosen by inner CV (shipped)": DEFAULT_OPTIONS}
     for name, options in variants.items():
         started, cpu = time.perf_counter(), time.process_time()
-        figures = train_figures(protocol, gold, options)
+        figures = train_figures(protocol, gold, options, splits=1)  # --splits: the spread over several
         results[name] = {**figures["cross_validated"], "seconds": round(time.perf_counter() - started, 1),
                          "cpu_seconds": round(time.process_time() - cpu, 1)}
         if name == "chosen by inner CV (shipped)":

@@ -17,16 +17,21 @@ votes a job of the judge writes (``decision.votes_for``), which vote that label.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.evaluation.scores import Item, detection_scores
-from autolabel.learned.decision import THRESHOLD, votes_for
+from autolabel.learned.decision import THRESHOLD, judge_decision, votes_for
 from autolabel.learned.features import Example
 
 FOLDS = 5
+# The group splits a judge is measured on (its headline figure is their mean and sd; ``judge_train --splits``): a
+# figure of one split moves by about ±0.02 with which turns fall together (docs/autolabel.md), and each split
+# beyond the first costs one more cross-validation (the learning curve is drawn on the first alone).
+SPLITS = 3
 # The decision rule (``tune_decision``): per macro view, the weight of its positive labels' probabilities, chosen
 # among these by grouped cross-validation on the training turns only (``INNER_FOLDS``) to maximise that view's F1.
 # Argmax of balanced classifiers' probabilities still under-predicts a rare positive; a weight of 2 is a threshold
@@ -201,13 +206,51 @@ def _subset(train: np.ndarray, groups: np.ndarray, share: float, rng) -> np.ndar
     return train[np.isin(groups[train], kept)]
 
 
+def group_splits(groups: Sequence[int], folds: int, splits: int) -> tuple[int, list[list]]:
+    """The folds of ``splits`` group splits of these turns: the first ``GroupKFold``'s own (the judge's figure, its
+    intervals and learning curve read it), the others ``GroupKFold(shuffle=True)`` with seeds 1, 2, ...; whole turns
+    held out in every one."""
+    from sklearn.model_selection import GroupKFold
+
+    count, first = _folds(groups, folds)
+    return count, [first] + [list(GroupKFold(n_splits=count, shuffle=True, random_state=seed)
+                                  .split(np.zeros(len(groups)), groups=groups)) for seed in range(1, splits)]
+
+
+@dataclass
+class OutOfFold:
+    """One group split's out-of-fold predictions: per sentence, the fold that held it out and its probabilities."""
+
+    split: int
+    fold: np.ndarray
+    probabilities: np.ndarray
+
+
+def _spread(values: Sequence[float | None]) -> dict:
+    """Mean and sample sd of per-split figures (None when a split's figure is undefined)."""
+    if any(value is None for value in values):
+        return {"mean": None, "sd": None}
+    return {"mean": round(float(np.mean(values)), 4),
+            "sd": round(float(np.std(values, ddof=1)), 4) if len(values) > 1 else 0.0}
+
+
+def split_figures(per_split: Sequence[dict]) -> dict:
+    """The figures of several group splits (``_figures`` each): the headline is their mean and sd."""
+    macro = [figures["macro_f1"] for figures in per_split]
+    return {"count": len(per_split), "macro_f1": macro, **_spread(macro),
+            "views": {view: _spread([figures["views"][view] for figures in per_split]) for view in per_split[0]["views"]}}
+
+
 def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], groups: Sequence[int],
-                   words: Sequence[int], *, folds: int = FOLDS, curve_shares: Sequence[float] = CURVE_SHARES,
-                   seed: int = SEED, **options) -> dict:
-    """Out-of-fold figures (``cross_validated``) and the learning curve, for a judge built with ``options``."""
+                   words: Sequence[int], *, folds: int = FOLDS, splits: int = 1,
+                   curve_shares: Sequence[float] = CURVE_SHARES, seed: int = SEED, **options) -> dict:
+    """Out-of-fold figures (``cross_validated``: the first split's, with ``splits``: the figures of every split and
+    their mean and sd), the learning curve (on the first split), and ``out_of_fold``: each split's predictions
+    (``OutOfFold``, not JSON), for a judge built with ``options``."""
     labels = tuple(protocol.labels)
     groups_array = np.asarray(groups)
-    splits, fold_indices = _folds(groups, folds)
+    count, split_list = group_splits(groups, folds, max(1, splits))
+    fold_indices = split_list[0]
     curve = []
     full = None
     for share in sorted(set(curve_shares) | {1.0}):
@@ -224,6 +267,36 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
         figures = _figures(protocol, report)
         curve.append({"share": share, "sentences": int(round(sum(used) / len(used))), **figures})
         if share >= 1.0:
-            full = {**figures, "folds": splits, "sentences": len(examples), "turns": len(set(groups)),
+            full_probabilities = probabilities
+            full = {**figures, "folds": count, "sentences": len(examples), "turns": len(set(groups)),
                     "intervals": turn_intervals(protocol, labels, probabilities, gold, words, groups)}
-    return {"cross_validated": full, "learning_curve": [point for point in curve if point["share"] in curve_shares]}
+    predictions = [OutOfFold(0, _fold_of(fold_indices, len(examples)), full_probabilities)]
+    per_split = [{key: full[key] for key in ("macro_f1", "views")}]
+    for split, other in enumerate(split_list[1:], start=1):
+        probabilities = _out_of_fold(protocol, examples, gold, groups, words, other, **options)
+        predictions.append(OutOfFold(split, _fold_of(other, len(examples)), probabilities))
+        per_split.append(_figures(protocol, score_probabilities(protocol, labels, probabilities, gold, words)))
+    full["splits"] = split_figures(per_split)
+    return {"cross_validated": full, "learning_curve": [point for point in curve if point["share"] in curve_shares],
+            "out_of_fold": predictions}
+
+
+def _fold_of(fold_indices, size: int) -> np.ndarray:
+    fold = np.zeros(size, dtype=int)
+    for number, (_, test) in enumerate(fold_indices):
+        fold[test] = number
+    return fold
+
+
+def out_of_fold_rows(protocol, predictions: Sequence[OutOfFold], gold: Sequence[str], words: Sequence[int],
+                     places: Sequence[dict]) -> Iterator[dict]:
+    """The exported out-of-fold predictions: one row per sentence and split, its place (``data.GoldSet.places``),
+    its words (the weight of the evaluation), gold, the label the judge's rule gives (``decision``) and each
+    label's probability. Every figure of ``cross_validated`` is recomputed from these rows alone."""
+    labels = tuple(protocol.labels)
+    for prediction in predictions:
+        for i, row in enumerate(prediction.probabilities):
+            decided = judge_decision(row, labels, protocol)
+            yield {"split": prediction.split, "fold": int(prediction.fold[i]), **places[i], "words": int(words[i]),
+                   "gold": gold[i], "predicted": decided.label, "hallucinated": decided.hallucinated,
+                   "probabilities": {label: round(float(p), 6) for label, p in zip(labels, row)}}
