@@ -35,6 +35,8 @@ VARIANTS = {
     "steps": {"strategy": "steps", "regularization": 1.0},
     "flat": {"strategy": "flat", "regularization": 1.0},
     "flat, C=0.3": {"strategy": "flat", "regularization": 0.3},
+    "verdict": {"strategy": "verdict", "regularization": 1.0},
+    "verdict, C=0.3": {"strategy": "verdict", "regularization": 0.3},
     "steps, dense features only": {"strategy": "steps", "use_ngrams": False},
     "steps, n-grams only": {"strategy": "steps", "use_dense": False},
     "steps, C=0.3": {"strategy": "steps", "regularization": 0.3},
@@ -83,10 +85,10 @@ def nested(protocol, gold, folds=5, inner_folds=4):
 
 
 # ``--splits``: the shapes whose figure is read over several group splits (the shipped one first).
-SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3")
+SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3", "verdict", "verdict, C=0.3")
 
 
-def spread(protocol, gold, splits, folds=5):
+def spread(protocol, gold, splits, folds=5, shapes=SPREAD):
     """How much the cross-validated macro F1 owes to the one split the bar reads: each of ``SPREAD`` scored over
     ``splits`` group splits (``validation.group_splits``, as ``judge_train`` measures its headline: the first
     ``GroupKFold``'s own, the others ``GroupKFold(shuffle=True)`` with seeds 1, 2, ...; whole turns held out in
@@ -95,7 +97,7 @@ def spread(protocol, gold, splits, folds=5):
     from autolabel.learned.validation import cross_validate
 
     found = {}
-    for name in SPREAD:
+    for name in shapes:
         figures = cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
                                  splits=splits, curve_shares=(1.0,), **VARIANTS[name])["cross_validated"]["splits"]
         found[name] = {"macro_f1": [round(f, 4) for f in figures["macro_f1"]], "mean": figures["mean"],
@@ -131,6 +133,8 @@ def main():
                         help="Also the nested cross-validation of choosing among the candidate variants.")
     parser.add_argument("--splits", type=int, default=0,
                         help="Also the macro F1 of the main shapes over this many group splits (the bar's first).")
+    parser.add_argument("--spread", nargs="*", metavar="SHAPE",
+                        help="With --splits: only these shapes (names of VARIANTS), not every one of SPREAD.")
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
                         help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
@@ -165,7 +169,7 @@ def main():
         print("nested", json.dumps(results["nested"]), flush=True)
 
     if args.splits:
-        results["splits"] = spread(protocol, gold, args.splits)
+        results["splits"] = spread(protocol, gold, args.splits, shapes=args.spread or SPREAD)
 
     copies = -(-args.train_sentences // len(gold))
     examples = (gold.examples * copies)[: args.train_sentences]

@@ -107,3 +107,13 @@ def test_the_api_gives_the_predictions_to_leads_only_and_a_blind_lead_is_refused
     assert api.get(url).status_code == 403
     refused = client.get(page)  # as every export: back to the project page with the reason
     assert refused.status_code == 302 and not hasattr(refused, "streaming_content")
+
+
+def test_a_lead_may_train_the_verdict_shape():
+    project = trainable_project(turns=3)
+    out = StringIO()
+    call_command("judge_train", "--project", project.slug, "--folds", "3", "--splits", "1", "--shape", "verdict",
+                 "--json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["status"] == "done" and report["options"] == {"strategy": "verdict", "regularization": 1.0}
+    assert report["cross_validated"]["splits"]["count"] == 1 and report["cross_validated"]["splits"]["sd"] == 0.0

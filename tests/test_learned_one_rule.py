@@ -60,3 +60,22 @@ def test_the_figures_path_and_the_job_path_give_the_rules_label_for_any_probabil
         report = score_probabilities(PROTOCOL, LABELS, np.asarray([row]), [rule.label], [3])
         assert report["any_hallucination"]["predicted_words"] == (3 if rule.hallucinated else 0)
         assert report["factual"]["predicted_words"] == (3 if rule.label == "invented" else 0)
+
+
+def test_the_verdict_shape_learns_hallucinated_or_not_from_all_gold_then_each_sides_label_from_its_own():
+    from autolabel.learned.model import judge_for
+    from tests.test_learned_rules import toy_corpus
+
+    examples, gold, _ = toy_corpus()
+    model = judge_for(PROTOCOL, strategy="verdict").fit(examples, gold)
+    assert set(model.classifiers) == {"verdict", "hallucinated", "not"}
+    # The label within the hallucinated side learned from the hallucinated gold alone.
+    assert set(model.classifiers["hallucinated"].classes_) == {"invented", "speculative"}
+    probabilities = model.predict_proba(examples)
+    assert np.allclose(probabilities.sum(axis=1), 1)
+    matrix = model.features.transform(examples)
+    verdict = model.classifiers["verdict"]
+    first = verdict.predict_proba(matrix)[:, list(verdict.classes_).index("hallucinated")]
+    for row, mass in zip(probabilities, first):  # the rule's verdict is the first classifier's
+        assert abs(judge_decision(row, LABELS, PROTOCOL).hallucinated_probability - mass) < 1e-9
+    assert [judge_decision(row, LABELS, PROTOCOL).label for row in probabilities] == gold  # separable toy gold

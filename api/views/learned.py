@@ -47,7 +47,8 @@ class JudgeSerializer(serializers.Serializer):
 class JudgeTrainSerializer(serializers.Serializer):
     shape = serializers.ChoiceField(choices=list(SHAPES), default="choose", help_text=(
         "The model: `choose` (by grouped cross-validation on the gold, the default), `steps` (one classifier per "
-        "step of the walk) or `flat` (one over the labels)."))
+        "step of the walk), `flat` (one over the labels) or `verdict` (hallucinated or not from all the gold, then the "
+        "label within that side from that side's gold)."))
 
 
 class JudgeLabelSerializer(serializers.Serializer):

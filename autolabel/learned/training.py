@@ -43,11 +43,13 @@ log = logging.getLogger(__name__)
 DEFAULT_OPTIONS = {"strategy": validation.CHOOSE}
 # What a lead may ask for instead (the page, the API, ``judge_train --shape``): the choosing (the default), or one
 # shape fixed, e.g. the walk's steps for a small project whose inner figures cannot tell the shapes apart.
-STRATEGY_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels"}
+STRATEGY_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels",
+                  "verdict": "hallucinated or not, then the label within that side"}
 SHAPES = {
     "choose": ("Choose on the gold (recommended)", DEFAULT_OPTIONS),
     "steps": (STRATEGY_NAMES["steps"].capitalize(), {"strategy": "steps", "regularization": 1.0}),
     "flat": (STRATEGY_NAMES["flat"].capitalize(), {"strategy": "flat", "regularization": 1.0}),
+    "verdict": (STRATEGY_NAMES["verdict"].capitalize(), {"strategy": "verdict", "regularization": 1.0}),
 }
 MIN_TURNS = 2
 

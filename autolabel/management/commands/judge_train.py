@@ -26,7 +26,8 @@ class Command(BaseCommand):
                                  "(docs/autolabel.md: recompute the figures from them).")
         parser.add_argument("--shape", choices=list(SHAPES), default="choose",
                             help="The model: chosen on the gold by grouped cross-validation (default), the walk's "
-                                 "steps, or one classifier over the labels.")
+                                 "steps, one classifier over the labels, or hallucinated or not then the label "
+                                 "within that side.")
 
     def handle(self, *args, **o):
         project = Project.objects.filter(slug=o["project"]).first()
