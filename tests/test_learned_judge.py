@@ -52,7 +52,7 @@ def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_js
     # The model's shape was chosen by grouped cross-validation on the gold among the fixed candidates.
     assert report["options"] == {"strategy": "choose"}
     assert [(c["strategy"], c["regularization"]) for c in report["candidates"]] == [
-        ("steps", 1.0), ("flat", 1.0), ("flat", 0.3)]
+        ("steps", 1.0), ("flat", 1.0), ("flat", 0.3), ("verdict", 1.0)]
     best = max(report["candidates"], key=lambda c: c["macro_f1"])  # ties: the first listed
     assert report["chosen"] == {"strategy": best["strategy"], "regularization": best["regularization"]}
     judge = LearnedJudge.objects.get(pk=report["id"])
