@@ -117,3 +117,27 @@ def test_a_lead_may_train_the_verdict_shape():
     report = json.loads(out.getvalue())
     assert report["status"] == "done" and report["options"] == {"strategy": "verdict", "regularization": 1.0}
     assert report["cross_validated"]["splits"]["count"] == 1 and report["cross_validated"]["splits"]["sd"] == 0.0
+
+
+def test_a_judges_job_labels_every_sentence_by_the_rule_on_its_probabilities():
+    from annotator.projects.protocols import protocol_for
+    from autolabel.jobs import services
+    from autolabel.jobs.learned import learned_job_create
+    from autolabel.learned.data import gold_set
+    from autolabel.learned.decision import judge_decision
+    from autolabel.learned.store import judge_model_load
+    from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
+
+    project = noisy_project()
+    call_command("judge_train", "--project", project.slug, "--folds", "3", "--splits", "1", stdout=StringIO())
+    judge = LearnedJudge.objects.get(project=project)
+    job = learned_job_create(project=project, judge=judge, enqueue=False)
+    assert services.job_run(job.pk) == AutoLabelJob.Status.DONE
+    model = judge_model_load(judge, project, project.protocol_version_id)
+    gold = gold_set(project)
+    protocol = protocol_for(project)
+    predicted = dict(Prediction.objects.filter(job=job).values_list("sentence_id", "label"))
+    confidence = dict(Prediction.objects.filter(job=job).values_list("sentence_id", "confidence"))
+    for sentence_id, row in zip(gold.sentence_ids, model.predict_proba(gold.examples)):
+        rule = judge_decision(row, model.labels, protocol)
+        assert (predicted[sentence_id], confidence[sentence_id]) == (rule.label, rule.confidence)
