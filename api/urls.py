@@ -119,6 +119,7 @@ project_patterns = [
     path("autolabel-jobs/<id:pk>/faithfulness/", faithfulness.JobFaithfulnessView.as_view(),
          name="autolabel-job-faithfulness"),
     path("learned-judge/", learned.LearnedJudgeView.as_view(), name="learned-judge"),
+    path("learned-judge/out-of-fold/", learned.LearnedJudgePredictionsView.as_view(), name="learned-judge-out-of-fold"),
     path("learned-judge/train/", learned.LearnedJudgeTrainView.as_view(), name="learned-judge-train"),
     path("learned-judge/label/", learned.LearnedJudgeLabelView.as_view(), name="learned-judge-label"),
     path("autolabel-jobs/<id:pk>/draws/", draws.DrawListView.as_view(), name="autolabel-job-draws"),

@@ -30,6 +30,8 @@ urlpatterns = [
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/evaluation/compare/", evaluation_views.job_comparison, name="job_comparison"),
     path("p/<slug:slug>/autolabel/jobs/<int:job_id>/checks/", checks_views.job_checks, name="job_checks"),
     path("p/<slug:slug>/autolabel/learned/", learned_views.learned_judge, name="learned_judge"),
+    path("p/<slug:slug>/autolabel/learned/<int:judge_id>/out-of-fold/", learned_views.learned_judge_predictions,
+         name="learned_judge_predictions"),
     path("p/<slug:slug>/autolabel/learned/train/", learned_views.learned_judge_train, name="learned_judge_train"),
     path("p/<slug:slug>/autolabel/learned/label/", learned_views.learned_judge_label, name="learned_judge_label"),
     path("p/<slug:slug>/autolabel/turns/<int:turn_id>/predictions/", views.turn_predictions, name="turn_predictions"),

@@ -35,6 +35,8 @@ VARIANTS = {
     "steps": {"strategy": "steps", "regularization": 1.0},
     "flat": {"strategy": "flat", "regularization": 1.0},
     "flat, C=0.3": {"strategy": "flat", "regularization": 0.3},
+    "verdict": {"strategy": "verdict", "regularization": 1.0},
+    "verdict, C=0.3": {"strategy": "verdict", "regularization": 0.3},
     "steps, dense features only": {"strategy": "steps", "use_ngrams": False},
     "steps, n-grams only": {"strategy": "steps", "use_dense": False},
     "steps, C=0.3": {"strategy": "steps", "regularization": 0.3},
@@ -83,37 +85,23 @@ def nested(protocol, gold, folds=5, inner_folds=4):
 
 
 # ``--splits``: the shapes whose figure is read over several group splits (the shipped one first).
-SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3")
+SPREAD = ("chosen by inner CV (shipped)", "steps", "flat", "flat, C=0.3", "verdict", "verdict, C=0.3")
 
 
-def spread(protocol, gold, splits, folds=5):
+def spread(protocol, gold, splits, folds=5, shapes=SPREAD):
     """How much the cross-validated macro F1 owes to the one split the bar reads: each of ``SPREAD`` scored over
-    ``splits`` group splits, the first ``GroupKFold``'s own (the bar's, ``judge_train``'s), the others
-    ``GroupKFold(shuffle=True)`` with seeds 1, 2, ... (whole turns held out in every one). Nothing is chosen on
-    them: the spread says how far a difference between two shapes, or a figure from a goal, is only the split."""
-    import numpy as np
-    from sklearn.model_selection import GroupKFold
+    ``splits`` group splits (``validation.group_splits``, as ``judge_train`` measures its headline: the first
+    ``GroupKFold``'s own, the others ``GroupKFold(shuffle=True)`` with seeds 1, 2, ...; whole turns held out in
+    every one). Nothing is chosen on them: the spread says how far a difference between two shapes, or a figure
+    from a goal, is only the split."""
+    from autolabel.learned.validation import cross_validate
 
-    from autolabel.learned.validation import _figures, _folds, fit_judge, score_probabilities
-
-    labels = tuple(protocol.labels)
-    pick = lambda rows, values: [values[i] for i in rows]  # noqa: E731
-    split_list = [_folds(gold.turns, folds)[1]] + [
-        list(GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(gold.examples, groups=gold.turns))
-        for seed in range(1, splits)]
     found = {}
-    for name in SPREAD:
-        figures = []
-        for fold_indices in split_list:
-            probabilities = np.zeros((len(gold), len(labels)))
-            for train, test in fold_indices:
-                model = fit_judge(protocol, pick(train, gold.examples), pick(train, gold.gold),
-                                  pick(train, gold.turns), pick(train, gold.words), **VARIANTS[name])
-                probabilities[test] = model.predict_proba(pick(test, gold.examples))
-            report = score_probabilities(protocol, labels, probabilities, gold.gold, gold.words)
-            figures.append(round(_figures(protocol, report)["macro_f1"], 4))
-        found[name] = {"macro_f1": figures, "mean": round(float(np.mean(figures)), 4),
-                       "sd": round(float(np.std(figures, ddof=1)), 4) if len(figures) > 1 else 0.0}
+    for name in shapes:
+        figures = cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
+                                 splits=splits, curve_shares=(1.0,), **VARIANTS[name])["cross_validated"]["splits"]
+        found[name] = {"macro_f1": [round(f, 4) for f in figures["macro_f1"]], "mean": figures["mean"],
+                       "sd": figures["sd"], "views": figures["views"]}
         print("splits", name, json.dumps(found[name]), flush=True)
     return found
 
@@ -145,6 +133,8 @@ def main():
                         help="Also the nested cross-validation of choosing among the candidate variants.")
     parser.add_argument("--splits", type=int, default=0,
                         help="Also the macro F1 of the main shapes over this many group splits (the bar's first).")
+    parser.add_argument("--spread", nargs="*", metavar="SHAPE",
+                        help="With --splits: only these shapes (names of VARIANTS), not every one of SPREAD.")
     parser.add_argument("--database-url", default=f"sqlite:///{ROOT / 'var' / 'bench-learned.sqlite3'}",
                         help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
@@ -156,7 +146,8 @@ def main():
     from autolabel.learned.data import gold_set
     from autolabel.learned.features import Example
     from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
-    from autolabel.learned.validation import fit_judge, votes_from_probabilities
+    from autolabel.learned.decision import votes_for
+    from autolabel.learned.validation import fit_judge
 
     protocol = protocol_for(project)
     gold = gold_set(project)
@@ -164,7 +155,7 @@ def main():
     variants = VARIANTS if args.variants else {"chosen by inner CV (shipped)": DEFAULT_OPTIONS}
     for name, options in variants.items():
         started, cpu = time.perf_counter(), time.process_time()
-        figures = train_figures(protocol, gold, options)
+        figures = train_figures(protocol, gold, options, splits=1)  # --splits: the spread over several
         results[name] = {**figures["cross_validated"], "seconds": round(time.perf_counter() - started, 1),
                          "cpu_seconds": round(time.process_time() - cpu, 1)}
         if name == "chosen by inner CV (shipped)":
@@ -178,7 +169,7 @@ def main():
         print("nested", json.dumps(results["nested"]), flush=True)
 
     if args.splits:
-        results["splits"] = spread(protocol, gold, args.splits)
+        results["splits"] = spread(protocol, gold, args.splits, shapes=args.spread or SPREAD)
 
     copies = -(-args.train_sentences // len(gold))
     examples = (gold.examples * copies)[: args.train_sentences]
@@ -207,7 +198,7 @@ def main():
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):
-            votes_from_probabilities(row, model.labels, protocol)
+            votes_for(row, model.labels, protocol)
     results["predict_seconds"] = {"sentences": len(many), "seconds": round(time.perf_counter() - started, 1),
                                   "cpu_seconds": round(time.process_time() - cpu, 1)}
     print("predict", results["predict_seconds"], flush=True)

@@ -6,8 +6,8 @@ from autolabel.evaluation.scores import decision
 from autolabel.learned.dense import dense_features, dense_matrix
 from autolabel.learned.features import ALIGNED, CUES, STEMMED, Example, dense_names
 from autolabel.learned.model import judge_for, reweigh
-from autolabel.learned.validation import (SAMPLES, THRESHOLD, confidence, decision_weights, fit_judge,
-                                          score_probabilities, votes_from_probabilities)
+from autolabel.learned.decision import SAMPLES, THRESHOLD, judge_decision, votes_for
+from autolabel.learned.validation import decision_weights, fit_judge, score_probabilities
 from tests.test_learned_rules import LABELS, PROTOCOL, REFERENCE, toy_corpus
 
 
@@ -61,9 +61,10 @@ def test_a_judge_with_tuned_decision_gives_weighted_probabilities_whose_votes_ag
     assert np.allclose(probabilities.sum(axis=1), 1)
     assert np.allclose(probabilities, reweigh(tuned.raw_proba(examples), tuned.label_weights))
     for row in probabilities:
-        votes = votes_from_probabilities(row, LABELS, PROTOCOL)
+        votes = votes_for(row, LABELS, PROTOCOL)
         decided = decision(votes, THRESHOLD, PROTOCOL)
-        assert len(votes) == SAMPLES and confidence(row) == round(float(row.max()), 4)
+        rule = judge_decision(row, LABELS, PROTOCOL)
+        assert len(votes) == SAMPLES and rule.confidence == round(float(row[LABELS.index(rule.label)]), 4)
         if row.max() > 0.5:  # a majority label is the job's label, whatever the verdict's threshold
             assert decided.label == LABELS[int(row.argmax())]
 

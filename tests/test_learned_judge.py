@@ -52,7 +52,7 @@ def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_js
     # The model's shape was chosen by grouped cross-validation on the gold among the fixed candidates.
     assert report["options"] == {"strategy": "choose"}
     assert [(c["strategy"], c["regularization"]) for c in report["candidates"]] == [
-        ("steps", 1.0), ("flat", 1.0), ("flat", 0.3)]
+        ("steps", 1.0), ("flat", 1.0), ("flat", 0.3), ("verdict", 1.0)]
     best = max(report["candidates"], key=lambda c: c["macro_f1"])  # ties: the first listed
     assert report["chosen"] == {"strategy": best["strategy"], "regularization": best["regularization"]}
     judge = LearnedJudge.objects.get(pk=report["id"])
@@ -127,6 +127,13 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     judge.refresh_from_db()
     low, high = judge.figures["cross_validated"]["intervals"]["macro_f1"]
     assert f'data-testid="judge-macro-interval">[{low}, {high}]</td>' in done and "95 % interval over the turns" in done
+    # The headline: the mean and sd over the group splits, the first split's figure and interval beside it.
+    splits = judge.figures["cross_validated"]["splits"]
+    assert splits["count"] == 3 and "mean ± sd over 3 group splits" in done
+    assert f'data-testid="judge-macro-mean"><strong>{splits["mean"]} ± {splits["sd"]}</strong>' in done
+    download = reverse("autolabel:learned_judge_predictions", args=[project.slug, judge.pk])
+    assert f'href="{download}"' in done
+    assert len(b"".join(client.get(download).streaming_content).splitlines()) == 3 * judge.gold_sentences
     # A judge trained before the intervals were kept shows its figures without them, not an error.
     figures = {**judge.figures, "cross_validated": {key: value for key, value in judge.figures["cross_validated"].items()
                                                     if key != "intervals"}}
@@ -138,7 +145,7 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     assert "one classifier per step of the walk (C = 1.0): " in done and "one classifier over the labels (C = 0.3): " in done
     annotator = member(project, Role.ANNOTATOR)
     client.force_login(annotator)
-    assert client.get(page).status_code == 404
+    assert client.get(page).status_code == 404 and client.get(download).status_code == 404
 
 
 def test_the_api_trains_reports_and_refuses_a_second_training_or_an_unknown_judge():

@@ -8,7 +8,7 @@ from annotator.domain.vocabulary import DrawStrategy, Role
 from autolabel.checks.drawing import draw_for_job
 from autolabel.jobs.services import learned_job_create
 from autolabel.learned.training import judge_train_create
-from autolabel.learned.validation import SAMPLES
+from autolabel.learned.decision import SAMPLES
 from autolabel.models import AutoLabelJob, LearnedJudge, Prediction
 from tests.conftest import wait_until
 from tests.factories import member
@@ -42,7 +42,8 @@ def test_a_worker_trains_the_judge_and_runs_its_job_whose_predictions_carry_a_co
     for prediction in predictions:
         assert 0 < prediction.confidence <= 1 and len(prediction.sample_votes) == SAMPLES
         assert prediction.label and sum(prediction.label_votes.values()) == SAMPLES
-        assert prediction.confidence >= max(prediction.label_votes.values()) / SAMPLES - 0.05  # shares by probability
+        # The votes share the probabilities, moved only as far as the rule's label needs (learned.decision).
+        assert prediction.label_votes[prediction.label] >= 1
 
     client.force_login(lead)
     assert client.get(reverse("autolabel:job_detail", args=[project.slug, job.pk])).status_code == 200

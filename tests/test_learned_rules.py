@@ -7,9 +7,8 @@ from annotator.domain.protocol.document import default_protocol
 from autolabel.learned.dense import dense_features
 from autolabel.learned.features import Example, dense_names, tokens
 from autolabel.learned.model import JudgeModel, judge_for
-from autolabel.learned.validation import (
-    CANDIDATES, SAMPLES, _folds, _out_of_fold, _shared_out_of_fold, cross_validate, votes_from_probabilities,
-)
+from autolabel.learned.decision import SAMPLES, votes_for
+from autolabel.learned.validation import CANDIDATES, _folds, _out_of_fold, _shared_out_of_fold, cross_validate
 
 PROTOCOL = default_protocol()
 LABELS = tuple(PROTOCOL.labels)
@@ -56,7 +55,7 @@ def test_votes_share_the_samples_by_probability_and_carry_the_protocols_verdict_
     probabilities[LABELS.index("speculative")] = 0.62
     probabilities[LABELS.index("faithful")] = 0.33
     probabilities[LABELS.index("irrelevant")] = 0.05
-    votes = votes_from_probabilities(probabilities, LABELS, PROTOCOL)
+    votes = votes_for(probabilities, LABELS, PROTOCOL)
     assert len(votes) == SAMPLES
     counts = {label: sum(v["label"] == label for v in votes) for label in LABELS}
     assert (counts["speculative"], counts["faithful"], counts["irrelevant"]) == (12, 7, 1)  # largest remainder
@@ -149,20 +148,21 @@ def test_choosing_takes_the_candidate_the_inner_cross_validation_favours_and_say
 
     examples, gold, groups = toy_corpus()
     words = [len(e.text.split()) for e in examples]
-    # Listed first, a shape that can learn nothing (all but no weight): the tie rule alone would take it.
-    monkeypatch.setattr(validation, "CANDIDATES", ({"strategy": "flat", "regularization": 1e-9},
+    # Listed first, a shape that can learn nothing (its weights round to nothing in a float): the tie rule alone
+    # would take it.
+    monkeypatch.setattr(validation, "CANDIDATES", ({"strategy": "flat", "regularization": 1e-30},
                                                    {"strategy": "steps", "regularization": 1.0}))
     chosen, tried = validation.choose_options(PROTOCOL, examples, gold, groups, words, strategy="choose",
                                               use_cues=True)
     assert chosen == {"use_cues": True, "strategy": "steps", "regularization": 1.0}  # the other options kept
-    assert [(t["strategy"], t["regularization"]) for t in tried] == [("flat", 1e-9), ("steps", 1.0)]
+    assert [(t["strategy"], t["regularization"]) for t in tried] == [("flat", 1e-30), ("steps", 1.0)]
     assert tried[1]["macro_f1"] > 0.9 > tried[0]["macro_f1"]
     model = validation.fit_judge(PROTOCOL, examples, gold, groups, words, strategy="choose")
     assert (model.strategy, model.chosen, model.candidates) == ("steps", {"strategy": "steps", "regularization": 1.0},
                                                                 tried)
     # Gold in one turn cannot be cross-validated: the first candidate, unmeasured.
     assert validation.choose_options(PROTOCOL, examples[:4], gold[:4], [0] * 4, words[:4], strategy="choose") == (
-        {"strategy": "flat", "regularization": 1e-9}, [])
+        {"strategy": "flat", "regularization": 1e-30}, [])
 
 
 def test_the_choosing_with_shared_features_predicts_as_each_candidate_fitted_alone():

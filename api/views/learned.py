@@ -1,11 +1,15 @@
 """The learned judge (leads): train it on the project's gold (a worker does), read its cross-validated figures,
 label the project with it. The services of ``autolabel.learned`` and ``autolabel.jobs`` do the work."""
 
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
+from annotator.access import BLIND_EXPORT_MESSAGE
+from autolabel.learned.store import judge_predictions_open
 from autolabel.learned.training import SHAPES, TrainingInProgress, judge_report, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
@@ -30,15 +34,21 @@ class JudgeSerializer(serializers.Serializer):
         "Each candidate shape with its macro F1 by grouped cross-validation on the gold (what the choice read)."))
     cross_validated = serializers.JSONField(allow_null=True, help_text=(
         "k-fold cross-validation grouped by turn: macro_f1, views (view id -> F1), folds, sentences, turns, and "
-        "intervals ({macro_f1: [low, high], views: {view id: [low, high]}}: 95 % bootstrap intervals over the turns)."))
+        "intervals ({macro_f1: [low, high], views: {view id: [low, high]}}: 95 % bootstrap intervals over the turns, "
+        "of the first split), and splits (the headline: count, macro_f1 per split, mean, sd, views: {view id: "
+        "{mean, sd}}: the figures over that many group splits)."))
     learning_curve = serializers.JSONField(help_text="Macro F1 against the gold sentences trained on.")
     seconds = serializers.JSONField(allow_null=True)
+    out_of_fold = serializers.JSONField(allow_null=True, help_text=(
+        "The out-of-fold predictions kept (rows, splits), downloaded from learned-judge/out-of-fold/; null for a "
+        "judge not trained, or trained before they were kept."))
 
 
 class JudgeTrainSerializer(serializers.Serializer):
     shape = serializers.ChoiceField(choices=list(SHAPES), default="choose", help_text=(
         "The model: `choose` (by grouped cross-validation on the gold, the default), `steps` (one classifier per "
-        "step of the walk) or `flat` (one over the labels)."))
+        "step of the walk), `flat` (one over the labels) or `verdict` (hallucinated or not from all the gold, then the "
+        "label within that side from that side's gold)."))
 
 
 class JudgeLabelSerializer(serializers.Serializer):
@@ -57,7 +67,12 @@ JUDGE_EXAMPLE = {
                                                                          "factual": [0.15, 0.4], "cognitive": [0.46, 0.63]}}},
     "learning_curve": [{"share": 0.2, "sentences": 36, "macro_f1": 0.34}], "seconds": {"cross_validation": 8.1,
                                                                                        "fit": 0.4},
+    "out_of_fold": {"rows": 759, "splits": 3},
 }
+JUDGE_EXAMPLE["cross_validated"]["splits"] = {"count": 3, "macro_f1": [0.41, 0.38, 0.4], "mean": 0.3967, "sd": 0.0153,
+                                              "views": {"any_hallucination": {"mean": 0.68, "sd": 0.01},
+                                                        "factual": {"mean": 0.25, "sd": 0.03},
+                                                        "cognitive": {"mean": 0.54, "sd": 0.02}}}
 
 
 class LearnedJudgeView(ProjectScopedView):
@@ -72,6 +87,44 @@ class LearnedJudgeView(ProjectScopedView):
         if judge is None:
             raise NotFound("This project has no learned judge yet.")
         return Response(judge_report(judge))
+
+
+class JudgeChoiceSerializer(serializers.Serializer):
+    judge = serializers.IntegerField(min_value=1, max_value=2**63 - 1, required=False,
+                                     help_text="A judge of the project (default: its latest).")
+
+
+class LearnedJudgePredictionsView(ProjectScopedView):
+    """The judge's out-of-fold predictions, as kept when it was trained (leads; refused to a blind lead, as every
+    export)."""
+
+    method_roles = {"GET": LEADS}
+    serializer_class = JudgeChoiceSerializer
+
+    @extend_schema(summary="A learned judge's out-of-fold predictions (leads)",
+                   description="One JSON line per gold sentence and group split: split, fold, sentence_id, turn_id, "
+                               "dialogue, record, sentence_index, words, gold, predicted, hallucinated, probabilities "
+                               "(label -> probability). The judge's figures are recomputed from them alone "
+                               "(docs/autolabel.md). 404 when the judge kept none.",
+                   parameters=[OpenApiParameter("judge", int, required=False,
+                                                description="A judge of the project (default: its latest).")],
+                   responses={(200, "application/x-ndjson"): OpenApiResponse(OpenApiTypes.STR)}, tags=["autolabel"])
+    def get(self, request, slug):
+        self.refuse_if_blind(BLIND_EXPORT_MESSAGE)
+        query = JudgeChoiceSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        judges = LearnedJudge.objects.filter(project=self.project)
+        if "judge" in query.validated_data:
+            judges = judges.filter(pk=query.validated_data["judge"])
+        judge = judges.first()
+        handle = judge_predictions_open(judge) if judge is not None else None
+        if handle is None:
+            raise NotFound("This learned judge kept no out-of-fold predictions (not trained, or trained before "
+                           "they were kept: train it again).")
+        response = FileResponse(handle, content_type="application/x-ndjson", as_attachment=True,
+                                filename=f"{self.project.slug}-judge-{judge.pk}-out-of-fold.jsonl")
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class LearnedJudgeTrainView(ProjectScopedView):

@@ -4,9 +4,10 @@ A job whose labeller is a trained judge (``autolabel.learned``) instead of an en
 ``services.learned_job_create``, beside ``job_create``, with this module's name and estimate for it. ``run_learned``
 is its runner, chosen by ``services.job_run`` as the LLM runners are. It reads the job's turns page by page
 (``progress.iter_specs``), predicts every sentence's label probabilities, and writes predictions through
-``progress.flush`` (lease, counters, cancel) as the LLM runners do. A prediction's votes are ``validation.SAMPLES``
-votes shared by the probabilities, so the evaluation, the calibration, the comparison of two jobs and the
-smallest-margin draw read it as an LLM's samples; its ``confidence`` is the probability of its label.
+``progress.flush`` (lease, counters, cancel) as the LLM runners do. A prediction's label is the judge's one
+rule (``learned.decision``); its votes are ``decision.SAMPLES`` votes shared by the probabilities that vote that
+label, so the evaluation, the calibration, the comparison of two jobs and the smallest-margin draw read it as an
+LLM's samples; its ``confidence`` is the probability of its label.
 
 The job form offers the judge as one of its endpoints (``judge_offer``: the latest judge usable in the project's
 protocol version, or why none may label), and its estimate says what such a job sends: nothing (``learned_estimate``).
@@ -28,8 +29,8 @@ from autolabel.labelling.estimate import Estimate
 from autolabel.labelling.pipeline import TurnOutcome
 from autolabel.learned.data import job_votes
 from autolabel.learned.features import Example
+from autolabel.learned.decision import THRESHOLD, judge_decision, votes_for
 from autolabel.learned.store import judge_model_load, judge_refusal
-from autolabel.learned.validation import THRESHOLD, confidence, votes_from_probabilities
 from autolabel.models import AutoLabelJob, LearnedJudge
 
 MODEL_NAME = "learned judge"
@@ -91,7 +92,7 @@ def _outcomes(model, protocol, specs, votes_job_id) -> list[TurnOutcome]:
         return list(outcomes.values())
     probabilities = model.predict_proba([example for _, _, example in rows])
     for (spec, sentence_id, _), row in zip(rows, probabilities):
-        sample_votes = votes_from_probabilities(row, model.labels, protocol)
+        sample_votes = votes_for(row, model.labels, protocol)  # they vote the rule's label (learned.decision)
         decided = decision(sample_votes, THRESHOLD, protocol)
         family = protocol.family_of(decided.label) if decided.label else None
         outcomes[spec.turn_id].predictions.append({
@@ -99,7 +100,7 @@ def _outcomes(model, protocol, specs, votes_job_id) -> list[TurnOutcome]:
             "hallucinated_votes": decided.hallucinated_votes, "abstentions": 0,
             "stage1_kind": family.id if family else ("" if decided.label else decided.kind),
             "label_votes": decided.label_votes, "sample_votes": sample_votes,
-            "confidence": confidence(row),
+            "confidence": judge_decision(row, model.labels, protocol).confidence,
         })
     return list(outcomes.values())
 

@@ -19,7 +19,7 @@ from autolabel.jobs import selectors
 from autolabel.jobs import services
 from autolabel.jobs.forms import JobPageQueryForm, JobStartForm, PredictionsQueryForm
 from autolabel.learned.store import JudgeRefused
-from autolabel.learned.validation import SAMPLES as JUDGE_SAMPLES, THRESHOLD as JUDGE_THRESHOLD
+from autolabel.learned.decision import SAMPLES as JUDGE_SAMPLES, THRESHOLD as JUDGE_THRESHOLD
 from autolabel.models import AutoLabelJob, Prediction
 
 

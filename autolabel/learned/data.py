@@ -7,7 +7,7 @@ and only turns outside the qualification set.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count
 
@@ -29,6 +29,8 @@ class GoldSet:
     words: list[int]
     sentence_ids: list[int]
     votes_job_id: int | None
+    # Where each sentence is, as the exports name it: turn id, dialogue and record (the source's ids), sentence index.
+    places: list[dict] = field(default_factory=list)
 
     def __len__(self):
         return len(self.examples)
@@ -66,11 +68,11 @@ def gold_set(project, *, with_votes: bool = True) -> GoldSet:
         Sentence.objects.filter(turn__dialogue__project=project, turn__is_qualification=False, gold__isnull=False)
         .order_by("turn_id", "index")
         .values_list("pk", "turn_id", "index", "text", "gold__label", "turn__dialogue__reference",
-                     "turn__user_message")
+                     "turn__user_message", "turn__dialogue__external_id", "turn__external_id")
     )
     sizes = _turn_sizes({row[1] for row in rows})
     found = GoldSet([], [], [], [], [], job.pk if job else None)
-    for sentence_id, turn_id, index, text, label, reference, question in rows:
+    for sentence_id, turn_id, index, text, label, reference, question, dialogue, record in rows:
         if label not in labels:
             continue
         found.examples.append(Example(text, reference, question, index, sizes.get(turn_id, 1),
@@ -79,4 +81,6 @@ def gold_set(project, *, with_votes: bool = True) -> GoldSet:
         found.turns.append(turn_id)
         found.words.append(word_count(text))
         found.sentence_ids.append(sentence_id)
+        found.places.append({"sentence_id": sentence_id, "turn_id": turn_id, "dialogue": dialogue, "record": record,
+                             "sentence_index": index})
     return found

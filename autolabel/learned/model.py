@@ -9,6 +9,10 @@ probability for every label of the protocol. Two shapes, chosen by ``strategy``:
   every sentence that went that way (CogniBench: "cognitive" is learned from all cognitive sentences before
   "speculative or not" is learned from fewer).
 - ``"flat"``: one classifier over the labels.
+- ``"verdict"``: hallucinated or not, learned from every gold sentence; then which label, one classifier per side
+  learned from that side's gold only (issue 47 item 9: the invented/speculative split learned from the
+  hallucinated sentences alone). A label's probability is its side's times its own within the side, so the
+  decision's verdict (``decision``: half the probability) is the first classifier's.
 
 Every classifier weighs the classes by their inverse frequency (``class_weight="balanced"``): the hallucinated
 labels are the rare ones, and the macro of the evaluation counts each view alike.
@@ -33,7 +37,7 @@ from autolabel.learned.features import ALIGNED, CUES, FEATURE_VERSION, STEMMED, 
 from autolabel.learned.hashed import HashedTfidf
 from autolabel.learned.text_arrays import TextBatch
 
-STRATEGIES = ("steps", "flat")
+STRATEGIES = ("steps", "flat", "verdict")
 CHUNK = 20_000  # sentences featurized at once when predicting: the arrays of a chunk and its references fit in memory
 
 
@@ -198,5 +202,13 @@ def protocol_paths(protocol) -> list[tuple[dict, str]]:
     return [(path, protocol.label_of_shape(path)) for path in protocol.paths()]
 
 
+def verdict_paths(protocol) -> list[tuple[dict, str]]:
+    """The ``"verdict"`` shape's walks: hallucinated or not, then the label within that side."""
+    hallucinated = protocol.hallucination_labels
+    return [({"verdict": "hallucinated", "hallucinated": label} if label in hallucinated
+             else {"verdict": "not", "not": label}, label) for label in protocol.labels]
+
+
 def judge_for(protocol, **options) -> JudgeModel:
-    return JudgeModel(tuple(protocol.labels), protocol_paths(protocol), **options)
+    paths = verdict_paths(protocol) if options.get("strategy") == "verdict" else protocol_paths(protocol)
+    return JudgeModel(tuple(protocol.labels), paths, **options)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from django.core.files.base import ContentFile
 
+from annotator.storage import learned_judge_path
+
 from autolabel.learned.features import FEATURE_VERSION
 from autolabel.models import LearnedJudge
 
@@ -81,3 +83,23 @@ def judge_model_load(judge: LearnedJudge, project, protocol_version_id: int | No
                            f"{getattr(model, 'feature_version', 1)}; this version of the application computes "
                            f"version {FEATURE_VERSION}: train it again")
     return model
+
+
+def judge_predictions_save(judge: LearnedJudge, rows) -> str:
+    """Write the judge's out-of-fold predictions (``validation.out_of_fold_rows``), one JSON line each, into the
+    private storage beside its model; the file's name (the caller keeps it in the judge's figures)."""
+    import json
+
+    text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return judge.model_file.storage.save(learned_judge_path(judge, f"judge-{judge.project_id}-{judge.pk}-out-of-fold.jsonl"),
+                                         ContentFile(text.encode("utf-8")))
+
+
+def judge_predictions_open(judge: LearnedJudge):
+    """The judge's out-of-fold predictions file opened for reading (bytes), or None when it kept none (trained
+    before they were exported, or not trained)."""
+    name = (judge.figures or {}).get("out_of_fold_file")
+    storage = judge.model_file.storage
+    if not name or not storage.exists(name):
+        return None
+    return storage.open(name, "rb")

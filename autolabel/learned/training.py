@@ -32,7 +32,7 @@ from annotator.queue import task_send_after_commit
 from autolabel.learned import validation
 from autolabel.learned.data import gold_set
 from autolabel.learned.features import FEATURE_VERSION
-from autolabel.learned.store import judge_model_save
+from autolabel.learned.store import judge_model_save, judge_predictions_save
 from autolabel.models import LearnedJudge
 
 log = logging.getLogger(__name__)
@@ -43,11 +43,13 @@ log = logging.getLogger(__name__)
 DEFAULT_OPTIONS = {"strategy": validation.CHOOSE}
 # What a lead may ask for instead (the page, the API, ``judge_train --shape``): the choosing (the default), or one
 # shape fixed, e.g. the walk's steps for a small project whose inner figures cannot tell the shapes apart.
-STRATEGY_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels"}
+STRATEGY_NAMES = {"steps": "one classifier per step of the walk", "flat": "one classifier over the labels",
+                  "verdict": "hallucinated or not, then the label within that side"}
 SHAPES = {
     "choose": ("Choose on the gold (recommended)", DEFAULT_OPTIONS),
     "steps": (STRATEGY_NAMES["steps"].capitalize(), {"strategy": "steps", "regularization": 1.0}),
     "flat": (STRATEGY_NAMES["flat"].capitalize(), {"strategy": "flat", "regularization": 1.0}),
+    "verdict": (STRATEGY_NAMES["verdict"].capitalize(), {"strategy": "verdict", "regularization": 1.0}),
 }
 MIN_TURNS = 2
 
@@ -89,17 +91,20 @@ def judge_in_progress(project) -> LearnedJudge | None:
     return LearnedJudge.objects.filter(project=project, status__in=LearnedJudge.IN_PROGRESS).first()
 
 
-def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLDS) -> dict:
-    """The cross-validated figures and the learning curve of a judge built with ``options``, JSON-ready."""
+def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLDS,
+                  splits: int = validation.SPLITS) -> dict:
+    """The cross-validated figures (over ``splits`` group splits) and the learning curve of a judge built with
+    ``options``, JSON-ready but ``out_of_fold`` (each split's predictions, ``validation.OutOfFold``)."""
     return validation.cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
-                                     **options)
+                                     splits=splits, **options)
 
 
 def gave_up() -> str:
     return GAVE_UP.format(settings.JOB_MAX_ATTEMPTS)
 
 
-def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS, owner: str | None = None) -> LearnedJudge | None:
+def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS, splits: int = validation.SPLITS,
+                    owner: str | None = None) -> LearnedJudge | None:
     """Train a recorded judge to its end (worker or command); a failure is recorded on the row. The judge as it
     is when a live worker already holds it or it is finished (nothing is trained twice at once); None when gone."""
     owner = owner or lease_owner()
@@ -109,7 +114,7 @@ def judge_train_run(judge_id: int, *, folds: int = validation.FOLDS, owner: str 
     judge = LearnedJudge.objects.select_related("project").get(pk=judge_id)
     try:
         with lease_kept(judge, owner):
-            _train(judge, folds, owner)
+            _train(judge, folds, splits, owner)
     except LeaseLost as lost:  # presumed dead, replaced: the other worker's judge is the one kept
         log.warning("%s; this worker's model is dropped", lost)
         if judge.model_file:
@@ -131,7 +136,7 @@ def judges_orphaned() -> list[int]:
             + jobs_not_taken_up(LearnedJudge, queued=LearnedJudge.Status.QUEUED))
 
 
-def _train(judge: LearnedJudge, folds: int, owner: str) -> None:
+def _train(judge: LearnedJudge, folds: int, splits: int, owner: str) -> None:
     project = judge.project
     if project.protocol_version_id != judge.protocol_version_id:
         raise TrainingError("the project moved to another protocol version after this judge was asked for")
@@ -143,7 +148,8 @@ def _train(judge: LearnedJudge, folds: int, owner: str) -> None:
                             f"a judge needs gold in at least {MIN_TURNS} (cross-validation holds whole turns out)")
     options = {**DEFAULT_OPTIONS, **(judge.options or {})}
     started = time.monotonic()
-    figures = train_figures(protocol, gold, options, folds=folds)
+    figures = train_figures(protocol, gold, options, folds=folds, splits=splits)
+    predictions = figures.pop("out_of_fold")
     measured = time.monotonic() - started
     model = validation.fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **options)
     figures["seconds"] = {"cross_validation": round(measured, 1), "fit": round(time.monotonic() - started - measured, 1)}
@@ -152,8 +158,14 @@ def _train(judge: LearnedJudge, folds: int, owner: str) -> None:
     figures["protocol"] = {"id": protocol.id, "version": protocol.version, "name": protocol.name}
     figures["feature_version"] = FEATURE_VERSION
     judge_model_save(judge, model)
+    figures["out_of_fold_file"] = judge_predictions_save(
+        judge, validation.out_of_fold_rows(protocol, predictions, gold.gold, gold.words, gold.places))
     with transaction.atomic():  # kept only by the worker that still holds the judge (another took it over: dropped)
-        job_still_held(LearnedJudge, judge.pk, owner)
+        try:
+            job_still_held(LearnedJudge, judge.pk, owner)
+        except LeaseLost:
+            judge.model_file.storage.delete(figures["out_of_fold_file"])
+            raise
         LearnedJudge.objects.filter(pk=judge.pk).update(
             status=LearnedJudge.Status.DONE, finished_at=timezone.now(), error="", lease_owner="", lease_until=None,
             gold_version=gold_version, gold_sentences=len(gold), votes_job_id=gold.votes_job_id, figures=figures,
@@ -175,4 +187,11 @@ def judge_report(judge: LearnedJudge) -> dict:
         "options": judge.options, "chosen": figures.get("chosen"), "candidates": figures.get("candidates", []),
         "cross_validated": figures.get("cross_validated"), "learning_curve": figures.get("learning_curve", []),
         "seconds": figures.get("seconds"),
+        # The exported out-of-fold predictions (``store.judge_predictions_open``): how many rows, of how many splits.
+        "out_of_fold": ({"rows": (figures.get("cross_validated") or {}).get("sentences", 0) * _split_count(figures),
+                         "splits": _split_count(figures)} if figures.get("out_of_fold_file") else None),
     }
+
+
+def _split_count(figures: dict) -> int:
+    return ((figures.get("cross_validated") or {}).get("splits") or {}).get("count", 1)

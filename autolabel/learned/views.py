@@ -3,11 +3,12 @@
 project with it."""
 
 from django.contrib import messages
+from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotator.access import access_project_as_lead
+from annotator.access import BLIND_EXPORT_MESSAGE, access_project_as_lead
 from annotator.leases import job_lease_lapsed
 from annotator.projects.protocols import protocol_for, protocol_of_version
 from annotator.views.common import bad_request, blind_refusal
@@ -16,7 +17,7 @@ from autolabel.evaluation.protocol_views import scoring
 from autolabel.jobs.services import JobError, learned_job_create
 from autolabel.learned.chart import learning_curve_chart
 from autolabel.learned.forms import JudgeLabelForm, JudgeTrainForm
-from autolabel.learned.store import JudgeRefused
+from autolabel.learned.store import JudgeRefused, judge_predictions_open
 from autolabel.learned.training import STRATEGY_NAMES, TrainingInProgress, judge_train_create
 from autolabel.models import AutoLabelJob, LearnedJudge
 
@@ -34,10 +35,14 @@ def _judge_context(project, judge):
     curve = figures.get("learning_curve", [])
     # A judge trained before the intervals existed has none: its rows show the figure alone.
     intervals = cross.get("intervals") or {"macro_f1": None, "views": {}}
+    # The headline: the mean and sd over the group splits (a judge trained before they were kept has the first only).
+    splits = cross.get("splits") or {"count": 1, "mean": None, "sd": None, "views": {}}
     return {
-        "judge": judge, "cross": cross, "macro_interval": intervals["macro_f1"],
-        "view_rows": [{"name": read.names[view], "f1": f1, "interval": intervals["views"].get(view)}
+        "judge": judge, "cross": cross, "macro_interval": intervals["macro_f1"], "splits": splits,
+        "view_rows": [{"name": read.names[view], "f1": f1, "interval": intervals["views"].get(view),
+                       "spread": splits["views"].get(view) or {"mean": None, "sd": None}}
                       for view, f1 in cross["views"].items()],
+        "predictions": bool(figures.get("out_of_fold_file")),
         "macro_name": read.names[read.macro_id] if read.macro_id else None,
         "curve": curve,
         # The model shape the choosing took (``strategy="choose"``), and what each candidate read on the gold.
@@ -66,6 +71,21 @@ def learned_judge(request, slug):
         # Steps of another kind than choice are not learned (docs/autolabel.md): the page names them.
         "kind_steps": [protocol.step(step).question for step in protocol.kind_steps()],
     })
+
+
+@require_GET
+def learned_judge_predictions(request, slug, judge_id):
+    """A judge's out-of-fold predictions, one JSON line per sentence and split (docs/autolabel.md)."""
+    project = access_project_as_lead(request.user, slug)
+    refused = blind_refusal(request, project, BLIND_EXPORT_MESSAGE)
+    if refused:
+        return refused
+    judge = LearnedJudge.objects.filter(project=project, pk=judge_id).first()
+    handle = judge_predictions_open(judge) if judge is not None else None
+    if handle is None:
+        raise Http404("This learned judge kept no out-of-fold predictions.")
+    return FileResponse(handle, content_type="application/x-ndjson", as_attachment=True,
+                        filename=f"{project.slug}-judge-{judge.pk}-out-of-fold.jsonl")
 
 
 @require_POST
