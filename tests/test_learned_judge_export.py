@@ -122,7 +122,7 @@ def test_a_lead_may_train_the_verdict_shape():
 def test_a_judges_job_labels_every_sentence_by_the_rule_on_its_probabilities():
     from annotator.projects.protocols import protocol_for
     from autolabel.jobs import services
-    from autolabel.jobs.learned import learned_job_create
+    from autolabel.jobs.services import learned_job_create
     from autolabel.learned.data import gold_set
     from autolabel.learned.decision import judge_decision
     from autolabel.learned.store import judge_model_load

@@ -31,7 +31,7 @@ from autolabel.jobs.llm import EndpointConfigurationError
 from autolabel.endpoints.policy import profile_refusal
 from autolabel.jobs import estimation, selectors, states
 from autolabel.learned.store import JudgeRefused, judge_refusal
-from autolabel.learned.validation import SAMPLES, THRESHOLD
+from autolabel.learned.decision import SAMPLES, THRESHOLD
 from autolabel.models import AutoLabelJob, JobTurn, LearnedJudge, LLMProfile, Prediction, PromptVersion
 from autolabel.labelling.pipeline import JobConfig
 from autolabel.jobs.progress import LEASE_SECONDS, LeaseLost, lease_deadline
