@@ -1,6 +1,6 @@
 """No function or class without a caller: vulture reads the project (tests and benchmarks count as callers),
 and what Django, Celery and pytest call by name is allowed: a dotted name in the settings, a management
-``Command``, an app's ``*Config``, an admin ``Media``, pytest's hooks and what a decorator registers."""
+``Command``, an app's ``*Config``, an admin ``Media``, pytest's and gunicorn's hooks and what a decorator registers."""
 
 import re
 from pathlib import Path
@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("annotator", "autolabel", "api", "config", "tests", "bench", "manage.py")
 KINDS = {"function", "class"}
 # Called by a framework through a name or a decorator, never by our code.
-FRAMEWORK_NAMES = ["Command", "Media", "*Config", "pytest_*"]
+FRAMEWORK_NAMES = ["Command", "Media", "*Config", "pytest_*",
+                   "post_request"]  # gunicorn's server hook, read from a config file (bench/web_memory_hooks.py)
 FRAMEWORK_DECORATORS = ["@register.*", "@app.task", "@shared_task", "@receiver", "@pytest.*", "@admin.*",
                         "@action", "@extend_schema*", "@*.connect"]
 SETTINGS_DOTTED_NAME = re.compile(r"""["'](?:annotator|autolabel|api|config)(?:\.\w+)+\.(\w+)["']""")

@@ -36,7 +36,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from krippendorff import krippendorff as _kd
 
 from .protocol.groups import reading
 
@@ -149,6 +148,10 @@ def alpha(counts: np.ndarray, level: str = "nominal", domain: Sequence | None = 
     n_v = observed.sum(axis=0)
     if np.count_nonzero(n_v) < 2:
         return None
+    # Imported here: this module is reached from the API's and reports' views at start-up, and a web worker that
+    # never measures agreement has no use for it (issue 49).
+    from krippendorff import krippendorff as _kd
+
     expected = _kd._random_coincidences(n_v)
     distances = _kd._distances(domain_array, _kd._distance_metric(level), n_v)
     expected_disagreement = (expected * distances).sum()

@@ -48,9 +48,15 @@ import sys
 
 import sentencex
 
+from .languages import DEFAULT_LANGUAGE, language_name
+
 
 def _import_punkt():
-    """NLTK's package imports all of NLTK, and with it, where SciPy and scikit-learn are installed (the learned
+    """NLTK's Punkt, imported when English text is first cut, not when this module is: a web process that serves
+    pages, and an import whose file brings its units, never cut English text, and NLTK's package costs ~25 MB and
+    0.25 s to import even with SciPy and scikit-learn hidden (below).
+
+    NLTK's package imports all of NLTK, and with it, where SciPy and scikit-learn are installed (the learned
     judge needs them), ``scipy.stats`` for a Fisher test and scikit-learn for a classifier wrapper that Punkt never
     uses: 2.9 s of CPU instead of 1.1 s in every process that cuts text (each worker, each ``manage.py``). NLTK
     imports both optionally (``try: … except ImportError``), so they are hidden while it loads — unless already
@@ -65,12 +71,6 @@ def _import_punkt():
                 del sys.modules[name]
     return punkt
 
-
-_punkt = _import_punkt()
-_ORTHO_BEG_UC, _ORTHO_LC = _punkt._ORTHO_BEG_UC, _punkt._ORTHO_LC
-PunktParameters, PunktSentenceTokenizer = _punkt.PunktParameters, _punkt.PunktSentenceTokenizer
-
-from .languages import DEFAULT_LANGUAGE, language_name
 
 ABBREVIATIONS = frozenset(
     """
@@ -116,12 +116,14 @@ class Span:
 
 
 @lru_cache(maxsize=1)
-def _tokenizer() -> PunktSentenceTokenizer:
-    params = PunktParameters()
+def _tokenizer():
+    """Punkt with the parameters above (a ``PunktSentenceTokenizer``), made on the first English text cut."""
+    punkt = _import_punkt()
+    params = punkt.PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
     for word in SENTENCE_STARTERS:
-        params.ortho_context[word] |= _ORTHO_LC | _ORTHO_BEG_UC
-    return PunktSentenceTokenizer(params)
+        params.ortho_context[word] |= punkt._ORTHO_LC | punkt._ORTHO_BEG_UC
+    return punkt.PunktSentenceTokenizer(params)
 
 
 def _punkt_offsets(text: str) -> list[tuple[int, int]]:

@@ -135,8 +135,15 @@ def db_datetime(value):
     return connection.ops.adapt_datetimefield_value(value)
 
 
+# json.dumps of an empty object or list, without the trip through the encoder: most turns and dialogues carry
+# no metadata (and many turns no history), 54,000 calls for a 24,000-turn import.
+_EMPTY_JSON = {dict: "{}", list: "[]"}
+
+
 def _dump_json(row, positions):
     row = list(row)
     for position in positions:
-        row[position] = json.dumps(row[position], ensure_ascii=False)
+        value = row[position]
+        empty = _EMPTY_JSON.get(type(value)) if not value else None
+        row[position] = empty if empty is not None else json.dumps(value, ensure_ascii=False)
     return tuple(row)

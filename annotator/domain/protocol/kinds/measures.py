@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ... import agreement
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,10 @@ def _counts(units: Sequence[Sequence], domain: Sequence) -> tuple[np.ndarray, np
     grouped = Counter(tuple(sorted(index[value] for value in values
                                    if _hashable(value) and not isinstance(value, bool) and value in index))
                       for values in units)
+    # Imported here, not with the module: every request reads a protocol (and so this module), few measure
+    # agreement; NumPy and krippendorff cost a web worker ~16 MB and 0.15 s (docs/benchmarks.md, issue 49).
+    import numpy as np
+
     counts = np.zeros((len(grouped), len(domain)), dtype=np.int64)
     for row, columns in enumerate(grouped):
         for column in columns:
@@ -70,6 +74,8 @@ def _measure(kind: str, metric: str, units, domain, level, per_answer=()) -> Ste
     answered = sum(1 for values in units if values)
     if counts.shape[1] == 0:
         return StepAgreement(kind, metric, None, None, 0, answered, tuple(per_answer))
+    from ... import agreement  # NumPy and krippendorff: only when agreement is measured (see _counts)
+
     return StepAgreement(kind, metric, agreement.alpha(counts, level, weights=weights),
                          agreement.percent_agreement(counts, weights), agreement.pairable_units(counts, weights),
                          answered, tuple(per_answer))

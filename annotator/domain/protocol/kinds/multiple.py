@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
-from ... import agreement
 from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
 from .measures import KindVote, Pair, StepAgreement, _counts, _f1, _ratio, _shared
@@ -83,6 +80,7 @@ def _masi_metric(sets: Sequence[frozenset]) -> Callable:
     indices): computed once per pair of distinct sets by NLTK."""
     # Imported here: ``import nltk`` loads scikit-learn and SciPy (a second of start-up), and every process that
     # reads a protocol (each request's worker, each Celery task) would pay it, though few measure agreement.
+    import numpy as np
     from nltk.metrics.distance import masi_distance
 
     table = np.array([[masi_distance(set(a), set(b)) for b in sets] for a in sets], dtype=np.float64)
@@ -97,6 +95,10 @@ def agree(units: Sequence[Sequence[Sequence[str]]], answers: Sequence[str]) -> S
     """A multiple step: α over the MASI distance between the chosen sets, and a binary α per answer."""
     sets = [[frozenset(chosen) for chosen in values if isinstance(chosen, (list, tuple))] for values in units]
     domain = sorted({chosen for values in sets for chosen in values}, key=lambda s: (len(s), sorted(s)))
+    import numpy as np  # only when agreement is measured (measures._counts says why)
+
+    from ... import agreement
+
     counts, weights = _counts(sets, domain)
     answered = sum(1 for values in units if values)
     # Each annotator who answered the step either chose an answer or not: per answer, a two-valued nominal

@@ -12,7 +12,6 @@ import warnings
 from collections import Counter
 from collections.abc import Sequence
 
-from ... import agreement
 from ..parts import ProtocolError, Step
 from .common import foreign_fields, target_of, target_problems, text_fields
 from .measures import KindVote, Pair, StepAgreement, _counts, _ratio, _shared
@@ -78,6 +77,8 @@ def agree(units: Sequence[Sequence[int]], lowest: int, highest: int, level: str 
     """A scale step: α at the ordinal (default) or interval level over the points ``lowest``..``highest``."""
     if level not in SCALE_LEVELS:
         raise ValueError(f"a scale's level is one of {', '.join(SCALE_LEVELS)}, not {level!r}")
+    from ... import agreement  # NumPy and krippendorff: only when agreement is measured (measures._counts)
+
     points = tuple(range(lowest, highest + 1))
     counts, weights = _counts(units, points)
     answered = sum(1 for values in units if values)
