@@ -300,3 +300,25 @@ def test_a_batch_file_too_large_is_not_read_and_names_the_file(key_allowed_on_lo
             batch._file_lines(client, "file-big", "here")
     finally:
         client.close()
+
+
+def test_a_projects_endpoint_is_tested_in_the_projects_own_protocol(client, baseline_llm):
+    """Issue 50, item 6: a legal project's Test asked CogniBench's question (faithful / invented markers) and its
+    reply showed CogniBench's words; the probe now asks in the project's protocol, and the reply speaks it."""
+    from annotator.domain.protocol.document import load_shipped
+    from annotator.projects.protocol_services import protocol_set
+
+    project = ProjectFactory()
+    protocol_set(project, load_shipped("halludetect").document)
+    lead = member(project, Role.LEAD)
+    client.force_login(lead)
+    url = f"/p/{project.slug}/autolabel/endpoints/"
+    assert client.post(url, form_data(base_url=baseline_llm.base_url)).status_code == 302
+    endpoint = LLMProfile.objects.get(project=project, name="mine")
+    client.post(f"{url}{endpoint.pk}/test/", HTTP_HX_REQUEST="true")
+    test = EndpointTest.objects.get(profile=endpoint)
+    services.endpoint_test_run(test.pk)
+    test.refresh_from_db()
+    assert test.status == "done", test.error
+    assert test.reply in ("<s1>yes</s1>", "<s1>no</s1>"), test.reply  # HalluDetect's first step: supported?
+    assert not any(word in test.reply for word in ("faithful", "invented", "factual", "cognitive")), test.reply

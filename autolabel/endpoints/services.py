@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotator.projects.protocols import protocol_for
 from annotator.queue import task_send_after_commit
 
 from autolabel.endpoints.policy import connection_for
@@ -62,7 +63,8 @@ def endpoint_test_run(test_id: int) -> str:
         base_url, api_key = connection_for(profile)
     except EndpointConfigurationError as refusal:
         return _record(test, status=EndpointTest.Status.FAILED, endpoint=profile.endpoint_url(), error=str(refusal))
-    result = probe(base_url, api_key, profile.default_model, probe_messages(),
+    protocol = protocol_for(profile.project) if profile.project_id else None
+    result = probe(base_url, api_key, profile.default_model, probe_messages(protocol),
                    settings.LLM_ENDPOINT_TEST_TIMEOUT_SECONDS)
     answered = result.latency_seconds is not None
     if answered:
@@ -81,12 +83,14 @@ def endpoint_test_abandon(test_id: int) -> None:
         status=EndpointTest.Status.FAILED, error=WORKER_STOPPED, finished_at=timezone.now())
 
 
-def probe_messages() -> list[dict]:
+def probe_messages(protocol=None) -> list[dict]:
     """The test's one request: the pre-labeler's own stage-1 prompt for a one-sentence turn, so that the answer
-    shows whether the model follows the marker format (and the offline baseline, which reads only that, answers)."""
+    shows whether the model follows the marker format (and the offline baseline, which reads only that, answers).
+    A project's endpoint is asked in the project's protocol (its reply then speaks the project's words); a
+    site-wide one, which no project owns, in the built-in default."""
     return prompting.build_messages(prompting.STAGE_1, prompting.DEFAULT_STAGE1_TEMPLATE,
                                     reference="The endpoint answers requests.", question="Does the endpoint answer?",
-                                    sentences=[(1, "The endpoint answers requests.")])
+                                    sentences=[(1, "The endpoint answers requests.")], protocol=protocol)
 
 
 def _record(test: EndpointTest, **fields) -> str:
