@@ -63,6 +63,9 @@ def test_job_page_shows_progress_counters_and_predictions(client, finished_job):
     assert "1</strong> of 1 turns" in page and "Done" in page
     assert "The river was named after a Roman goddess" in page and "chip-invented" in page
     assert "Evaluation against gold" in page and "?partial=progress" not in page  # finished: no more polling
+    assert "Cost <small class=\"muted\">in the currency of the endpoint's prices</small>" in page  # issue 50, 6
+    listed = client.get(reverse("autolabel:job_list", args=[project.slug])).content.decode()
+    assert "Cost <small class=\"muted\">(the endpoints' currency)</small>" in listed
     partial = client.get(reverse("autolabel:job_detail", args=[project.slug, job.pk]) + "?partial=progress",
                          HTTP_HX_REQUEST="true").content.decode()
     assert partial.strip().startswith('<section id="job-progress"')
