@@ -98,7 +98,8 @@ def test_the_preview_shows_no_null_says_how_many_to_pick_marks_the_picks_and_lis
     expect(tree.locator("[data-step=error_types] > ul > [data-listed]")).to_have_count(4)
     expect(tree.locator('[data-step=severity] [data-listed="1"]')).to_have_text("1 1 — cosmetic")
     expect(tree.locator('[data-step=severity] [data-listed="5"]')).to_have_text("5 5 — outcome-changing")
-    expect(tree).to_contain_text("pick 1 to 3")
+    expect(tree.locator("[data-step=error_types] > ul > li").last).to_contain_text("Several may apply: pick 1 to 3;")
+    expect(tree).not_to_contain_text("Picked:")  # nothing is picked in a tree
 
     def no_null():
         expect(walk).not_to_contain_text("null")

@@ -24,7 +24,7 @@ function start() {
       return h("div", { class: "protocol-node", "data-step": node.step, "data-kind": protocol.kindOf(node.step) },
         h("strong", null, step.question), " ", h("span", { class: "muted" }, "(" + protocol.kindOf(node.step) + ")"),
         h("ul", null, (kind.listed ? kind.listed(step) : []).map(([key, words]) => h("li", { "data-listed": key }, kbd(key), " ", words)),
-          h("li", null, kind.hint(step, []), " → ", drawNode(protocol, node.after))));
+          h("li", null, kind.rule ? kind.rule(step) : kind.hint(step, []), " → ", drawNode(protocol, node.after))));
     }
     return h("div", { class: "protocol-node", "data-step": node.step },
       h("strong", null, step.question),

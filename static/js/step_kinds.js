@@ -49,12 +49,15 @@ export const STEP_KINDS = {
     },
     shown: (step, value) => value.map((v) => STEP_KINDS.choice.shown(step, v)).join(", "),
     listed: (step) => step.answers.map((a) => [a.key, a.label]),
-    hint: (step, draft) => {
+    // What the step asks, without the picks (the protocol page's tree). The bounds are a count of answers, not a
+    // range of keys: "pick 1 to 3" (issue 50).
+    rule: (step) => {
       const { min, max } = bounds(step);
-      // The bounds are a count of answers, not a range of keys: "pick 1 to 3" (issue 50).
       return ["Several may apply: pick " + (min === max ? min : min + " to " + max) + "; each digit picks or drops its answer, ",
-        kbd("Enter"), " confirms. Picked: " + ((draft || []).length ? STEP_KINDS.multiple.shown(step, draft) : "none") + "."];
+        kbd("Enter"), " confirms."];
     },
+    hint: (step, draft) => STEP_KINDS.multiple.rule(step).concat(
+      [" Picked: " + ((draft || []).length ? STEP_KINDS.multiple.shown(step, draft) : "none") + "."]),
     // Toggles (data-toggle: a click picks or drops) and the confirming button (data-confirm).
     answers: (step, name, draft) => step.answers.map((a) => {
       const on = (draft || []).includes(a.value);
