@@ -106,10 +106,11 @@ class Dispute:
     adjudication: Adjudication
     sides: list[Side]
     rows: list[StepRow]
-    divergence: str | None
+    divergence: str | None  # the first step where the walks part
     draft: dict = field(default_factory=dict)  # a walk stored before the page walked the protocol itself
     imported_gold: str = ""  # the label imported with the data, when the annotators disagreed on imported gold
     text_lengths: dict = field(default_factory=dict)  # text step -> its max_length (the gold text's field)
+    divergences: list = field(default_factory=list)  # every step the walks differ at, in protocol order (issue 50)
 
     @property
     def sentence(self):
@@ -153,6 +154,21 @@ def first_divergence(protocol, paths) -> str | None:
     return min(steps, key=order.index) if steps else None
 
 
+def diverged_steps(protocol, paths) -> list[str]:
+    """Every step the walked ``paths`` differ at, in protocol order: the first (where they part) and each later step
+    that two of them answered differently (a multiple step's picks and a scale's point may both differ). A text
+    step's words are not among the later ones: text never decides gold (domain.gold_paths)."""
+    first = first_divergence(protocol, paths)
+    if first is None:
+        return []
+
+    def differs(step):
+        answers = {json.dumps(path[step], sort_keys=True) for path in paths if step in path}
+        return len(answers) > 1 and protocol.step_kind(step) != "text"
+
+    return [step for step in protocol.steps if step == first or differs(step)]
+
+
 def dispute_for(adjudication: Adjudication, assignments, show_names: bool, protocol=None) -> Dispute:
     """Both (all) annotators' decision paths side by side, and the adjudicator's own walk so far (the steps,
     questions and answers of the project's ``protocol``)."""
@@ -169,18 +185,20 @@ def dispute_for(adjudication: Adjudication, assignments, show_names: bool, proto
                           walked=assignment.pk not in picked, kind_steps=protocol.kind_steps()))
     paths = [side.path for side in sides]
     walked_paths = [side.path for side in sides if side.walked and side.path]
-    divergence = first_divergence(protocol, walked_paths) if len(walked_paths) > 1 else None
+    divergences = diverged_steps(protocol, walked_paths) if len(walked_paths) > 1 else []
+    divergence = divergences[0] if divergences else None
     kinds = {step: protocol.step_kind(step) for step in protocol.kind_steps()}
     rows = [
         StepRow(step, read.step_questions[step],
                 [read.answer_wording(step, path[step]) if step in path else None for path in paths],
-                diverged=step == divergence, kind=kinds.get(step, "choice"))
+                diverged=step in divergences, kind=kinds.get(step, "choice"))
         for step in protocol.steps
         if any(step in path for path in paths)
     ]
     gold = GoldLabel.objects.filter(sentence_id=adjudication.sentence_id, provenance=GoldProvenance.IMPORTED).first()
     text_lengths = {step: protocol.step(step).max_length for step, kind in kinds.items() if kind == "text"}
     return Dispute(adjudication=adjudication, sides=sides, rows=rows, divergence=divergence, text_lengths=text_lengths,
+                   divergences=divergences,
                    draft=protocol.ordered(adjudication.path or {}),
                    imported_gold=gold.label if gold and adjudication.status == Adjudication.Status.OPEN else "")
 

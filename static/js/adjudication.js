@@ -123,6 +123,8 @@ function start() {
     drawWalk(card, message);
   }
 
+  const goldTextField = (card, step) => Array.from(card.querySelectorAll("[data-gold-text]")).find((f) => f.dataset.goldText === step);
+
   // `still`: the focus is left where it is (a key held is said on the active card).
   function drawWalk(card, message, still) {
     const walk = card.querySelector("[data-walk]");
@@ -142,6 +144,9 @@ function start() {
         h("li", null, protocol.step(step).question + " ", h("strong", null, answerName(step, value))))) : null,
       next ? h("p", { class: "question" }, h("strong", null, protocol.step(next).question)) : null,
       next && kind !== "choice" ? h("p", { class: "muted kind-hint" }, kindOf(protocol, next).hint(protocol.step(next), draft)) : null,
+      // One text is the gold's: a gold text written in its box below replaces these words (gold.services.with_gold_texts).
+      next && kind === "text" && goldTextField(card, next) ? h("p", { class: "muted", "data-text-wins": next },
+        "The gold text is this answer's words unless you write one in the “Gold text” box below: that one replaces them.") : null,
       h("div", { class: "actions" }, next && kind === "choice" ? protocol.step(next).answers.map((a) => h("button", {
         type: "button", class: "answer", "data-answer-key": a.key, "data-step": next, "data-value": a.value,
       }, kbd(a.key), " " + a.label)) : null, next && kind !== "choice" ? kindOf(protocol, next).answers(protocol.step(next), next, draft) : null, undo),
@@ -310,7 +315,7 @@ function start() {
     if (!data) { return; }
     const entry = JSON.parse(data.textContent).find((text) => text.step === button.dataset.useText);
     const side = entry && entry.texts[Number(button.dataset.sideIndex)];
-    const field = Array.from(card.querySelectorAll("[data-gold-text]")).find((f) => f.dataset.goldText === button.dataset.useText);
+    const field = goldTextField(card, button.dataset.useText);
     if (!side || typeof side.text !== "string" || !field) { return; }
     activate(card, false);
     field.value = side.text;

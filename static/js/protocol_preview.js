@@ -19,10 +19,12 @@ function start() {
   function drawNode(protocol, node) {
     if (!node.step) { return chip(protocol, node.label); }
     const step = protocol.step(node.step);
-    if (node.after) { // a step that does not branch (step_kinds.js): what it asks, then the node after it
+    if (node.after) { // a step that does not branch (step_kinds.js): what it asks, its answers or points, then the node after it
+      const kind = kindOf(protocol, node.step);
       return h("div", { class: "protocol-node", "data-step": node.step, "data-kind": protocol.kindOf(node.step) },
         h("strong", null, step.question), " ", h("span", { class: "muted" }, "(" + protocol.kindOf(node.step) + ")"),
-        h("ul", null, h("li", null, kindOf(protocol, node.step).hint(step, []), " → ", drawNode(protocol, node.after))));
+        h("ul", null, (kind.listed ? kind.listed(step) : []).map(([key, words]) => h("li", { "data-listed": key }, kbd(key), " ", words)),
+          h("li", null, kind.rule ? kind.rule(step) : kind.hint(step, []), " → ", drawNode(protocol, node.after))));
     }
     return h("div", { class: "protocol-node", "data-step": node.step },
       h("strong", null, step.question),
@@ -57,9 +59,10 @@ function start() {
            : h("div", { class: "protocol-kind", "data-kind": protocol.kindOf(next) }, h("p", { class: "muted" }, kind.hint(protocol.step(next), drafts[next])),
              h("div", { class: "answers" }, kind.answers(protocol.step(next), next, drafts[next])))]
       : [h("p", { "data-testid": "walk-label" }, "Label: ", chip(protocol, protocol.labelOf(path)))];
-    box.replaceChildren(h("ol", { class: "protocol-path" }, answered), ...current,
+    // replaceChildren writes a null as the text "null": only the parts there are.
+    box.replaceChildren(...[h("ol", { class: "protocol-path" }, answered), ...current,
       message ? h("p", { class: "walk-refused", role: "alert", "data-testid": "walk-refused" }, message) : null,
-      h("p", { class: "muted" }, kbd("u"), " takes the last answer back, ", kbd("r"), " starts again."));
+      h("p", { class: "muted" }, kbd("u"), " takes the last answer back, ", kbd("r"), " starts again.")].filter(Boolean));
     const field = box.querySelector("[data-step-text]");
     if (field && !walk.left) { field.focus({ preventScroll: true }); field.setSelectionRange(field.value.length, field.value.length); }
     else if (hadFocus && !box.contains(document.activeElement)) { box.focus({ preventScroll: true }); }

@@ -6,6 +6,8 @@
 // step's picks so far, a text step's words): {answer: value} (the step is answered), {draft: picks} (a pick
 // toggled), {refuse: text} (said on screen, nothing changes) or null (not the step's key: the page's own).
 // Drafts are the page's until the step is answered; the value sent is the kind's (a list, an integer, a string).
+// listed(step): a step that does not branch, its [key, words] pairs (the answers, the points with their anchors),
+// as the protocol page's tree lists them.
 import { h, kbd } from "./dom.js";
 import { KINDS } from "./protocol_walk.js";
 
@@ -46,11 +48,16 @@ export const STEP_KINDS = {
       return { draft: picks.concat([option.value]) };
     },
     shown: (step, value) => value.map((v) => STEP_KINDS.choice.shown(step, v)).join(", "),
-    hint: (step, draft) => {
+    listed: (step) => step.answers.map((a) => [a.key, a.label]),
+    // What the step asks, without the picks (the protocol page's tree). The bounds are a count of answers, not a
+    // range of keys: "pick 1 to 3" (issue 50).
+    rule: (step) => {
       const { min, max } = bounds(step);
-      return ["Several may apply: each digit picks or drops its answer (" + (min === max ? min : min + "–" + max) + "), ",
-        kbd("Enter"), " confirms. Picked: " + ((draft || []).length ? STEP_KINDS.multiple.shown(step, draft) : "none") + "."];
+      return ["Several may apply: pick " + (min === max ? min : min + " to " + max) + "; each digit picks or drops its answer, ",
+        kbd("Enter"), " confirms."];
     },
+    hint: (step, draft) => STEP_KINDS.multiple.rule(step).concat(
+      [" Picked: " + ((draft || []).length ? STEP_KINDS.multiple.shown(step, draft) : "none") + "."]),
     // Toggles (data-toggle: a click picks or drops) and the confirming button (data-confirm).
     answers: (step, name, draft) => step.answers.map((a) => {
       const on = (draft || []).includes(a.value);
@@ -67,9 +74,11 @@ export const STEP_KINDS = {
     },
     shown: (step, value) => String(value) + (anchor(step, value) ? " (" + anchor(step, value) + ")" : ""),
     hint: (step) => ["A digit picks a point of the scale (", kbd("1"), "–", kbd(String(points(step).length)), ")."],
-    answers: (step, name) => points(step).map(([digit, value]) => h("button", {
-      type: "button", class: "answer scale-point", "data-step": name, "data-point": String(value), "data-key": digit, "aria-keyshortcuts": digit,
-    }, kbd(digit), " " + value + (anchor(step, value) ? " — " + anchor(step, value) : ""))),
+    listed: (step) => points(step).map(([digit, value]) => [digit, value + (anchor(step, value) ? " — " + anchor(step, value) : "")]),
+    answers: (step, name) => STEP_KINDS.scale.listed(step).map(([digit, words], index) => h("button", {
+      type: "button", class: "answer scale-point", "data-step": name, "data-point": String(points(step)[index][1]), "data-key": digit,
+      "aria-keyshortcuts": digit,
+    }, kbd(digit), " " + words)),
   },
   text: {
     // The words typed in the field ("Enter" in the field is its confirmation, Ctrl+Enter: keymap.js; Enter outside
@@ -83,6 +92,7 @@ export const STEP_KINDS = {
         ? "At most " + step.max_length + " characters." : "Write the answer first: it cannot be left blank." };
     },
     shown: (step, value) => (value ? "“" + value + "”" : "(left blank)"),
+    listed: () => [],
     hint: (step) => ["Type the answer in the field; ", kbd("Ctrl"), "+", kbd("Enter"), " confirms", step.optional ? " (it may be left blank)" : "",
       ", ", kbd("Shift"), "+", kbd("Enter"), " a new line, ", kbd("Esc"), " leaves the field (", kbd("Enter"), " goes back in; ",
       kbd("u"), " then takes the last answer back)."],
