@@ -69,6 +69,16 @@ import { inField } from "./keymap.js";
     AnnotationPanel.flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
   };
 
+  // A step newly asked is scrolled into the panel's view down to the end of its answers (a scale's last point, a text
+  // step's field and Confirm), never past the question's own top: at 1024×768 they were below the panel's fold and the
+  // keys answered what the annotator could not see (issue 50 item 11). The page itself is not scrolled.
+  AnnotationPanel.intoView = function (panel, question) {
+    const answers = question.querySelector(".answers") || question;
+    const top = panel.getBoundingClientRect().top + panel.clientTop;
+    const below = answers.getBoundingClientRect().bottom + 8 - (top + panel.clientHeight);
+    if (below > 0) { panel.scrollTop += Math.min(below, question.getBoundingClientRect().top - top); }
+  };
+
   // Into the severity / error type panel: on its chosen severity, else its first one, else its first field.
   AnnotationPanel.focusExtras = (extras) => (extras.querySelector(".severity-picker button.chosen") ||
     extras.querySelector(".severity-picker button") || extras.querySelector("select, input") || extras).focus();
@@ -278,6 +288,9 @@ import { inField } from "./keymap.js";
     reconcile(element, parts);
     if (another) { element.scrollTop = 0; } // each sentence opens at its head, not where the last one was scrolled
     this.drawn = drawing;
+    const asked = element.querySelector(".question");
+    if (asked && asked !== this.askedShown) { AnnotationPanel.intoView(element, asked); }
+    this.askedShown = asked;
     const note = document.getElementById("note-input");
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
     if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
