@@ -14,6 +14,7 @@ from annotator.models import Assignment
 from tests.conftest import submit_with_keys
 from tests.factories_workspace import annotators, numbered_sentences, project_with_turns
 from tests.test_annotation_outbox_browser import open_assignment, saved
+from tests.test_step_kinds_browser import axe_serious
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 expect.set_options(timeout=30_000)
@@ -46,6 +47,10 @@ def test_a_stray_s_submits_nothing_s_then_enter_submits_and_a_click_needs_no_con
         expect(confirmation).to_have_count(0)
         expect(page.locator("#panel-title")).to_have_text("Sentence 3 of 3")
     expect(page.locator("#decision-panel .panel-message")).to_have_count(0)  # Esc: closed without a word
+    page.keyboard.press("s")
+    expect(page.locator("#submit-confirm")).to_be_focused()
+    assert axe_serious(page) == []  # the confirmation is named by its question for a screen reader
+    page.keyboard.press("Escape")
     page.keyboard.press("s")
     page.keyboard.press("j")
     expect(page.locator("#decision-panel .panel-message")).to_contain_text("Not submitted")
