@@ -331,6 +331,16 @@ def keys_ready(page):
     expect(page.locator("html[data-keys=ready]")).to_have_count(1, timeout=30_000)
 
 
+def submit_with_keys(page):
+    """On the annotation screen: ``s`` opens the decision panel's "Submit this turn?" (its Submit button focused),
+    Enter there submits. A single ``s`` no longer submits (issue 46 item 1, static/js/workspace.js)."""
+    from playwright.sync_api import expect
+
+    page.keyboard.press("s")
+    expect(page.locator("#submit-confirm")).to_be_focused()
+    page.keyboard.press("Enter")
+
+
 def press_start(page, says=""):
     """On the annotator's queue: Enter on the Start button once it has the focus (and ``says`` so) opens the
     annotation screen, whose keys apply once this returns. An Enter before the autofocus lands does nothing, and

@@ -60,13 +60,13 @@ def act(client, assignment, action, **data):
     return client.post(reverse("annotate_act", args=[assignment.pk, action]), data, **HX)
 
 
-def halludetect_slot(client, turns=1):
+def halludetect_slot(client, turns=1, sentences=None):
     """An annotator signed in on ``client``, holding a slot of a project that follows the shipped HalluDetect
-    example (a choice, then a multiple, a scale and a text step)."""
+    example (a choice, then a multiple, a scale and a text step); each turn has ``sentences`` (the factory's three)."""
     from annotator.domain.protocol.document import load_shipped
     from annotator.projects.protocol_services import protocol_set
 
-    project, _ = project_with_turns(turns)
+    project, _ = project_with_turns(turns, sentences=sentences)
     protocol_set(project, load_shipped("halludetect").document)
     user, = annotators(project, 1)
     client.force_login(user)

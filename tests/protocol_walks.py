@@ -7,6 +7,7 @@ from annotator.domain.protocol.document import load_shipped
 from annotator.projects.protocol_services import protocol_set
 from annotator.domain.vocabulary import Role
 from tests.factories import ProjectFactory, member
+from tests.conftest import submit_with_keys
 
 EXAMPLES = ["face4rag", "cognibench_clinical"]
 TEXTS = ["The plant opened in 2019.", "Beta acquired Alpha.", "Sales rose because of the new logo."]
@@ -35,7 +36,7 @@ def keys_for(protocol, path):
 
 def walk_turn(page, protocol, labels):
     """On the annotation screen: each sentence walked to ``labels[i]`` with the document's keys (its question
-    asked first, its label's name on the chip), then the turn submitted with s once everything is saved."""
+    asked first, its label's name on the chip), then the turn submitted with s then Enter once everything is saved."""
     for number, label in enumerate(labels, start=1):
         path = protocol.path_for_label(label)
         expect(page.locator("#panel-title")).to_contain_text(f"Sentence {number} of {len(labels)}")
@@ -44,4 +45,4 @@ def walk_turn(page, protocol, labels):
             page.keyboard.press(key)
         expect(page.locator("a.sentence").nth(number - 1).locator(".chip")).to_have_text(protocol.label(label).name)
     expect(page.locator("#save-status")).to_have_text("Saved")
-    page.keyboard.press("s")
+    submit_with_keys(page)

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from annotator.domain import protocol
 from annotator.models import AnnotationEvent, Assignment, SentenceAnnotation
 from annotator.domain.vocabulary import STEP_ANSWERS, Label, ProtocolMode, Step
-from tests.conftest import keys_ready
+from tests.conftest import keys_ready, submit_with_keys
 from tests.factories_workspace import annotators, numbered_sentences, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -128,7 +128,7 @@ def test_s_right_after_a_burst_with_300_ms_latency_submits_exactly_the_labels_ty
     page = open_assignment(page_for, user, project)
     first_url = page.url
     emulate(page, latency=300)
-    type_keys(page, [key for label in labels for key in keys_for(label)] + ["s"])
+    type_keys(page, [key for label in labels for key in keys_for(label)] + ["s", "Enter"])
     page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first_url)
     expect(page.locator(".messages")).to_contain_text("Turn submitted")
     submitted, opened = Assignment.objects.filter(annotator=user).order_by("id")
@@ -164,7 +164,7 @@ def test_s_while_the_last_label_is_on_its_way_sends_no_save_of_time_alone(page_f
     with saves_held(page):
         with page.expect_request("**/sync/"):
             type_keys(page, keys_for(Label.FAITHFUL))
-        page.keyboard.press("s")
+        submit_with_keys(page)
         expect(page.locator(".panel-message")).to_contain_text("before submitting")
     page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first_url)
     submitted = Assignment.objects.filter(annotator=user).order_by("id").first()

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 from annotator.models import Assignment, SentenceAnnotation, TripletAnnotation
 from annotator.domain.vocabulary import Label
 
-from .conftest import start_from_queue
+from .conftest import start_from_queue, submit_with_keys
 from .factories_claims import turn_with_triplets, views_project
 from .factories_workspace import annotators
 
@@ -94,7 +94,7 @@ def test_label_triplets_and_rate_severity_with_the_keyboard_then_carry_on_withou
         page.keyboard.press(key)
     page.keyboard.press("2")  # sentence 3: irrelevant
     assert saved_version(page) > v
-    page.keyboard.press("s")
+    submit_with_keys(page)
     page.wait_for_url(f"**/p/{project.slug}/work/")
     assert Assignment.objects.get(annotator=user).status == Assignment.Status.SUBMITTED
     assert not page.locator("#connection-status").is_visible()

@@ -18,7 +18,7 @@ from annotator.models import Assignment, EvidenceSpan, GoldLabel, SentenceAnnota
 from autolabel.models import AutoLabelJob, LLMProfile
 from tests.autolabel_fixtures import baseline_llm, baseline_server  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
-from tests.conftest import start_from_queue
+from tests.conftest import start_from_queue, submit_with_keys
 from tests.factories_workspace import NO_PASSWORD, annotators
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,7 +61,7 @@ def annotate_turn(page, project, *, evidence_chars=None):
         for key in keys:
             page.keyboard.press(key)
     expect(page.locator("#ws-progress")).to_have_text("4 of 4 sentences labelled")
-    page.keyboard.press("s")
+    submit_with_keys(page)
     page.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
 
 

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from annotator import models
 from annotator.domain.vocabulary import Role
-from tests.conftest import keys_ready, press_start
+from tests.conftest import keys_ready, press_start, submit_with_keys
 from tests.factories import ProjectFactory, UserFactory, member
 from tests.test_accessibility_browser import violations_on
 from tests.test_invite_browser import signed_out_page  # noqa: F401  (the fixture: a browser page with no session)
@@ -66,7 +66,7 @@ def annotate_with_keys(page, project, keys_for):
             for key in keys_for(text):
                 page.keyboard.press(key)
             expect(page.locator("#ws-progress")).to_contain_text(f"{done + 1} of {total}")
-        page.keyboard.press("s")
+        submit_with_keys(page)
         page.wait_for_url(lambda url: screen not in url)
 
 

@@ -10,7 +10,7 @@ from annotator.models import Assignment, GuidelineExample, Question
 from annotator.qa import services as qa
 from annotator.qa.qualification import qualification_set
 from annotator.domain.vocabulary import Role
-from tests.conftest import start_from_queue
+from tests.conftest import start_from_queue, submit_with_keys
 from tests.factories import ProjectFactory, TurnFactory, member
 from tests.factories_qa import gold_turn
 from tests.factories_workspace import project_with_turns
@@ -103,7 +103,7 @@ def test_a_new_annotator_takes_the_qualification_fails_one_item_and_sees_why(pag
     press(page, "12112")  # relevant, cognitive, rational, grounded, not unequivocal -> reliable: wrong
     expect(page.locator("#panel-title")).to_have_text("Sentence 3 of 3")
     press(page, "2")  # irrelevant: right
-    page.keyboard.press("s")  # waits for the page's saving, then submits
+    submit_with_keys(page)  # waits for the page's saving, then submits
     page.wait_for_url(f"**/p/{project.slug}/qa/qualification/score/")
     expect(page.get_by_test_id("qualification-score")).to_have_text("2 of 3 sentences right (67%)")
     expect(page.get_by_test_id("qualification-verdict")).to_contain_text("Not passed")

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.domain.vocabulary import Role
 from annotator.qa import qualification as q
-from tests.conftest import press_start, start_from_queue
+from tests.conftest import press_start, start_from_queue, submit_with_keys
 from tests.factories import TurnFactory, member
 from tests.factories_qa import finish, gold_turn
 from tests.factories_workspace import project_with_turns
@@ -38,7 +38,7 @@ def fail_in_the_screen(page):
     page.keyboard.press("1")
     page.keyboard.press("1")
     page.keyboard.press("1")
-    page.keyboard.press("s")  # waits for the page's saving, then submits
+    submit_with_keys(page)  # waits for the page's saving, then submits
 
 
 def test_after_a_fail_the_queue_says_what_happens_next_and_focuses_the_one_thing_to_do(page_for):

@@ -11,7 +11,7 @@ from annotator.domain.protocol.document import load_shipped
 from annotator.domain.protocol.kinds import scale
 from annotator.models import Adjudication, Assignment, GoldLabel, SentenceAnnotation
 from annotator.domain.vocabulary import Role
-from tests.conftest import start_from_queue
+from tests.conftest import start_from_queue, submit_with_keys
 from tests.factories import DialogueFactory, TurnFactory, member
 from tests.protocol_walks import TEXTS, example_project
 from tests.test_annotation_outbox_browser import emulate
@@ -66,7 +66,7 @@ def two_annotators_walk(page_for, slug):
         press(page, [key for path in paths for key in keys_of(protocol, path)])
         expect(page.locator("#ws-progress")).to_have_text(f"{len(TEXTS)} of {len(TEXTS)} sentences labelled")
         expect(page.locator("#save-status")).to_have_text("Saved")
-        page.keyboard.press("s")
+        submit_with_keys(page)
         expect(page.locator(".panel-message, #submitted, .message.success")).to_contain_text(re.compile("ubmitted"))
         page.close()
     for annotator, paths in zip(people, (FIRST, SECOND)):

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from annotator.models import Assignment, EvidenceSpan, SentenceAnnotation
 from annotator.domain.vocabulary import Label, ProtocolMode
-from tests.conftest import keys_ready, press_start, start_from_queue
+from tests.conftest import keys_ready, press_start, start_from_queue, submit_with_keys
 from tests.factories_workspace import annotators, project_with_turns
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -99,12 +99,12 @@ def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_ann
     page.keyboard.press("j")
     expect(active_number(page)).to_have_text("Sentence 3 of 3")
     # Submitting too early is refused with a clear message.
-    page.keyboard.press("s")
+    submit_with_keys(page)
     expect(page.locator(".panel-message.error")).to_contain_text("1 of 3 sentences have no label yet (sentence 3)")
     press(page, "2")  # "Hello there!" is irrelevant
     expect(chip(page, 3)).to_have_text("Irrelevant")
     expect(page.locator("#ws-progress")).to_have_text("3 of 3 sentences labelled")
-    page.keyboard.press("s")
+    submit_with_keys(page)
     page.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
     expect(page.locator(".messages")).to_contain_text("Turn submitted")
 
@@ -126,7 +126,7 @@ def test_a_whole_turn_with_the_keyboard_only_survives_a_reload_then_a_second_ann
     press(other, "2")
     press(other, "2")
     press(other, "2")
-    other.keyboard.press("s")
+    submit_with_keys(other)
     other.wait_for_url(re.compile(rf"/p/{project.slug}/work/"))
     theirs = Assignment.objects.get(annotator=second)
     assert theirs.status == Assignment.Status.SUBMITTED
@@ -224,7 +224,7 @@ def test_s_submits_and_opens_the_next_turn_and_submit_and_stop_goes_back_to_the_
     for number in (1, 2, 3):
         expect(active_number(page)).to_have_text(f"Sentence {number} of 3")
         press(page, "2")  # irrelevant
-    page.keyboard.press("s")  # waits for the page's saving, submits, opens the next turn
+    submit_with_keys(page)  # waits for the page's saving, submits, opens the next turn
     page.wait_for_url(lambda url: re.search(r"/a/\d+/$", url) is not None and url != first)
     expect(page.locator(".messages")).to_contain_text("Turn submitted")
     for number in (1, 2, 3):

@@ -21,6 +21,7 @@ import { inField } from "./keymap.js";
     let kept = {};
     try { kept = JSON.parse(sessionStorage.getItem(this.draftsKey) || "{}") || {}; } catch (e) { kept = {}; }
     this.drafts = new Map(Object.entries(kept));
+    this.confirming = false;  // `s` was pressed: the panel asks "Submit this turn?" (workspace.js)
     this.left = new Set();    // sentence id + step: a text step's field the annotator left with Esc (not focused again)
   }
   const draftKey = (sentence, step) => sentence.id + "\n" + step;
@@ -67,6 +68,16 @@ import { inField } from "./keymap.js";
     element.hidden = false;
     clearTimeout(AnnotationPanel.flash.timer);
     AnnotationPanel.flash.timer = setTimeout(() => { element.hidden = true; }, 2500);
+  };
+
+  // A step newly asked is scrolled into the panel's view down to the end of its answers (a scale's last point, a text
+  // step's field and Confirm), never past the question's own top: at 1024×768 they were below the panel's fold and the
+  // keys answered what the annotator could not see (issue 50 item 11). The page itself is not scrolled.
+  AnnotationPanel.intoView = function (panel, question) {
+    const answers = question.querySelector(".answers") || question;
+    const top = panel.getBoundingClientRect().top + panel.clientTop;
+    const below = answers.getBoundingClientRect().bottom + 8 - (top + panel.clientHeight);
+    if (below > 0) { panel.scrollTop += Math.min(below, question.getBoundingClientRect().top - top); }
   };
 
   // Into the severity / error type panel: on its chosen severity, else its first one, else its first field.
@@ -199,6 +210,7 @@ import { inField } from "./keymap.js";
             "Go to sentence " + sentence.number)));
     }
     if (message) { parts.push(h("p", { class: "panel-message" + (message.error ? " error" : ""), role: "alert" }, message.text)); }
+    if (this.confirming && !closed) { parts.push(section("confirm-submit", () => this.confirmation())); }
     if (!active) { parts.push(h("p", null, "This turn has no sentences.")); element.replaceChildren(...parts); return; }
     const label = protocol.labelOf(active.path);
     const number = active.number;
@@ -278,9 +290,14 @@ import { inField } from "./keymap.js";
     reconcile(element, parts);
     if (another) { element.scrollTop = 0; } // each sentence opens at its head, not where the last one was scrolled
     this.drawn = drawing;
+    const asked = element.querySelector(".question");
+    if (asked && asked !== this.askedShown) { AnnotationPanel.intoView(element, asked); }
+    this.askedShown = asked;
     const note = document.getElementById("note-input");
     // What is written and not saved is not kept over a redraw (Esc leaves the note as saved).
     if (note && note !== document.activeElement && note.value !== (active.note || "")) { note.value = active.note || ""; }
+    const confirm = this.confirming && document.getElementById("submit-confirm");
+    if (confirm) { if (document.activeElement !== confirm) { confirm.focus(); } return; } // scrolled into view
     const field = element.querySelector(".question [data-step-text]");
     const typing = inField(document.activeElement) && element.contains(document.activeElement); // the note: left there
     if (typing && document.activeElement !== field) { return; }
@@ -294,6 +311,20 @@ import { inField } from "./keymap.js";
       const resting = element.querySelector(".question") || element;
       if (document.activeElement !== resting) { resting.focus({ preventScroll: true }); }
     }
+  };
+
+  // What `s` opens (issue 46 item 1): a single stray `s` never submits. Enter (or this Submit button) submits, Esc or
+  // any other key closes it without submitting (static/js/workspace.js); the bar's Submit button needs no confirming.
+  // Closed by a key's `command`: what the panel says then (Enter submits, Esc stays; any other key is not applied).
+  AnnotationPanel.prototype.closeConfirmation = function (command) {
+    this.confirming = false;
+    return command === "confirm" || command === "leave" ? null : { text: "Not submitted (the key was not applied): s then Enter submits the turn.", error: false };
+  };
+  AnnotationPanel.prototype.confirmation = function () {
+    return h("div", { class: "submit-confirm", role: "group", "aria-labelledby": "submit-confirm-text" },
+      h("p", { id: "submit-confirm-text" }, h("strong", null, "Submit this turn? "), kbd("Enter"), " submits · ", kbd("Esc"), " stays"),
+      h("button", { type: "button", class: "primary", id: "submit-confirm", "aria-keyshortcuts": "Enter" }, kbd("Enter"), " Submit"), " ",
+      h("button", { type: "button", id: "submit-stay", "aria-keyshortcuts": "Escape" }, kbd("Esc"), " Stay"));
   };
 
   // The severity / error type panel of a saved sentence, from the server (static/js/claims.js drives it), put in the

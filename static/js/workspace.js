@@ -233,7 +233,7 @@ function start() {
     render();
   }
 
-  // then: "next" (the next turn's screen, what s does) or "queue" (the "& stop" button: submit and stop).
+  // then: "next" (the next turn's screen, what s then Enter does) or "queue" (the "& stop" button: submit and stop).
   async function submit(then = "next") {
     if (submitting) { return; }
     if (stopped) { refuse(stopped.text); return; }
@@ -259,7 +259,7 @@ function start() {
       const refusal = new DOMParser().parseFromString(html, "text/html").querySelector(".panel-message");
       refuse(refusal ? refusal.textContent : "The turn could not be submitted (" + response.status + ").");
     } catch (error) {
-      refuse("Submitting needs the connection; your answers are kept. Press s again when you are back online.");
+      refuse("Submitting needs the connection; your answers are kept. Press s, then Enter, when you are back online.");
     }
     submitting = false;
   }
@@ -281,6 +281,7 @@ function start() {
       if (command !== "leave") { return false; }
       if (textStep) { drawer.leaveField(active, textStep, true); } target.blur(); return true;
     }
+    if (drawer.confirming && key !== "Shift" && key !== "CapsLock") { message = drawer.closeConfirmation(command); drawPanel(); if (command === "confirm") { submit(); } return true; }
     const help = document.getElementById("help");
     if (help && help.open && command === "help") { help.close(); return true; }
     if (document.querySelector("dialog[open]")) {
@@ -291,7 +292,7 @@ function start() {
     if (command === "help") { help.showModal(); }
     else if (command === "find" && finder) { finder.open(); }
     else if ((command === "next" || command === "previous") && (key.length === 1 || !inPane)) { goTo(neighbour(command === "next" ? +1 : -1)); }
-    else if (command === "submit") { if (closed) { refuse("This assignment can no longer be changed."); } else { submit(); } }
+    else if (command === "submit") { if (closed) { refuse("This assignment can no longer be changed."); } else { drawer.confirming = true; message = null; drawPanel(); } }
     else if (command === "rate" && document.getElementById("claims-extras")) { focusExtras(document.getElementById("claims-extras")); }
     else if (!active) { return false; }
     else if (stopped && changes(command, key)) { refuse(stopped.text + " The key was not applied."); }
@@ -323,6 +324,8 @@ function start() {
   });
   root.addEventListener("click", (event) => {
     const target = event.target;
+    const submitter = target.closest("#submit-button, #submit-stop-button, #submit-confirm"); // a click is deliberate: no confirming
+    if (drawer.confirming || submitter) { drawer.confirming = false; drawPanel(); if (submitter) { event.preventDefault(); submit(submitter.id === "submit-stop-button" ? "queue" : "next"); return; } }
     const link = target.closest("a.sentence");
     if (link) { event.preventDefault(); goTo(byId.get(Number(link.dataset.sentence))); return; }
     if (target.closest("#help-button")) { document.getElementById("help").showModal(); return; }
@@ -360,8 +363,6 @@ function start() {
   root.addEventListener("input", (event) => {
     if (active && event.target.dataset && event.target.dataset.stepText) { drawer.setDraft(active, event.target.dataset.stepText, event.target.value); }
   });
-  document.getElementById("submit-button")?.addEventListener("click", (event) => { event.preventDefault(); submit(); });
-  document.getElementById("submit-stop-button")?.addEventListener("click", (event) => { event.preventDefault(); submit("queue"); });
 
   function warnBeforeLeaving(event) {
     if ((outbox.pendingCount() && !stopped) || outbox.refused.length) { event.preventDefault(); event.returnValue = ""; }
