@@ -85,6 +85,7 @@ PROJECT_ENDPOINTS = {
     "learned-judge": ({}, {"GET": (LEADS, 404)}),
     "learned-judge-train": ({}, {"POST": (LEADS, 202)}),
     "learned-judge-label": ({}, {"POST": (LEADS, 400)}),
+    "learned-judge-out-of-fold": ({}, {"GET": (LEADS, 404)}),
     "autolabel-job-cancel": (JOB, {"POST": (LEADS, 200)}),
     "autolabel-prediction-list": (JOB, {"GET": (LEADS, 200)}),
     "autolabel-job-faithfulness": (JOB, {"GET": (LEADS, 200)}),

@@ -109,9 +109,11 @@ def test_scale_mae_and_quadratic_kappa_equal_scikit_learn():
 
 def test_scale_kappa_undefined_when_it_cannot_be_computed():
     assert score_scale([Pair(3, 3)], 1, 5)["kappa"] is None
-    assert score_scale([Pair(3, 3), Pair(3, 3)], 1, 5)["kappa"] is None  # one point only: 0/0
+    one_point = score_scale([Pair(3, 3), Pair(3, 3)], 1, 5)  # one point only: 0/0
+    assert one_point["kappa"] is None and one_point["kappa_undefined"] == "undefined: the pre-labeler gave one value"
     assert score_scale([], 1, 5) == {"kind": "scale", "metric": "mean absolute error, quadratic-weighted κ",
-                                     "pairs": 0, "mae": None, "kappa": None, "exact_match": None}
+                                     "pairs": 0, "mae": None, "kappa": None, "kappa_undefined": "",
+                                     "exact_match": None}
 
 
 def test_text_is_counted_not_scored():
