@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-import numpy as np
 from django.db.models import Count, Q
 
 from .. import extensions
-from ..domain import agreement, claims, evidence
+from ..domain import claims, evidence
 from ..models import Assignment, ClaimTriplet, EvidenceSpan, GoldLabel, Sentence, SentenceAnnotation, TripletAdjudication, TripletAnnotation, TripletGold
 from ..domain.protocol.groups import reading
 from ..projects.protocols import protocol_for
@@ -124,6 +123,10 @@ def _triplet_tallies(rows) -> list[dict]:
 
 def triplet_report(project) -> dict:
     """RefChecker view per generator model: gold labels, imported labels, annotator agreement and accuracy."""
+    import numpy as np  # here, not at the top: the annotation screen reads this module and needs no NumPy (issue 49)
+
+    from ..domain import agreement
+
     triplets = ClaimTriplet.objects.filter(turn__dialogue__project=project, turn__is_qualification=False)
     total = triplets.count()
     gold_rows = [

@@ -15,13 +15,11 @@ import re
 from collections import defaultdict
 from contextlib import contextmanager
 
-import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
-from ..domain import agreement
 from ..models import Assignment, Dialogue, Feedback, GoldLabel, GoldVersion, ImportBatch, Question, SentenceAnnotation, Turn
 from ..domain.protocol.groups import reading
 from ..projects.protocol_mapping import version_carry
@@ -164,6 +162,8 @@ class _Accumulator:
     """Pair tables and multi-coder counts of one slice of the data (project, batch, week)."""
 
     def __init__(self, scheme):
+        import numpy as np  # NumPy when figures are computed, not in every web worker (issue 49)
+
         self.scheme = scheme
         n = len(scheme.labels)
         self.shape = (n, n)
@@ -178,6 +178,10 @@ class _Accumulator:
         self.multi.append(counts)
 
     def measures(self):
+        import numpy as np
+
+        from ..domain import agreement
+
         multi = np.array(self.multi) if self.multi else None
         return agreement.variable_measures(self.scheme, dict(self.two), multi, dict(self.multi_pairs))
 
@@ -185,6 +189,10 @@ class _Accumulator:
 def project_agreement(project, batch: ImportBatch | None = None, scale_level: str = "ordinal") -> dict:
     """Every agreement figure of a project (or one import batch), as plain JSON-ready data (a scale step's α at
     ``scale_level``: ordinal, or interval on request)."""
+    import numpy as np  # NumPy when figures are computed, not in every web worker (issue 49)
+
+    from ..domain import agreement
+
     batch_id = batch.pk if batch is not None else None
     carry = version_carry(project)
     read = reading(carry.current)
@@ -294,6 +302,8 @@ def project_agreement(project, batch: ImportBatch | None = None, scale_level: st
 
 def _annotator_rows(by_annotator, pairs, users):
     """Per annotator: sentences compared, agreement and kappa with co-annotators, accuracy against gold."""
+    from ..domain import agreement  # NumPy: see project_agreement
+
     against_gold = {users.get(a, str(a)): table for a, table in by_annotator.items()}
     rows = {}
     for pair in pairs:

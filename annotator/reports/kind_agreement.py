@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..domain import agreement, agreement_kinds
+from ..domain import agreement_kinds
 from ..models import Assignment, SentenceAnnotation
 
 CHUNK = 2000
@@ -42,6 +42,8 @@ def _values_by_step(project, steps, batch_id=None, carry=None) -> dict[str, dict
 def kind_step_rows(project, protocol, batch_id=None, carry=None, level: str | None = None) -> list[dict]:
     """One report row per multiple, scale and text step of ``protocol`` (in protocol order), and after a multiple
     step one row per answer (its binary α), with the kind and the metric used."""
+    from ..domain import agreement  # it loads NumPy: only when a report is computed (issue 49)
+
     steps = tuple(protocol.kind_steps())
     if not steps:
         return []

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import numpy as np
-
 from django.db import connection
 from django.db.models import Count, Q
 
 from ..access import projects_for, role_in
-from ..domain import agreement
 from ..models import Assignment, Dialogue, GoldLabel, Project, Sentence, SentenceAnnotation, Turn
 from ..domain.protocol.groups import rates, rate_of, reading, shown_families
 from ..projects.protocol_mapping import version_carry
@@ -163,6 +160,10 @@ def _units_with_labels(project, labels) -> tuple[dict[tuple, list[tuple[int, int
 
 def _agreement_on(units: dict, keys: list, n_labels: int) -> dict:
     """Alpha, percent agreement and pooled pairwise kappa of the final labels over the units ``keys``."""
+    import numpy as np  # NumPy when figures are computed, not in every web worker (issue 49)
+
+    from ..domain import agreement
+
     counts = np.zeros((len(keys), n_labels), dtype=np.int64)
     pair_tables: dict = defaultdict(lambda: np.zeros((n_labels, n_labels), dtype=np.int64))
     for row, key in enumerate(keys):

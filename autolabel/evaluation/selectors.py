@@ -9,17 +9,19 @@ per job state and project data version (gold and submitted slots: the reports'
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from annotator.models import Assignment, Sentence, SentenceAnnotation
 from annotator.reports.agreement import cached, data_version
 
 from autolabel.evaluation import calibration
-from autolabel.evaluation import comparison
 from autolabel.evaluation import kind_scores
 from autolabel.evaluation import scores as evaluation
-from autolabel.evaluation import rater_agreement
 from autolabel.evaluation.protocol_views import job_protocol
 from autolabel.models import AutoLabelJob, Prediction
+
+if TYPE_CHECKING:
+    from autolabel.evaluation.rater_agreement import RatedSentence
 
 
 def evaluation_items(job: AutoLabelJob):
@@ -77,8 +79,11 @@ def job_calibration(job: AutoLabelJob) -> dict:
                                                                              job.threshold))
 
 
-def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
+def rated_sentences(job: AutoLabelJob) -> list[RatedSentence]:
     """Every sentence the job predicted: its gold, the pre-label and the submitted human labels (by username)."""
+    # The rater table and the comparison are NumPy: imported when asked for, not by every web worker (issue 49).
+    from autolabel.evaluation import rater_agreement
+
     humans: dict[int, dict[str, str]] = defaultdict(dict)
     annotations = SentenceAnnotation.objects.filter(
         sentence__predictions__job=job, assignment__project_id=job.project_id,
@@ -94,6 +99,8 @@ def rated_sentences(job: AutoLabelJob) -> list[rater_agreement.RatedSentence]:
 
 
 def job_rater_agreement(job: AutoLabelJob) -> dict:
+    from autolabel.evaluation import rater_agreement  # NumPy: see rated_sentences
+
     return _cached(job, "rater", lambda: rater_agreement.rater_agreement(job_protocol(job),
                                                                          rated_sentences(job)))
 
@@ -115,6 +122,8 @@ def job_comparison(job_a: AutoLabelJob, job_b: AutoLabelJob) -> dict:
     """F1 per view of both jobs on the sentences both predicted that have gold, with bootstrap intervals."""
 
     def compute():
+        from autolabel.evaluation import comparison  # NumPy: see rated_sentences
+
         votes_a, votes_b = _votes(job_a), _votes(job_b)
         shared = set(votes_a) & set(votes_b)
         sentences = {}

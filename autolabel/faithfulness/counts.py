@@ -17,8 +17,8 @@ turn (an LLM response has tens). CogniBench's two families need one such sum per
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from django.db import connection
 
 from annotator.models import Dialogue, GoldLabel, Sentence, Turn
@@ -27,6 +27,9 @@ from annotator.reports.versions import carried_gold_code
 
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.models import JobTurn, Prediction
+
+if TYPE_CHECKING:
+    import numpy as np
 
 FIELD_BITS = 15
 FIELD_MASK = (1 << FIELD_BITS) - 1
@@ -162,6 +165,8 @@ class TurnTable:
 
 def _unpacked(protocol, hallucinated: np.ndarray, packed: np.ndarray, sentences: np.ndarray) -> dict[str, np.ndarray]:
     """The counts of one side from its hallucinated column and its packed sums (one column each)."""
+    import numpy as np  # here, not at the top: the URLconf reads this module, no web worker needs NumPy (issue 49)
+
     counts = {"hallucinated": hallucinated, "sentences": sentences}
     for index, count in enumerate(packed_counts(protocol)):
         counts[count] = (packed[:, index // FIELDS_PER_SUM] >> (FIELD_BITS * (index % FIELDS_PER_SUM))) & FIELD_MASK
@@ -173,6 +178,8 @@ def _unpacked(protocol, hallucinated: np.ndarray, packed: np.ndarray, sentences:
 def read_turn_table(job, protocol, chunk: int = 5000, carry=None) -> TurnTable:
     """The per-turn counts under ``protocol``, fetched in chunks straight into integer arrays (a 24,000-turn job
     holds no list of 24,000 row tuples); models are kept as small integer codes. ``carry``: turn_counts_sql."""
+    import numpy as np  # see _unpacked
+
     sql, params = turn_counts_sql(protocol, carry)
     sums = _sums(protocol)
     width = 3 + 2 * (1 + sums)

@@ -33,8 +33,7 @@ with no gold at all (not annotated yet) are left out, said so, and a warning is 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from annotator.domain.vocabulary import DrawStrategy
 from annotator.models import DrawnTurn, GoldLabel
@@ -43,9 +42,11 @@ from annotator.projects.protocol_mapping import version_carry
 from annotator.domain.protocol.groups import rates, reading
 
 from autolabel.evaluation.protocol_views import job_protocol
-from autolabel.faithfulness.estimators import estimate_ratio
 from autolabel.models import JobTurn
 from autolabel.faithfulness.counts import TurnTable, hallucinated_in, read_turn_table
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,8 @@ def _rounded(value):
 
 
 def _group(table: TurnTable, rows: np.ndarray, calibrated: np.ndarray, measured: tuple) -> dict:
+    from autolabel.faithfulness.estimators import estimate_ratio  # NumPy: see faithfulness_report
+
     in_group_calibrated = calibrated[rows]
     group = {"sentences": int(table.sentences[rows].sum()),
              "gold_sentences": int(table.gold_sentences[rows][in_group_calibrated].sum()),
@@ -193,6 +196,8 @@ def _gold_carry(job):
 
 def faithfulness_report(job) -> tuple[dict, Calibration]:
     """(the report as documented JSON, where its gold came from)."""
+    import numpy as np  # here, not at the top: the URLconf reads this module (its measures), a report needs NumPy
+
     protocol = job_protocol(job)
     measured = measures(protocol)
     carry = _gold_carry(job)

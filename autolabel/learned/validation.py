@@ -19,13 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from autolabel.evaluation.protocol_views import scoring
 from autolabel.evaluation.scores import Item, detection_scores
 from autolabel.learned.decision import THRESHOLD, judge_decision, votes_for
 from autolabel.learned.features import Example
+
+# NumPy is imported in the functions that measure a judge: the URLconf reads this module (training, the views),
+# and a web worker that serves pages needs no NumPy (issue 49).
+if TYPE_CHECKING:
+    import numpy as np
 
 FOLDS = 5
 # The group splits a judge is measured on (its headline figure is their mean and sd; ``judge_train --splits``): a
@@ -86,6 +90,7 @@ def turn_intervals(protocol, labels: Sequence[str], probabilities: np.ndarray, g
 
 
 def _folds(groups: Sequence[int], folds: int):
+    import numpy as np
     from sklearn.model_selection import GroupKFold  # here: a job's run reads the votes' rules, not the folds
 
     splits = min(folds, len(set(groups)))
@@ -96,6 +101,7 @@ def _folds(groups: Sequence[int], folds: int):
 
 def _out_of_fold(protocol, examples, gold, groups, words, fold_indices, **options) -> np.ndarray:
     """Every sentence's probabilities from the model of the fold that held it out (``fit_judge`` per fold)."""
+    import numpy as np
     probabilities = np.zeros((len(examples), len(protocol.labels)))
     for train, test in fold_indices:
         model = fit_judge(protocol, [examples[i] for i in train], [gold[i] for i in train],
@@ -109,6 +115,7 @@ def decision_weights(protocol, labels: Sequence[str], probabilities: np.ndarray,
     """Per label, the weight of its probability: per macro view (the pooled one when there is no macro), the
     weight of its positive labels that maximises that view's F1 on these predictions, the others held; two rounds
     (the views share the verdict). Ties go to the weight nearest 1."""
+    import numpy as np
     from autolabel.learned.model import reweigh
 
     read = scoring(protocol)
@@ -165,6 +172,7 @@ def choose_options(protocol, examples: Sequence[Example], gold: Sequence[str], g
 def _shared_out_of_fold(protocol, examples, gold, fold_indices, trials: Sequence[dict]) -> list[np.ndarray]:
     """``_out_of_fold`` of judges that differ only in their model's shape and regularization, the features of each
     fold read once for all of them (the same as fitting each alone: the features do not depend on the shape)."""
+    import numpy as np
     from autolabel.learned.model import judge_for
 
     found = [np.zeros((len(examples), len(protocol.labels))) for _ in trials]
@@ -203,6 +211,7 @@ def fit_judge(protocol, examples: Sequence[Example], gold: Sequence[str], groups
 
 def _subset(train: np.ndarray, groups: np.ndarray, share: float, rng) -> np.ndarray:
     """A share of the training turns (at least one), all of their sentences."""
+    import numpy as np
     turns = np.unique(groups[train])
     kept = rng.choice(turns, size=max(1, int(round(share * len(turns)))), replace=False)
     return train[np.isin(groups[train], kept)]
@@ -212,6 +221,7 @@ def group_splits(groups: Sequence[int], folds: int, splits: int) -> tuple[int, l
     """The folds of ``splits`` group splits of these turns: the first ``GroupKFold``'s own (the judge's figure, its
     intervals and learning curve read it), the others ``GroupKFold(shuffle=True)`` with seeds 1, 2, ...; whole turns
     held out in every one."""
+    import numpy as np
     from sklearn.model_selection import GroupKFold
 
     count, first = _folds(groups, folds)
@@ -230,6 +240,7 @@ class OutOfFold:
 
 def _spread(values: Sequence[float | None]) -> dict:
     """Mean and sample sd of per-split figures (None when a split's figure is undefined)."""
+    import numpy as np
     if any(value is None for value in values):
         return {"mean": None, "sd": None}
     return {"mean": round(float(np.mean(values)), 4),
@@ -249,6 +260,7 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
     """Out-of-fold figures (``cross_validated``: the first split's, with ``splits``: the figures of every split and
     their mean and sd), the learning curve (on the first split), and ``out_of_fold``: each split's predictions
     (``OutOfFold``, not JSON), for a judge built with ``options``."""
+    import numpy as np
     labels = tuple(protocol.labels)
     groups_array = np.asarray(groups)
     count, split_list = group_splits(groups, folds, max(1, splits))
@@ -284,6 +296,7 @@ def cross_validate(protocol, examples: Sequence[Example], gold: Sequence[str], g
 
 
 def _fold_of(fold_indices, size: int) -> np.ndarray:
+    import numpy as np
     fold = np.zeros(size, dtype=int)
     for number, (_, test) in enumerate(fold_indices):
         fold[test] = number
