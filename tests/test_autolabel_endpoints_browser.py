@@ -56,8 +56,11 @@ def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_wo
 
     # The job form: the estimate follows the options, with the endpoint's prices and measured latency.
     page.get_by_role("link", name="Auto-label jobs", exact=True).click()
-    page.get_by_label("Endpoint profile").select_option(label="Our baseline (this project's)")
     estimate = page.locator("#job-estimate")
+    # Untouched, the box says what to do, not a red "This field is required." (issue 50, item 6).
+    expect(estimate).to_contain_text("Choose an endpoint profile")
+    expect(estimate).not_to_contain_text("This field is required")
+    page.get_by_label("Endpoint profile").select_option(label="Our baseline (this project's)")
     expect(estimate.locator(".estimate-prompt-tokens")).to_have_text(NUMBER, timeout=30_000)
     expect(estimate.locator(".estimate-time")).to_contain_text(re.compile(r"under a second|about \d"))
     page.get_by_label("Samples", exact=True).fill("3")
@@ -70,6 +73,7 @@ def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_wo
     assert int(replies_at_3.inner_text()) > 0
     estimated_cost = estimate.locator(".estimate-cost").inner_text()
     assert float(estimated_cost.split()[0]) > 0
+    assert "in the currency of the endpoint's prices" in estimated_cost
 
     page.get_by_role("button", name="Start auto-label job").click()
     page.wait_for_url("**/autolabel/jobs/*/")
@@ -80,6 +84,7 @@ def test_the_demo_lead_adds_tests_and_uses_an_endpoint(page_for, start_celery_wo
     expect(usage.locator(".job-prompt-tokens")).to_have_text(str(job.prompt_tokens))
     expect(usage.locator(".job-completion-tokens")).to_have_text(str(job.completion_tokens))
     expect(usage.locator(".job-cost")).to_contain_text(f"{job.cost:.6f}")
+    expect(usage).to_contain_text("in the currency of the endpoint's prices")
     assert job.cost > 0
     # The estimate made when the job was created sits beside what the API reported.
     expect(usage).to_contain_text(str(job.estimate["prompt_tokens"]))
