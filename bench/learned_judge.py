@@ -121,11 +121,13 @@ def pool(rows, size):
     return many[:size]
 
 
-def budget_round(protocol, gold, many, learning_curve: bool) -> dict:
+def budget_round(protocol, gold, many, learning_curve: bool, one_process: bool = False) -> dict:
     """A budget round: what ``judge_train`` computes (the figures over ``validation.SPLITS`` group splits, the
     learning curve only with ``learning_curve``, the fit on all the gold), then every sentence of ``many`` predicted
-    in one call and labelled by the judge's rule, as a job's sentences are."""
+    in one call (in two processes, ``model.PARALLEL_ABOVE``, unless ``one_process``) and labelled by the judge's
+    rule, as a job's sentences are."""
     from autolabel.learned.decision import votes_for
+    from autolabel.learned.model import PARALLEL_ABOVE
     from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
     from autolabel.learned.validation import SPLITS, fit_judge
 
@@ -135,12 +137,14 @@ def budget_round(protocol, gold, many, learning_curve: bool) -> dict:
     model = fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **DEFAULT_OPTIONS)
     times["train_seconds"] = round(time.perf_counter() - started, 1)
     middle = time.perf_counter()
-    for row in model.predict_proba(many):
+    probabilities = model.predict_proba(many, parallel_above=len(many) if one_process else PARALLEL_ABOVE)
+    times["probabilities_seconds"] = round(time.perf_counter() - middle, 1)
+    for row in probabilities:
         votes_for(row, model.labels, protocol)
-    times["predict_seconds"] = round(time.perf_counter() - middle, 1)
+    times["predict_seconds"] = round(time.perf_counter() - middle, 1)  # the probabilities and the votes
     times["round_seconds"] = round(time.perf_counter() - started, 1)
     times["cpu_seconds_this_process"] = round(time.process_time() - cpu, 1)
-    return {"sentences": len(many), "learning_curve": learning_curve, **times}
+    return {"sentences": len(many), "learning_curve": learning_curve, "one_process": one_process, **times}
 
 
 def setup(args):
@@ -179,6 +183,7 @@ def main():
     parser.add_argument("--round", action="store_true",
                         help="Only a budget round: judge_train's work on the gold, then --predict-sentences predicted.")
     parser.add_argument("--learning-curve", action="store_true", help="With --round: the learning curve too.")
+    parser.add_argument("--one-process", action="store_true", help="With --round: predict in this process alone.")
     args = parser.parse_args()
     project = setup(args)
     from annotator.models import Sentence
@@ -196,7 +201,8 @@ def main():
     gold = gold_set(project)
     results = {"gold_sentences": len(gold), "turns": len(set(gold.turns))}
     if args.round:
-        results["round"] = budget_round(protocol, gold, pool(rows, args.predict_sentences), args.learning_curve)
+        results["round"] = budget_round(protocol, gold, pool(rows, args.predict_sentences), args.learning_curve,
+                                        args.one_process)
         results["load_average"] = os.getloadavg()
         print(json.dumps(results, indent=2))
         return
