@@ -229,7 +229,8 @@ def test_the_learning_curve_is_computed_only_when_asked_for(client):
     client.post(reverse("autolabel:learned_judge_train", args=[project.slug]), {"shape": "steps"})
     plain = judge_train_run(LearnedJudge.objects.latest("pk").pk, folds=3, splits=1)
     assert plain.options == {"strategy": "steps", "regularization": 1.0} and "learning_curve" not in plain.figures
-    assert "Learning curve: not computed" in client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    page = reverse("autolabel:learned_judge", args=[project.slug])
+    assert "Learning curve: not computed" in client.get(page).content.decode()
     api = token_client(lead)
     base = f"/api/v1/projects/{project.slug}/learned-judge/"
     assert api.get(base).json()["learning_curve"] == []
@@ -240,4 +241,4 @@ def test_the_learning_curve_is_computed_only_when_asked_for(client):
     curved = judge_train_run(asked.json()["id"], folds=3, splits=1)
     assert [point["share"] for point in curved.figures["learning_curve"]] == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert curved.figures["cross_validated"]["macro_f1"] == plain.figures["cross_validated"]["macro_f1"]  # the same
-    assert "<svg" in client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert "<svg" in client.get(page).content.decode()

@@ -207,7 +207,7 @@ class JudgeModel:
 
 
 def _processes() -> int:
-    """The processes a large prediction uses: ``PROCESSES``, or fewer when the machine (its CPU quota) has fewer cores."""
+    """The processes a large prediction uses: ``PROCESSES``, fewer where the machine (its CPU quota) has fewer cores."""
     from joblib import cpu_count
 
     return max(1, min(PROCESSES, cpu_count()))

@@ -8,10 +8,10 @@ message fails the judge with the reason (``annotator.queue``) and the request an
 
 The worker (or ``manage.py judge_train``, inline) calls ``judge_train_run``: it takes the judge up under a lease
 (``annotator.leases``, as imports and exports are run), reads the gold, measures the judge by cross-validation
-grouped by turn and, when asked, the learning curve (``validation``), fits it on all the gold, stores the model (``store``)
-and the figures on the row, only while it still holds the judge. A worker killed mid-training stops renewing
-its lease: a live worker's watchdog (``judges_orphaned``, in ``autolabel.tasks``) sends the judge again, trained
-from the start, or fails it with the reason after ``JOB_MAX_ATTEMPTS`` workers stopped under it.
+grouped by turn and, when asked, the learning curve (``validation``), fits it on all the gold, stores the model
+(``store``) and the figures on the row, only while it still holds the judge. A worker killed mid-training stops
+renewing its lease: a live worker's watchdog (``judges_orphaned``, in ``autolabel.tasks``) sends the judge again,
+trained from the start, or fails it with the reason after ``JOB_MAX_ATTEMPTS`` workers stopped under it.
 """
 
 from __future__ import annotations
