@@ -6,6 +6,7 @@
     .venv/bin/python bench/learned_judge.py --nested             # the figure of choosing a variant by inner CV
     .venv/bin/python bench/learned_judge.py --splits 6           # the spread of the figures over other group splits
     .venv/bin/python bench/learned_judge.py --data /work/shared/data/cognibench-sample
+    .venv/bin/python bench/learned_judge.py --round              # a budget round: judge_train's work, then predict
     .venv/bin/python bench/learned_judge.py --data DIR --database-url sqlite:////tmp/release.sqlite3   # another copy
 
 It imports the CogniBench files into a database of its own (var/bench-learned.sqlite3) once. The sample has
@@ -106,6 +107,46 @@ def spread(protocol, gold, splits, folds=5, shapes=SPREAD):
     return found
 
 
+def pool(rows, size):
+    """``size`` sentences to predict: the pool repeated, each copy reading references of its own (a job's 240,000
+    sentences come in some 28,000 turns, each with its reference: what is computed once per reference is paid once
+    per turn, as in a job)."""
+    from autolabel.learned.features import Example
+
+    many, copy = [], 0
+    while len(many) < size:
+        own = {reference: f"Copy {copy}. {reference}" for reference in {row[1] for row in rows}}
+        many += [Example(text, own[reference], question, index, 8) for text, reference, question, index in rows]
+        copy += 1
+    return many[:size]
+
+
+def budget_round(protocol, gold, many, learning_curve: bool, one_process: bool = False) -> dict:
+    """A budget round: what ``judge_train`` computes (the figures over ``validation.SPLITS`` group splits, the
+    learning curve only with ``learning_curve``, the fit on all the gold), then every sentence of ``many`` predicted
+    in one call (in two processes, ``model.PARALLEL_ABOVE``, unless ``one_process``) and labelled by the judge's
+    rule, as a job's sentences are."""
+    from autolabel.learned.decision import votes_for
+    from autolabel.learned.model import PARALLEL_ABOVE
+    from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
+    from autolabel.learned.validation import SPLITS, fit_judge
+
+    times = {}
+    started, cpu = time.perf_counter(), time.process_time()
+    train_figures(protocol, gold, DEFAULT_OPTIONS, splits=SPLITS, learning_curve=learning_curve)
+    model = fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **DEFAULT_OPTIONS)
+    times["train_seconds"] = round(time.perf_counter() - started, 1)
+    middle = time.perf_counter()
+    probabilities = model.predict_proba(many, parallel_above=len(many) if one_process else PARALLEL_ABOVE)
+    times["probabilities_seconds"] = round(time.perf_counter() - middle, 1)
+    for row in probabilities:
+        votes_for(row, model.labels, protocol)
+    times["predict_seconds"] = round(time.perf_counter() - middle, 1)  # the probabilities and the votes
+    times["round_seconds"] = round(time.perf_counter() - started, 1)
+    times["cpu_seconds_this_process"] = round(time.process_time() - cpu, 1)
+    return {"sentences": len(many), "learning_curve": learning_curve, "one_process": one_process, **times}
+
+
 def setup(args):
     sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = args.database_url
@@ -139,12 +180,19 @@ def main():
                         help="Default: a database of its own (no pre-labelling job, so no votes to read).")
     parser.add_argument("--train-sentences", type=int, default=1250)
     parser.add_argument("--predict-sentences", type=int, default=240_000)
+    parser.add_argument("--round", action="store_true",
+                        help="Only a budget round: judge_train's work on the gold, then --predict-sentences predicted.")
+    parser.add_argument("--learning-curve", action="store_true", help="With --round: the learning curve too.")
+    parser.add_argument("--one-process", action="store_true", help="With --round: predict in this process alone.")
     args = parser.parse_args()
     project = setup(args)
+    from annotator.models import Sentence
+
+    rows = list(Sentence.objects.filter(turn__dialogue__project=project).values_list(
+        "text", "turn__dialogue__reference", "turn__user_message", "index"))
 
     from annotator.projects.protocols import protocol_for
     from autolabel.learned.data import gold_set
-    from autolabel.learned.features import Example
     from autolabel.learned.training import DEFAULT_OPTIONS, train_figures
     from autolabel.learned.decision import votes_for
     from autolabel.learned.validation import fit_judge
@@ -152,6 +200,12 @@ def main():
     protocol = protocol_for(project)
     gold = gold_set(project)
     results = {"gold_sentences": len(gold), "turns": len(set(gold.turns))}
+    if args.round:
+        results["round"] = budget_round(protocol, gold, pool(rows, args.predict_sentences), args.learning_curve,
+                                        args.one_process)
+        results["load_average"] = os.getloadavg()
+        print(json.dumps(results, indent=2))
+        return
     variants = VARIANTS if args.variants else {"chosen by inner CV (shipped)": DEFAULT_OPTIONS}
     for name, options in variants.items():
         started, cpu = time.perf_counter(), time.process_time()
@@ -183,18 +237,7 @@ def main():
                               "cpu_seconds": round(time.process_time() - cpu, 2)}
     print("fit", results["fit_seconds"], flush=True)
 
-    from annotator.models import Sentence
-
-    rows = list(Sentence.objects.filter(turn__dialogue__project=project).values_list(
-        "text", "turn__dialogue__reference", "turn__user_message", "index"))
-    # Each copy of the pool reads references of its own (a job's 240,000 sentences come in some 28,000 turns,
-    # each with its reference): what is computed once per reference is paid once per turn, as in a job.
-    many, copy = [], 0
-    while len(many) < args.predict_sentences:
-        own = {reference: f"Copy {copy}. {reference}" for reference in {row[1] for row in rows}}
-        many += [Example(text, own[reference], question, index, 8) for text, reference, question, index in rows]
-        copy += 1
-    many = many[: args.predict_sentences]
+    many = pool(rows, args.predict_sentences)
     started, cpu = time.perf_counter(), time.process_time()
     for start in range(0, len(many), 10_000):
         for row in model.predict_proba(many[start:start + 10_000]):

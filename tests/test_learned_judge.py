@@ -35,7 +35,7 @@ def train(project):
 def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_json():
     project = trainable_project()
     out = StringIO()
-    call_command("judge_train", "--project", project.slug, "--json", stdout=out)
+    call_command("judge_train", "--project", project.slug, "--learning-curve", "--json", stdout=out)
     report = json.loads(out.getvalue())
     cross = report["cross_validated"]
     assert (cross["folds"], cross["sentences"], cross["turns"]) == (5, 30, 6)
@@ -50,7 +50,7 @@ def test_judge_train_prints_cross_validated_figures_and_the_learning_curve_as_js
     for view, (low, high) in cross["intervals"]["views"].items():
         assert low <= cross["views"][view] <= high
     # The model's shape was chosen by grouped cross-validation on the gold among the fixed candidates.
-    assert report["options"] == {"strategy": "choose"}
+    assert report["options"] == {"strategy": "choose", "learning_curve": True}
     assert [(c["strategy"], c["regularization"]) for c in report["candidates"]] == [
         ("steps", 1.0), ("flat", 1.0), ("flat", 0.3), ("verdict", 1.0)]
     best = max(report["candidates"], key=lambda c: c["macro_f1"])  # ties: the first listed
@@ -65,7 +65,9 @@ def test_judge_train_in_words_and_its_refusals():
     out = StringIO()
     call_command("judge_train", "--project", project.slug, "--folds", "3", stdout=out)
     assert "30 gold sentences" not in out.getvalue() and "15 gold sentences in 3 turns" in out.getvalue()
-    assert "3-fold cross-validation grouped by turn" in out.getvalue() and "learning curve:" in out.getvalue()
+    assert "3-fold cross-validation grouped by turn" in out.getvalue()
+    assert "learning curve: not computed (--learning-curve)" in out.getvalue()  # not asked for: not computed
+    assert "learning_curve" not in LearnedJudge.objects.get(project=project).figures
     with pytest.raises(CommandError, match="no project 'nowhere'"):
         call_command("judge_train", "--project", "nowhere")
     lonely = ProjectFactory()
@@ -113,7 +115,8 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     page = reverse("autolabel:learned_judge", args=[project.slug])
     assert "No learned judge yet" in client.get(page).content.decode()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = client.post(reverse("autolabel:learned_judge_train", args=[project.slug]))
+        response = client.post(reverse("autolabel:learned_judge_train", args=[project.slug]),
+                               {"learning_curve": "on"})
     assert response.status_code == 302 and len(callbacks) == 1  # the task is sent after commit, nothing fitted here
     judge = LearnedJudge.objects.get(project=project)
     assert judge.status == LearnedJudge.Status.QUEUED and not judge.model_file
@@ -140,6 +143,12 @@ def test_the_page_trains_through_a_task_and_polls_until_the_judge_is_done(client
     LearnedJudge.objects.filter(pk=judge.pk).update(figures=figures)
     older = client.get(page).content.decode()
     assert 'data-testid="judge-macro-interval">–</td>' in older and 'data-testid="judge-figures"' in older
+    # A judge trained without its learning curve (or before it was optional) says so, and draws no chart.
+    LearnedJudge.objects.filter(pk=judge.pk).update(
+        figures={key: value for key, value in judge.figures.items() if key != "learning_curve"})
+    uncurved = client.get(page).content.decode()
+    assert "Learning curve: not computed" in uncurved and "<svg" not in uncurved
+    assert 'data-testid="judge-figures"' in uncurved and "not computed" not in done
     LearnedJudge.objects.filter(pk=judge.pk).update(figures=judge.figures)
     assert 'data-testid="judge-chosen"' in done and "chosen by grouped cross-validation on the gold" in done
     assert "one classifier per step of the walk (C = 1.0): " in done and "one classifier over the labels (C = 0.3): " in done
@@ -207,3 +216,29 @@ def test_a_lead_may_fix_the_models_shape_instead_of_the_choosing(client):
     assert bad.status_code == 400 and "shape" in bad.json()["errors"]
     queued = api.post(f"/api/v1/projects/{project.slug}/learned-judge/train/", {"shape": "steps"}, format="json")
     assert queued.status_code == 202 and queued.json()["options"] == {"strategy": "steps", "regularization": 1.0}
+
+
+def test_the_learning_curve_is_computed_only_when_asked_for(client):
+    """The curve costs four more cross-validations (most of a training): the page's box, the API's field and the
+    command's --learning-curve ask for it; without them the judge has none and its page says so."""
+    project = trainable_project(turns=3)
+    lead = member(project, Role.LEAD)
+    client.force_login(lead)
+    page = client.get(reverse("autolabel:learned_judge", args=[project.slug])).content.decode()
+    assert 'name="learning_curve"' in page and 'name="learning_curve" checked' not in page  # off by default
+    client.post(reverse("autolabel:learned_judge_train", args=[project.slug]), {"shape": "steps"})
+    plain = judge_train_run(LearnedJudge.objects.latest("pk").pk, folds=3, splits=1)
+    assert plain.options == {"strategy": "steps", "regularization": 1.0} and "learning_curve" not in plain.figures
+    page = reverse("autolabel:learned_judge", args=[project.slug])
+    assert "Learning curve: not computed" in client.get(page).content.decode()
+    api = token_client(lead)
+    base = f"/api/v1/projects/{project.slug}/learned-judge/"
+    assert api.get(base).json()["learning_curve"] == []
+    bad = api.post(base + "train/", {"learning_curve": "perhaps"}, format="json")
+    assert bad.status_code == 400 and "learning_curve" in bad.json()["errors"]
+    asked = api.post(base + "train/", {"shape": "steps", "learning_curve": True}, format="json")
+    assert asked.status_code == 202 and asked.json()["options"]["learning_curve"] is True
+    curved = judge_train_run(asked.json()["id"], folds=3, splits=1)
+    assert [point["share"] for point in curved.figures["learning_curve"]] == [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert curved.figures["cross_validated"]["macro_f1"] == plain.figures["cross_validated"]["macro_f1"]  # the same
+    assert "<svg" in client.get(page).content.decode()

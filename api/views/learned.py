@@ -49,6 +49,9 @@ class JudgeTrainSerializer(serializers.Serializer):
         "The model: `choose` (by grouped cross-validation on the gold, the default), `steps` (one classifier per "
         "step of the walk), `flat` (one over the labels) or `verdict` (hallucinated or not from all the gold, then the "
         "label within that side from that side's gold)."))
+    learning_curve = serializers.BooleanField(default=False, help_text=(
+        "Also the learning curve (macro F1 against a growing share of the gold): four more cross-validations, most "
+        "of a training's time. Without it the judge's `learning_curve` is []."))
 
 
 class JudgeLabelSerializer(serializers.Serializer):
@@ -146,7 +149,8 @@ class LearnedJudgeTrainView(ProjectScopedView):
         body = JudgeTrainSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            judge = judge_train_create(self.project, created_by=request.user, shape=body.validated_data["shape"])
+            judge = judge_train_create(self.project, created_by=request.user, shape=body.validated_data["shape"],
+                                       learning_curve=body.validated_data["learning_curve"])
         except TrainingInProgress as running:
             raise Conflict(str(running), code="judge_in_progress") from None
         return Response(judge_report(judge), status=status.HTTP_202_ACCEPTED)

@@ -13,6 +13,9 @@ class JudgeTrainForm(forms.Form):
     shape = forms.ChoiceField(choices=[(key, name) for key, (name, _) in SHAPES.items()], initial="choose",
                               required=False, label="Model")
 
+    learning_curve = forms.BooleanField(required=False, initial=False, label="Learning curve", help_text=(
+        "Also macro F1 against a growing share of the gold: four more cross-validations, most of a training's time."))
+
     def clean_shape(self):
         return self.cleaned_data.get("shape") or "choose"  # a POST without it (a script): the default
 

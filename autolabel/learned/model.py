@@ -39,6 +39,10 @@ from autolabel.learned.text_arrays import TextBatch
 
 STRATEGIES = ("steps", "flat", "verdict")
 CHUNK = 20_000  # sentences featurized at once when predicting: the arrays of a chunk and its references fit in memory
+# More sentences than this are predicted in two processes (a budget round's 240,000: both cores of the worker);
+# fewer are not worth starting a process for.
+PARALLEL_ABOVE = 20_000
+PROCESSES = 2
 
 
 class TextFeatures:
@@ -150,18 +154,31 @@ class JudgeModel:
                             for step, (rows, answers) in by_step.items()}
         return self
 
-    def predict_proba(self, examples: Sequence[Example]) -> np.ndarray:
+    def predict_proba(self, examples: Sequence[Example], **chunking) -> np.ndarray:
         """(sentences, labels) probabilities, columns in ``self.labels``' order; each row sums to 1. With
-        ``label_weights``, the weighted ones: the votes, the verdict and the confidence all read these."""
-        probabilities = self.raw_proba(examples)
+        ``label_weights``, the weighted ones: the votes, the verdict and the confidence all read these.
+        ``chunking``: ``raw_proba``'s."""
+        probabilities = self.raw_proba(examples, **chunking)
         weights = getattr(self, "label_weights", None)  # a model stored before the decision weights has none
         return probabilities if weights is None else reweigh(probabilities, weights)
 
-    def raw_proba(self, examples: Sequence[Example]) -> np.ndarray:
-        """The classifiers' probabilities, before any decision weights."""
-        if len(examples) > CHUNK:
-            return np.vstack([self.raw_proba(examples[start:start + CHUNK])
-                              for start in range(0, len(examples), CHUNK)])
+    def raw_proba(self, examples: Sequence[Example], *, chunk: int = CHUNK,
+                  parallel_above: int = PARALLEL_ABOVE) -> np.ndarray:
+        """The classifiers' probabilities, before any decision weights: ``chunk`` sentences featurized at once, the
+        chunks shared by ``PROCESSES`` processes when there are more than ``parallel_above`` sentences (each row
+        is read from its sentence alone: the same figures as one process)."""
+        if len(examples) <= chunk:
+            return self._chunk_proba(examples)
+        chunks = [examples[start:start + chunk] for start in range(0, len(examples), chunk)]
+        processes = _processes() if len(examples) > parallel_above else 1
+        if processes < 2:
+            return np.vstack([self._chunk_proba(part) for part in chunks])
+        from joblib import Parallel, delayed  # installed with scikit-learn
+
+        # loky's processes are kept for the next call (and closed when idle a while): started once per worker.
+        return np.vstack(Parallel(n_jobs=processes)(delayed(self._chunk_proba)(part) for part in chunks))
+
+    def _chunk_proba(self, examples: Sequence[Example]) -> np.ndarray:
         return self.matrix_proba(self.features.transform(examples))
 
     def matrix_proba(self, matrix) -> np.ndarray:
@@ -187,6 +204,13 @@ class JudgeModel:
         totals = result.sum(axis=1, keepdims=True)
         uniform = np.full(len(self.labels), 1 / len(self.labels))
         return np.where(totals > 0, result / np.where(totals > 0, totals, 1), uniform)
+
+
+def _processes() -> int:
+    """The processes a large prediction uses: ``PROCESSES``, fewer where the machine (its CPU quota) has fewer cores."""
+    from joblib import cpu_count
+
+    return max(1, min(PROCESSES, cpu_count()))
 
 
 def reweigh(probabilities: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -8,10 +8,10 @@ message fails the judge with the reason (``annotator.queue``) and the request an
 
 The worker (or ``manage.py judge_train``, inline) calls ``judge_train_run``: it takes the judge up under a lease
 (``annotator.leases``, as imports and exports are run), reads the gold, measures the judge by cross-validation
-grouped by turn and the learning curve (``validation``), fits it on all the gold, stores the model (``store``)
-and the figures on the row, only while it still holds the judge. A worker killed mid-training stops renewing
-its lease: a live worker's watchdog (``judges_orphaned``, in ``autolabel.tasks``) sends the judge again, trained
-from the start, or fails it with the reason after ``JOB_MAX_ATTEMPTS`` workers stopped under it.
+grouped by turn and, when asked, the learning curve (``validation``), fits it on all the gold, stores the model
+(``store``) and the figures on the row, only while it still holds the judge. A worker killed mid-training stops
+renewing its lease: a live worker's watchdog (``judges_orphaned``, in ``autolabel.tasks``) sends the judge again,
+trained from the start, or fails it with the reason after ``JOB_MAX_ATTEMPTS`` workers stopped under it.
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ SHAPES = {
     "verdict": (STRATEGY_NAMES["verdict"].capitalize(), {"strategy": "verdict", "regularization": 1.0}),
 }
 MIN_TURNS = 2
+# The key of a judge's ``options`` that asks for the learning curve (``train_figures``); never given to the model.
+LEARNING_CURVE = "learning_curve"
 
 
 GAVE_UP = ("The worker training this judge stopped {} times before it finished (killed, or out of memory?): "
@@ -71,15 +73,18 @@ class TrainingInProgress(TrainingError):
                          "another learned judge of the project was being trained")
 
 
-def judge_train_create(project, *, created_by=None, enqueue: bool = True, shape: str = "choose") -> LearnedJudge:
-    """Record a judge to train on the project's gold in its current protocol, of ``shape`` (``SHAPES``); the
-    worker trains it. ``TrainingInProgress`` while another judge of the project is queued or training."""
+def judge_train_create(project, *, created_by=None, enqueue: bool = True, shape: str = "choose",
+                       learning_curve: bool = False) -> LearnedJudge:
+    """Record a judge to train on the project's gold in its current protocol, of ``shape`` (``SHAPES``), with its
+    learning curve when ``learning_curve`` (``LEARNING_CURVE``); the worker trains it. ``TrainingInProgress``
+    while another judge of the project is queued or training."""
     if shape not in SHAPES:
         raise TrainingError(f"the shape is one of {', '.join(SHAPES)}, not {shape!r}")
+    options = {**SHAPES[shape][1], **({LEARNING_CURVE: True} if learning_curve else {})}
     try:
         with transaction.atomic():  # a savepoint: the refused insert leaves the caller's transaction usable
             judge = LearnedJudge.objects.create(project=project, protocol_version_id=project.protocol_version_id,
-                                                options=dict(SHAPES[shape][1]), created_by=created_by)
+                                                options=options, created_by=created_by)
     except IntegrityError:  # one_judge_training_per_project: another request was first
         raise TrainingInProgress(judge_in_progress(project)) from None
     if enqueue:  # refused by the broker: the judge failed with the reason, BrokerUnavailable (503)
@@ -92,11 +97,15 @@ def judge_in_progress(project) -> LearnedJudge | None:
 
 
 def train_figures(protocol, gold, options: dict, *, folds: int = validation.FOLDS,
-                  splits: int = validation.SPLITS) -> dict:
-    """The cross-validated figures (over ``splits`` group splits) and the learning curve of a judge built with
-    ``options``, JSON-ready but ``out_of_fold`` (each split's predictions, ``validation.OutOfFold``)."""
+                  splits: int = validation.SPLITS, learning_curve: bool = False) -> dict:
+    """The cross-validated figures (over ``splits`` group splits) and, with ``learning_curve``, the learning curve
+    of a judge built with ``options``, JSON-ready but ``out_of_fold`` (each split's predictions,
+    ``validation.OutOfFold``). Without it ``learning_curve`` is empty: its points cost four more cross-validations
+    of the first split (a model per fold and share, each choosing its shape by inner CV), 88 s of the 93-118 s on
+    CogniBench's release."""
+    shares = validation.CURVE_SHARES if learning_curve else ()
     return validation.cross_validate(protocol, gold.examples, gold.gold, gold.turns, gold.words, folds=folds,
-                                     splits=splits, **options)
+                                     splits=splits, curve_shares=shares, **options)
 
 
 def gave_up() -> str:
@@ -147,8 +156,11 @@ def _train(judge: LearnedJudge, folds: int, splits: int, owner: str) -> None:
         raise TrainingError(f"the project has gold in {len(set(gold.turns))} turn(s) of its current protocol: "
                             f"a judge needs gold in at least {MIN_TURNS} (cross-validation holds whole turns out)")
     options = {**DEFAULT_OPTIONS, **(judge.options or {})}
+    learning_curve = bool(options.pop(LEARNING_CURVE, False))
     started = time.monotonic()
-    figures = train_figures(protocol, gold, options, folds=folds, splits=splits)
+    figures = train_figures(protocol, gold, options, folds=folds, splits=splits, learning_curve=learning_curve)
+    if not learning_curve:  # absent, as on a judge trained before: the page says it was not computed
+        figures.pop("learning_curve")
     predictions = figures.pop("out_of_fold")
     measured = time.monotonic() - started
     model = validation.fit_judge(protocol, gold.examples, gold.gold, gold.turns, gold.words, **options)

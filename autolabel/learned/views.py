@@ -98,7 +98,8 @@ def learned_judge_train(request, slug):
     if not form.is_valid():
         return bad_request(request, form, back_url=reverse("autolabel:learned_judge", args=[project.slug]))
     try:
-        judge = judge_train_create(project, created_by=request.user, shape=form.cleaned_data["shape"])
+        judge = judge_train_create(project, created_by=request.user, shape=form.cleaned_data["shape"],
+                                   learning_curve=form.cleaned_data["learning_curve"])
     except TrainingInProgress as running:
         messages.info(request, f"{str(running).capitalize()}.")
     else:

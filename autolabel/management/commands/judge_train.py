@@ -20,6 +20,8 @@ class Command(BaseCommand):
         parser.add_argument("--folds", type=int, default=FOLDS, help=f"Cross-validation folds (default {FOLDS}).")
         parser.add_argument("--splits", type=int, default=SPLITS,
                             help=f"Group splits the headline figure is the mean and sd of (default {SPLITS}).")
+        parser.add_argument("--learning-curve", action="store_true",
+                            help="Also the learning curve (four more cross-validations: most of the time).")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
         parser.add_argument("--oof", metavar="FILE",
                             help="Write the out-of-fold predictions there, one JSON line per sentence and split "
@@ -38,7 +40,7 @@ class Command(BaseCommand):
         if o["splits"] < 1:
             raise CommandError(f"--splits must be at least 1, not {o['splits']}")
         try:
-            judge = judge_train_create(project, enqueue=False, shape=o["shape"])
+            judge = judge_train_create(project, enqueue=False, shape=o["shape"], learning_curve=o["learning_curve"])
         except TrainingInProgress as running:
             raise CommandError(f"{running}: wait for it to finish") from None
         judge = judge_train_run(judge.pk, folds=o["folds"], splits=o["splits"])
@@ -60,8 +62,9 @@ class Command(BaseCommand):
         self.stdout.write(f"macro F1 {figure(splits['mean'])} ± {figure(splits['sd'])} over {splits['count']} group "
                           f"splits; the first split {figure(figures['macro_f1'])} (95 % interval over the turns "
                           f"{figure(interval[0])}–{figure(interval[1])}; {views})")
-        self.stdout.write("learning curve: " + "; ".join(
-            f"{point['sentences']} sentences: {figure(point['macro_f1'])}" for point in report["learning_curve"]))
+        self.stdout.write("learning curve: " + ("; ".join(
+            f"{point['sentences']} sentences: {figure(point['macro_f1'])}" for point in report["learning_curve"])
+            or "not computed (--learning-curve)"))
 
 
 def figure(value):
