@@ -9,6 +9,17 @@ from annotator.domain.vocabulary import Role
 from .factories import AssignmentFactory, member
 
 
+def submit_walks(turn, annotator, paths, walked_protocol):
+    """An annotator's submitted slot on ``turn`` with one walk (a path) per sentence; its label: where the walk
+    ends in ``walked_protocol``."""
+    assignment = AssignmentFactory(turn=turn, annotator=annotator, status=models.Assignment.Status.SUBMITTED,
+                                   submitted_at=timezone.now())
+    for sentence, path in zip(turn.sentences.order_by("index"), paths):
+        models.SentenceAnnotation.objects.create(assignment=assignment, sentence=sentence, path=path,
+                                                 label=walked_protocol.label_of(path))
+    return assignment
+
+
 def submit(turn, annotator, labels, notes=None, submitted_at=None):
     """An annotator's submitted assignment on ``turn`` with one final label per sentence (None: unanswered)."""
     assignment = AssignmentFactory(

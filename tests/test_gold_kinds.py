@@ -9,7 +9,6 @@ import krippendorff
 import pytest
 from django.core.management import call_command
 from django.test import Client
-from django.utils import timezone
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import masi_distance
 
@@ -20,8 +19,9 @@ from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set
 from annotator.reports.agreement import project_agreement
 
-from .factories import AssignmentFactory, DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import annotators
+from .factories_gold import submit_walks as submitted_walks
 
 pytestmark = pytest.mark.django_db
 
@@ -33,14 +33,8 @@ def walk(errors=("fabricated",), severity=4, text="The statute says three years.
 
 
 def submit_walks(turn, annotator, paths):
-    """An annotator's submitted slot on ``turn`` with one walk per sentence (its label: where the walk ends)."""
-    protocol = load_shipped("halludetect")
-    assignment = AssignmentFactory(turn=turn, annotator=annotator, status=models.Assignment.Status.SUBMITTED,
-                                   submitted_at=timezone.now())
-    for sentence, path in zip(turn.sentences.order_by("index"), paths):
-        models.SentenceAnnotation.objects.create(assignment=assignment, sentence=sentence, path=path,
-                                                 label=protocol.label_of(path))
-    return assignment
+    """An annotator's submitted slot on ``turn`` with one HalluDetect walk per sentence."""
+    return submitted_walks(turn, annotator, paths, load_shipped("halludetect"))
 
 
 @pytest.fixture

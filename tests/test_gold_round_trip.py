@@ -13,7 +13,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
-from django.utils import timezone
 
 from annotator import models
 from annotator.domain.protocol.document import load_protocol, load_shipped
@@ -21,7 +20,8 @@ from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.gold.derivation import gold_derive_for_turn
 from annotator.projects.protocol_services import protocol_set
 
-from .factories import AssignmentFactory, DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories_gold import submit_walks as submitted_walks
 
 pytestmark = pytest.mark.django_db
 
@@ -55,12 +55,7 @@ def round_trip(slug, tmp_path) -> tuple[list[dict], bytes, bytes]:
 
 
 def submit_walks(turn, annotator, paths, protocol=HALLUDETECT):
-    assignment = AssignmentFactory(turn=turn, annotator=annotator, status=models.Assignment.Status.SUBMITTED,
-                                   submitted_at=timezone.now())
-    for sentence, path in zip(turn.sentences.order_by("index"), paths):
-        models.SentenceAnnotation.objects.create(assignment=assignment, sentence=sentence, path=path,
-                                                 label=protocol.label_of(path))
-    return assignment
+    return submitted_walks(turn, annotator, paths, protocol)
 
 
 @pytest.fixture

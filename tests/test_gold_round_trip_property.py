@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +27,8 @@ from annotator.gold.services import GoldError, adjudication_resolve, gold_overri
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for
 
-from .factories import AssignmentFactory, DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
+from .factories_gold import submit_walks
 
 pytestmark = pytest.mark.django_db
 
@@ -108,13 +108,6 @@ def other_texts(draw, protocol, path) -> dict:
             for step, value in path.items()}
 
 
-def submit(turn, annotator, paths, protocol):
-    assignment = AssignmentFactory(turn=turn, annotator=annotator, status=models.Assignment.Status.SUBMITTED,
-                                   submitted_at=timezone.now())
-    for sentence, path in zip(turn.sentences.order_by("index"), paths):
-        models.SentenceAnnotation.objects.create(assignment=assignment, sentence=sentence, path=path,
-                                                 label=protocol.label_of(path))
-    return assignment
 
 
 def changed_document(draw, document: dict) -> tuple[dict, dict]:
@@ -183,7 +176,7 @@ def test_any_projects_export_imports_and_exports_again_to_the_same_bytes(data):
     first_walks = [draw_walk(draw, protocol) for _ in SENTENCES]
     second_walks = [other_texts(draw, protocol, walk) if draw(st.booleans()) else draw_walk(draw, protocol)
                     for walk in first_walks]
-    sides = [submit(turn, member(project), walks, protocol) for walks in (first_walks, second_walks)]
+    sides = [submit_walks(turn, member(project), walks, protocol) for walks in (first_walks, second_walks)]
     gold_derive_for_turn(turn)
 
     change = draw(st.sampled_from(("none", "before", "after")), label="protocol change")
