@@ -74,9 +74,15 @@ def test_a_burst_of_the_new_kinds_at_20_ms_with_300_ms_latency_saves_each_kind_s
     expect(page.locator("#ws-progress")).to_have_text(f"{len(BURST)} of {len(BURST)} sentences labelled")
     saved(page)
     assert saved_paths(user) == [(protocol.label_of(path), path) for _, path in BURST]
-    # One save per sentence, each step answered once in the audit history with the kind's value.
+    # Each step of each sentence answered once in the audit history, with the kind's value, in the walk's order. A
+    # sentence's walk goes out in one save, or in two when the machine is slow enough that the outbox's idle timer
+    # (3 s without a key) fires mid-walk (docs/benchmarks.md, "Issue 49"): the saves are not counted, the answers are.
+    # Sentence 3 takes its severity back and gives it again: two saves may record both answers, each once.
     assignment = Assignment.objects.get(annotator=user)
-    assert AnnotationEvent.objects.filter(assignment=assignment, action="save").count() == len(BURST)
+    for index, (_, path) in enumerate(BURST):
+        answers = [(e.new.get("step"), e.new.get("answer")) for e in AnnotationEvent.objects.filter(
+            assignment=assignment, action="answer", sentence__index=index).order_by("id")]
+        assert dict(answers) == path and len(set(map(repr, answers))) == len(answers), (index, answers)
     answers = [(e.new.get("step"), e.new.get("answer")) for e in AnnotationEvent.objects.filter(
         assignment=assignment, action="answer", sentence__index=1).order_by("id")]
     assert answers == list(UNSUPPORTED.items())
