@@ -6,22 +6,16 @@ import csv
 import io
 import json
 import random
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from annotator.corpus.exports import selectors
 from annotator.domain.natural_order import natural_key
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory
+from tests.commands import run
 
 pytestmark = pytest.mark.django_db
 
-
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
 
 
 def test_the_key_counts_the_numbers_in_an_id():

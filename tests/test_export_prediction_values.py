@@ -3,10 +3,8 @@
 imported pre-label keeps them, and the round trip gives the same bytes."""
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 
 from annotator.domain.protocol.document import load_shipped
 from annotator.domain.vocabulary import Role
@@ -17,6 +15,7 @@ from autolabel.models import AutoLabelJob, Prediction
 from tests.autolabel_fixtures import baseline_llm, baseline_server, profile  # noqa: F401
 from tests.factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from tests.factories_api import token_client
+from tests.commands import run
 
 HALLUDETECT = load_shipped("halludetect")
 KIND_STEPS = {"error_types", "severity", "justification"}  # multiple, scale, text
@@ -27,11 +26,6 @@ SENTENCES = [
     "The Supreme Court overruled Barlow in 1998 and abolished every appeal for landlords in Scotland.",
 ]
 
-
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
 
 
 def exported_predictions(path) -> dict:

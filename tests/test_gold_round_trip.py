@@ -7,10 +7,8 @@ a scale into a choice, a side picked in a dispute keeps every answer the new ver
 decided before the change is exported with the answers that carry, and both re-import to the same bytes."""
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
@@ -22,6 +20,7 @@ from annotator.projects.protocol_services import protocol_set
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import submit_walks as submitted_walks
+from tests.commands import run, export
 
 pytestmark = pytest.mark.django_db
 
@@ -33,15 +32,6 @@ def walk(errors=("fabricated",), severity=4, text="The statute says three years.
     return {"supported": "no", "error_types": list(errors), "severity": severity, "justification": text}
 
 
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
-
-
-def export(slug, path) -> list[dict]:
-    run("export_gold", "--project", slug, "--format", "jsonl", "--out", str(path))
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def round_trip(slug, tmp_path) -> tuple[list[dict], bytes, bytes]:

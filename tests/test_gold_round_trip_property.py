@@ -11,11 +11,9 @@ every run) so the suite stays fast."""
 import itertools
 import json
 import tempfile
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +27,7 @@ from annotator.projects.protocols import protocol_for
 
 from .factories import DialogueFactory, ProjectFactory, TurnFactory, member
 from .factories_gold import submit_walks
+from tests.commands import run
 
 pytestmark = pytest.mark.django_db
 
@@ -153,11 +152,6 @@ def decide(draw, dispute, judge, lead, sides):
     except GoldError:
         pass
 
-
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
 
 
 @settings(max_examples=25, deadline=None, derandomize=True, database=None,

@@ -16,21 +16,13 @@ from annotator.projects.protocols import protocol_for
 from tests.factories import ProjectFactory, member
 from tests.factories_workspace import annotators, project_with_turns
 from tests.test_protocol_versions_counted import V2, label_turn, new_version
+from tests.commands import run, export
 
 pytestmark = pytest.mark.django_db
 
 MADE_UP_PATH = {"relevance": "relevant", "kind": "factual", "faithfulness": "made_up"}
 
 
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
-
-
-def export(slug, path) -> list[dict]:
-    run("export_gold", "--project", slug, "--format", "jsonl", "--out", str(path))
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.fixture

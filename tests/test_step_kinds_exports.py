@@ -3,10 +3,8 @@ strings; an export imported into a fresh project exports again to the same bytes
 refuses stops the import before anything is written, naming the file, the line and the field."""
 
 import json
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
@@ -16,6 +14,7 @@ from annotator.domain.vocabulary import GoldProvenance, Role
 from annotator.projects.protocol_services import protocol_set
 from annotator.projects.protocols import protocol_for
 from tests.factories import AssignmentFactory, ProjectFactory, TurnFactory, member
+from tests.commands import run, export
 
 pytestmark = pytest.mark.django_db
 
@@ -37,15 +36,6 @@ def unsupported(severity=4, text="The cited case does not exist.", error_types=N
 SUPPORTED = {"supported": "yes"}
 
 
-def run(*args) -> str:
-    out = StringIO()
-    call_command(*args, stdout=out, stderr=StringIO())
-    return out.getvalue()
-
-
-def export(slug, path) -> list[dict]:
-    run("export_gold", "--project", slug, "--format", "jsonl", "--out", str(path))
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def _source_project():
